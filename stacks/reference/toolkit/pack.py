@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Pack the CPU-simulated toolkit into a self-extracting ``.run`` installer.
+
+The real CANN ``.run`` files are makeself archives: a shell header followed by a
+compressed tarball. This one has the same shape. Packing is deterministic (sorted
+entries, fixed mtime/owner/mode, gzip without a timestamp) so the sha256 of the
+installer depends only on the sources and the options, and a committed lock stays valid.
+The payload holds sources, not binaries: ``libascendcl.so`` is compiled at install time
+with the system C compiler, which keeps the package architecture-neutral in content
+while its name and install check stay per-architecture like CANN's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import io
+import sys
+import tarfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PAYLOAD = HERE / "payload"
+DEFAULT_VERSION = "8.3.RC1"
+DEFAULT_PACKAGE = "cpusim-cann-toolkit"
+ARCHES = ("x86_64", "aarch64")
+PAYLOAD_MARKER = "__PAYLOAD_BELOW__"
+
+
+def package_file_name(package: str, version: str, arch: str) -> str:
+    return f"{package}_{version}_linux-{arch}.run"
+
+
+def _package_info(package: str, version: str, arch: str) -> bytes:
+    return (f"PACKAGE_NAME={package}\nVERSION={version}\nINNER_VERSION={version}.cpusim\nARCH={arch}\n").encode()
+
+
+def _add(tar: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = mode
+    info.mtime = 0
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    tar.addfile(info, io.BytesIO(data))
+
+
+def build_payload(package: str, version: str, arch: str) -> bytes:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for path in sorted(PAYLOAD.rglob("*")):
+            if path.is_dir() or "__pycache__" in path.parts:
+                continue
+            rel = path.relative_to(PAYLOAD).as_posix()
+            executable = rel == "install.sh" or rel.startswith("bin/")
+            _add(tar, rel, path.read_bytes(), 0o755 if executable else 0o644)
+        _add(tar, "package.info", _package_info(package, version, arch), 0o644)
+    compressed = io.BytesIO()
+    with gzip.GzipFile(fileobj=compressed, mode="wb", mtime=0, filename="") as gz:
+        gz.write(raw.getvalue())
+    return compressed.getvalue()
+
+
+def build_installer(package: str, version: str, arch: str) -> bytes:
+    header = (HERE / "header.sh").read_text()
+    header = header.replace("@PACKAGE@", package).replace("@VERSION@", version)
+    header = header.replace("@ARCH@", arch)
+    # The header finds the payload by line number, so count lines after substitution.
+    payload_line = header.count("\n") + 2
+    header = header.replace("@PAYLOAD_LINE@", str(payload_line))
+    assert header.count("\n") + 2 == payload_line
+    return header.encode() + PAYLOAD_MARKER.encode() + b"\n" + build_payload(package, version, arch)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Pack the CPU-simulated CANN toolkit (not Huawei CANN) into a .run installer."
+    )
+    parser.add_argument("--version", default=DEFAULT_VERSION, help="toolkit version (default %(default)s)")
+    parser.add_argument("--arch", choices=ARCHES, required=True)
+    parser.add_argument(
+        "--package-name",
+        default=DEFAULT_PACKAGE,
+        help="package name used in the file name and install.info (default %(default)s)",
+    )
+    parser.add_argument("--output-dir", type=Path, default=Path("."))
+    parser.add_argument("--output-name", help="file name to write (default <package>_<version>_linux-<arch>.run)")
+    args = parser.parse_args(argv)
+    data = build_installer(args.package_name, args.version, args.arch)
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    name = args.output_name or package_file_name(args.package_name, args.version, args.arch)
+    out = args.output_dir / name
+    tmp = out.with_name(out.name + ".part")
+    tmp.write_bytes(data)
+    tmp.chmod(0o755)
+    tmp.replace(out)
+    print(f"{out} sha256={hashlib.sha256(data).hexdigest()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "stacks" / "reference"
+
+
+@pytest.fixture(scope="session")
+def native_stack(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The reference stack built natively (no Docker) once per session; its environment."""
+    for tool in ("cc", "make", "cmake"):
+        if not shutil.which(tool):
+            pytest.fail(f"{tool} is needed to build the reference stack natively (run the host setup step)")
+    prefix = tmp_path_factory.mktemp("native")
+    env = dict(os.environ, PYTHON=sys.executable)
+    build = subprocess.run(
+        ["bash", str(REFERENCE / "build-native.sh"), str(prefix)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    dump = subprocess.run(
+        ["bash", "-c", f"source {prefix}/env.sh && env -0"], capture_output=True, check=True
+    ).stdout.decode()
+    stack_env = dict(line.split("=", 1) for line in dump.split("\0") if "=" in line)
+    stack_env["STACK_PREFIX"] = str(prefix)
+    return stack_env

@@ -1,0 +1,150 @@
+"""The six layers built natively, in dependency order, and the failures between them."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REFERENCE
+
+LAUNCH = [
+    sys.executable,
+    "-m",
+    "harness.debug.launch_kernel",
+    "--grid-dim",
+    "1,1,1",
+    "--block-dim",
+    "16,16,1",
+    "--shared-mem",
+    "0",
+]
+
+
+def launch(env: dict[str, str], *args: str, kernel: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*LAUNCH, "--kernel-path", kernel or env["ASCEND_KERNEL_LIB"], *args], env=env, capture_output=True, text=True
+    )
+
+
+def section(obj: Path, name: str, tmp: Path) -> dict[str, str]:
+    out = tmp / name
+    subprocess.run(["objcopy", "--dump-section", f"{name}={out}", str(obj), str(tmp / "scratch.o")], check=True)
+    records = [r for r in out.read_bytes().split(b"\0") if r]
+    assert len(records) == 1
+    return dict(line.split("=", 1) for line in records[0].decode().splitlines())
+
+
+def test_smoke_matmul_256(native_stack: dict[str, str]) -> None:
+    result = launch(native_stack, "--args", "float32,M,N,K,lda,ldb,ldc")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("[INFO] Kernel launch success! Elapsed time: ")
+    max_error = float(lines[1].split()[3])
+    assert max_error <= 1e-3
+    assert "M=256 N=256 K=256" in lines[1]
+
+
+def test_many_blocks_odd_sizes(native_stack: dict[str, str]) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.debug.launch_kernel",
+            "--kernel-path",
+            native_stack["ASCEND_KERNEL_LIB"],
+            "--grid-dim",
+            "3,2,1",
+            "--block-dim",
+            "8,4,1",
+            "--m",
+            "50",
+            "--n",
+            "33",
+            "--k",
+            "70",
+        ],
+        env=native_stack,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout.splitlines()[1].split()[3]) <= 1e-3
+
+
+def test_metadata_sections_in_kernel_object(native_stack: dict[str, str], tmp_path: Path) -> None:
+    obj = Path(native_stack["ASCEND_C_HOME"]).parent / "ascend-kernel" / "build" / "gemm_f32.o"
+    headers = subprocess.run(["readelf", "-S", "-W", str(obj)], capture_output=True, text=True, check=True).stdout
+    assert "__kernel_info" in headers and "__tile_config" in headers
+    info = section(obj, "__kernel_info", tmp_path)
+    assert info["name"] == "gemm_f32"
+    assert info["args"].split(",") == ["float32*"] * 3 + ["int32"] * 6
+    assert info["block_dim"] == "16,16,1"
+    assert info["entry"] == "__ascend_entry_gemm_f32"
+    assert info["compiler"] == "ascendcc 8.3.RC1"
+    tile = section(obj, "__tile_config", tmp_path)
+    assert tile == {"kernel": "gemm_f32", "tiling": "i=16,j=16,k=32", "memory": "A=L1,B=L1,C=DDR", "target": "910b"}
+
+
+def test_wrong_argument_count_is_invalid_param(native_stack: dict[str, str]) -> None:
+    result = launch(native_stack, "--args", "float32,M,N,K,lda,ldb")
+    assert result.returncode != 0
+    assert "ACL_ERROR_INVALID_PARAM (100000): kernel gemm_f32 expects 9 arguments" in result.stderr
+    assert "got 8" in result.stderr
+
+
+def test_block_dim_zero_is_rt_param_invalid(native_stack: dict[str, str]) -> None:
+    result = subprocess.run(
+        [*LAUNCH[:-4], "--block-dim", "16,0,1", "--kernel-path", native_stack["ASCEND_KERNEL_LIB"]],
+        env=native_stack,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0
+    assert "ACL_ERROR_RT_PARAM_INVALID (107000)" in result.stderr and "block dim 16,0,1 has a 0" in result.stderr
+
+
+def test_kernel_built_by_plain_cc_is_rejected(native_stack: dict[str, str], tmp_path: Path) -> None:
+    src = tmp_path / "k.c"
+    src.write_text("void gemm_f32(void) {}\n")
+    lib = tmp_path / "libplain.so"
+    subprocess.run(["cc", "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
+    result = launch(native_stack, kernel=str(lib))
+    assert result.returncode != 0
+    assert "ACL_ERROR_INVALID_FILE (100003)" in result.stderr and "no __kernel_info section" in result.stderr
+
+
+def test_harness_without_runtime_env(native_stack: dict[str, str]) -> None:
+    env = {k: v for k, v in native_stack.items() if k != "ASCEND_RUNTIME_LIB"}
+    result = launch(env)
+    assert result.returncode != 0 and "ASCEND_RUNTIME_LIB is not set" in result.stderr
+
+
+def test_runtime_resolves_acl_inside_the_toolkit(native_stack: dict[str, str]) -> None:
+    ldd = subprocess.run(
+        ["ldd", native_stack["ASCEND_RUNTIME_LIB"]],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+        check=True,
+    ).stdout
+    acl = next(line for line in ldd.splitlines() if "libascendcl.so" in line)
+    assert acl.split("=>")[1].strip().startswith(native_stack["ASCEND_TOOLKIT_HOME"])
+
+
+def make(path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["make", "-C", str(path), *args], env=env, capture_output=True, text=True)
+
+
+def test_out_of_order_and_wrong_toolkit_fail_loudly(native_stack: dict[str, str], tmp_path: Path) -> None:
+    bare = {"PATH": os.environ["PATH"]}
+    ascend_c = REFERENCE / "ascend-c"
+    assert "ASCEND_TOOLKIT_HOME is not set" in make(ascend_c, bare, "-n").stderr
+    wrong = make(ascend_c, native_stack, "-n", "REQUIRED_VERSION=8.5.0")
+    assert wrong.returncode != 0
+    assert "ascend-c needs toolkit 8.5.0 but ASCEND_TOOLKIT_HOME has 8.3.RC1" in wrong.stderr
+    no_ascend_c = {k: v for k, v in native_stack.items() if k not in ("ASCEND_C_HOME", "ASCEND_C_INCLUDE")}
+    assert "ASCEND_C_HOME is not set" in make(REFERENCE / "ascend-kernel", no_ascend_c, "-n").stderr
+    cmake = subprocess.run(
+        ["cmake", "-S", str(REFERENCE / "runtime"), "-B", str(tmp_path / "b")], env=bare, capture_output=True, text=True
+    )
+    assert cmake.returncode != 0 and "ASCEND_TOOLKIT_HOME is not set" in cmake.stderr

@@ -1,0 +1,118 @@
+import hashlib
+import os
+import platform
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE
+
+PACK = REFERENCE / "toolkit" / "pack.py"
+ARCH = platform.machine()
+OTHER_ARCH = "aarch64" if ARCH == "x86_64" else "x86_64"
+
+
+def pack(out: Path, *extra: str, arch: str = ARCH) -> Path:
+    run = subprocess.run(
+        ["python3", str(PACK), "--arch", arch, "--output-dir", str(out), *extra],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    path = Path(run.stdout.split()[0])
+    assert run.stdout.split()[1] == "sha256=" + hashlib.sha256(path.read_bytes()).hexdigest()
+    return path
+
+
+@pytest.fixture(scope="module")
+def installer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return pack(tmp_path_factory.mktemp("dist"))
+
+
+def run(installer: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(installer), *args], input=stdin, capture_output=True, text=True)
+
+
+def test_packing_is_deterministic(tmp_path: Path) -> None:
+    first = pack(tmp_path / "a")
+    second = pack(tmp_path / "b")
+    assert first.name == f"cpusim-cann-toolkit_8.3.RC1_linux-{ARCH}.run"
+    assert first.read_bytes() == second.read_bytes()
+    other = pack(tmp_path / "c", "--version", "8.5.0")
+    assert hashlib.sha256(other.read_bytes()).digest() != hashlib.sha256(first.read_bytes()).digest()
+
+
+def test_real_file_names_can_be_packed(tmp_path: Path) -> None:
+    path = pack(tmp_path, "--package-name", "Ascend-cann-toolkit", "--version", "8.3.RC1")
+    assert path.name == f"Ascend-cann-toolkit_8.3.RC1_linux-{ARCH}.run"
+
+
+def test_version_and_usage(installer: Path) -> None:
+    assert run(installer, "--version").stdout.strip() == "8.3.RC1"
+    nothing = run(installer)
+    assert nothing.returncode == 1 and "nothing to do: pass --install or --full" in nothing.stderr
+    bad = run(installer, "--install", "--bogus")
+    assert bad.returncode == 1 and "unknown option: --bogus" in bad.stderr
+
+
+def test_install_layout_and_version_files(installer: Path, tmp_path: Path) -> None:
+    result = run(installer, "--full", "--quiet", f"--install-path={tmp_path}")
+    assert result.returncode == 0, result.stderr
+    root = tmp_path / "ascend-toolkit"
+    home = root / "8.3.RC1"
+    assert os.readlink(root / "latest") == "8.3.RC1"
+    info = (home / f"{ARCH}-linux" / "ascend_toolkit_install.info").read_text().splitlines()
+    assert info == [
+        "package_name=cpusim-cann-toolkit",
+        "version=8.3.RC1",
+        "innerversion=8.3.RC1.cpusim",
+        f"arch={ARCH}",
+        "os=linux",
+        f"path={home}",
+    ]
+    assert (home / "opp" / "version.info").read_text().splitlines() == ["Version=8.3.RC1.cpusim", "version_dir=8.3.RC1"]
+    for rel in ("bin/ascendcc", "lib64/libascendcl.so", "include/acl/acl.h"):
+        assert (home / rel).is_file(), rel
+    env = subprocess.run(
+        ["bash", "-c", f"source {root}/set_env.sh && echo $ASCEND_TOOLKIT_HOME && ascendcc --version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert env[0] == f"{root}/latest"
+    assert env[1].startswith("ascendcc 8.3.RC1 (CPU simulation")
+    # Without --install-for-all other users get no access; with it, they can read and run.
+    assert stat.S_IMODE((home / "bin" / "ascendcc").stat().st_mode) & 0o007 == 0
+    again = run(installer, "--install", "--quiet", "--install-for-all", f"--install-path={tmp_path}")
+    assert again.returncode == 1 and "already installed" in again.stderr and "--force" in again.stderr
+    forced = run(installer, "--install", "--quiet", "--install-for-all", "--force", f"--install-path={tmp_path}")
+    assert forced.returncode == 0, forced.stderr
+    assert stat.S_IMODE((home / "bin" / "ascendcc").stat().st_mode) & 0o005 == 0o005
+
+
+def test_license_prompt_without_quiet(installer: Path, tmp_path: Path) -> None:
+    refused = run(installer, "--install", f"--install-path={tmp_path}", stdin="")
+    assert refused.returncode == 1
+    assert "license not accepted (pass --quiet to accept non-interactively)" in refused.stderr
+    assert not (tmp_path / "ascend-toolkit" / "8.3.RC1").exists()
+    accepted = run(installer, "--install", f"--install-path={tmp_path}", stdin="y\n")
+    assert accepted.returncode == 0, accepted.stderr
+    assert (tmp_path / "ascend-toolkit" / "8.3.RC1" / "lib64" / "libascendcl.so").is_file()
+
+
+def test_wrong_architecture_and_relative_path(tmp_path: Path) -> None:
+    foreign = pack(tmp_path, arch=OTHER_ARCH)
+    result = run(foreign, "--install", "--quiet", f"--install-path={tmp_path}")
+    assert result.returncode == 1
+    assert f"this package is for {OTHER_ARCH} but this machine is {ARCH}" in result.stderr
+    relative = run(pack(tmp_path / "native"), "--install", "--quiet", "--install-path=rel/dir")
+    assert relative.returncode == 1 and "--install-path must be absolute" in relative.stderr
+
+
+def test_truncated_package_is_reported(installer: Path, tmp_path: Path) -> None:
+    broken = tmp_path / installer.name
+    broken.write_bytes(installer.read_bytes()[:-200])
+    result = run(broken, "--install", "--quiet", f"--install-path={tmp_path}")
+    assert result.returncode == 1 and "corrupt or truncated" in result.stderr
