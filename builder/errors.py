@@ -1,0 +1,32 @@
+"""Errors a user acts on: each names the file, the line, the field and the fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class StackbuildError(Exception):
+    """An expected failure: the CLI prints it as is (no traceback) and exits non-zero."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Located:
+    file: str
+    line: int
+    col: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.col}" if self.line else self.file
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class ManifestError(StackbuildError):
+    exit_code = 2
+
+    def __init__(self, problems: list[Located]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))

@@ -1,0 +1,171 @@
+"""The one network client: downloads into a content-addressed cache, with retries.
+
+Every download goes through HttpClient (requests + tenacity): connection errors, timeouts
+and 5xx answers are retried with backoff, an interrupted transfer resumes with a Range
+request, and a file enters the cache (`<cache>/blobs/sha256/<hex>`) only after its
+sha256 is checked: a failed or mismatched download leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from builder.errors import StackbuildError
+
+CHUNK = 1 << 16
+
+
+def cache_dir() -> Path:
+    if env := os.environ.get("STACKBUILD_CACHE"):
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stackbuild"
+
+
+def redact(url: str) -> str:
+    """The URL without user:password@ (URLs go into logs and errors)."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        parts = parts._replace(netloc=netloc)
+    return urlunsplit(parts)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class DownloadError(StackbuildError):
+    pass
+
+
+class _Retryable(Exception):
+    """A failure worth another try (connection reset, timeout, 5xx)."""
+
+
+def _is_retryable(err: BaseException) -> bool:
+    return isinstance(
+        err, (_Retryable, requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
+    )
+
+
+class Cache:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or cache_dir()
+
+    def blob(self, sha256: str) -> Path:
+        return self.root / "blobs" / "sha256" / sha256
+
+    def has(self, sha256: str) -> bool:
+        return self.blob(sha256).is_file()
+
+    def add_file(self, source: Path, expected_sha256: str | None = None) -> str:
+        """Copy a local file into the cache after checking it; its sha256."""
+        with tempfile.TemporaryDirectory(dir=self._tmp_root()) as tmp:
+            part = Path(tmp) / "part"
+            shutil.copyfile(source, part)
+            return self._commit(part, expected_sha256, str(source))
+
+    def _tmp_root(self) -> Path:
+        path = self.root / "tmp"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _commit(self, part: Path, expected: str | None, what: str) -> str:
+        actual = sha256_file(part)
+        if expected and actual != expected:
+            part.unlink()
+            raise DownloadError(f"{what}: sha256 mismatch: expected {expected}, got {actual}")
+        target = self.blob(actual)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(part, target)
+        return actual
+
+
+class HttpClient:
+    def __init__(self, attempts: int = 6, timeout: float = 30.0, backoff: float = 0.5) -> None:
+        self.session = requests.Session()
+        self.session.headers["User-Agent"] = "stackbuild"
+        self.attempts = attempts
+        self.timeout = timeout
+        self.backoff = backoff
+
+    def _retrying(self) -> Retrying:
+        return Retrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=wait_exponential(multiplier=self.backoff, max=10),
+            retry=retry_if_exception(_is_retryable),
+            reraise=True,
+        )
+
+    def head(self, url: str) -> int | None:
+        """Size of the resource at url (None if the server does not say); raises if missing."""
+
+        def attempt() -> int | None:
+            resp = self.session.head(url, timeout=self.timeout, allow_redirects=True)
+            if resp.status_code >= 500:
+                raise _Retryable(f"HTTP {resp.status_code}")
+            if resp.status_code >= 400:
+                raise DownloadError(f"{redact(url)}: HTTP {resp.status_code}")
+            length = resp.headers.get("Content-Length")
+            return int(length) if length and length.isdigit() else None
+
+        try:
+            return self._retrying()(attempt)
+        except (_Retryable, requests.RequestException) as err:
+            raise DownloadError(f"{redact(url)}: {err} (after {self.attempts} attempts)") from err
+
+    def download(
+        self,
+        url: str,
+        cache: Cache,
+        expected_sha256: str | None = None,
+        progress: Callable[[int, int | None], None] | None = None,
+    ) -> str:
+        """Download url into the cache (resuming after interruptions); its sha256."""
+        if expected_sha256 and cache.has(expected_sha256):
+            return expected_sha256
+        with tempfile.TemporaryDirectory(dir=cache._tmp_root()) as tmp:
+            part = Path(tmp) / "part"
+            part.touch()
+
+            def attempt() -> None:
+                have = part.stat().st_size
+                headers = {"Range": f"bytes={have}-"} if have else {}
+                with self.session.get(url, headers=headers, stream=True, timeout=self.timeout) as resp:
+                    if resp.status_code >= 500:
+                        raise _Retryable(f"HTTP {resp.status_code}")
+                    if resp.status_code == 416 and have:
+                        return  # already complete
+                    if resp.status_code >= 400:
+                        raise DownloadError(f"{redact(url)}: HTTP {resp.status_code}")
+                    # A server that ignores Range sends the whole file again.
+                    mode = "ab" if resp.status_code == 206 else "wb"
+                    total = resp.headers.get("Content-Length")
+                    size = (int(total) + (have if mode == "ab" else 0)) if total and total.isdigit() else None
+                    with part.open(mode) as f:
+                        for chunk in resp.iter_content(CHUNK):
+                            f.write(chunk)
+                            if progress:
+                                progress(f.tell(), size)
+                    if size is not None and part.stat().st_size < size:
+                        raise _Retryable("transfer ended early")
+
+            try:
+                self._retrying()(attempt)
+            except (_Retryable, requests.RequestException) as err:
+                raise DownloadError(f"{redact(url)}: {err} (after {self.attempts} attempts)") from err
+            return cache._commit(part, expected_sha256, redact(url))

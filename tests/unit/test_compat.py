@@ -1,0 +1,62 @@
+from pathlib import Path
+
+import pytest
+
+from builder import compat, manifest
+from tests.conftest import ROOT
+from tests.helpers import run_cli
+
+
+def load(name: str) -> manifest.Manifest:
+    return manifest.load(ROOT / "stacks" / f"{name}.yaml")
+
+
+def test_current_stack_is_compatible() -> None:
+    report = compat.check(load("8.5.0"))
+    assert report.ok and not report.warnings
+
+
+def test_63rc1_on_910b_is_known_bad(capsys: pytest.CaptureFixture[str]) -> None:
+    report = compat.check(load("6.3.RC1"))
+    assert report.errors == [
+        "CANN 6.3.RC1 does not support chip 910b: it is released for 310p only (docs package list (310P only))"
+    ]
+    code, _, err = run_cli(capsys, "check", "6.3.RC1")
+    assert code == 1 and "--allow-unsupported" in err
+    code, out, _ = run_cli(capsys, "check", "6.3.RC1", "--allow-unsupported")
+    assert code == 0 and "compatible: 6.3.RC1" in out
+
+
+def test_reference_stack_skips_cann_data() -> None:
+    report = compat.check(load("reference"))
+    assert report.ok and report.notes == ["CPU simulation (reference stack): no CANN compatibility data applies"]
+
+
+def variant(tmp_path: Path, old: str, new: str) -> manifest.Manifest:
+    path = tmp_path / "v.yaml"
+    path.write_text((ROOT / "stacks" / "8.5.0.yaml").read_text().replace(old, new))
+    return manifest.load(path)
+
+
+def test_driver_older_than_required_fails_newer_warns(tmp_path: Path) -> None:
+    older = compat.check(variant(tmp_path, "driver: 25.5.0", "driver: 25.3.RC1"))
+    assert older.errors == ["host driver 25.3.RC1 is older than CANN 8.5.0 needs (25.5.0)"]
+    newer = compat.check(variant(tmp_path, "driver: 25.5.0", "driver: 26.0.RC1"))
+    assert newer.ok and "is not the one CANN 8.5.0 is released with" in newer.warnings[0]
+
+
+def test_unknown_release_and_os_warn(tmp_path: Path) -> None:
+    unknown = compat.check(variant(tmp_path, "version: 8.5.0", "version: 8.4.0"))
+    assert unknown.ok and "CANN 8.4.0 is not in the catalog" in unknown.warnings[0]
+    debian = compat.check(variant(tmp_path, "os: ubuntu", "os: debian"))
+    assert debian.ok and any("not an OS of the official CANN images" in w for w in debian.warnings)
+
+
+def test_package_differing_from_catalog_fails(tmp_path: Path) -> None:
+    tampered = variant(tmp_path, "5637d98ef0974dd7fe848e8e341d62ff36c89cf47e929114f6a628f32072251a", "a" * 64)
+    assert any("toolkit package for x86_64 differs from the catalog" in e for e in compat.check(tampered).errors)
+
+
+def test_version_order() -> None:
+    assert compat.version_key("25.3.rc1") < compat.version_key("25.3.0") < compat.version_key("25.3.1")
+    assert compat.version_key("25.3.RC1") == compat.version_key("25.3.rc1")

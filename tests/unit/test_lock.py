@@ -1,0 +1,271 @@
+"""Locking against real git (a `git daemon` on loopback, file://) and a loopback HTTP server."""
+
+import hashlib
+import http.server
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from builder import lock
+from tests.conftest import ROOT
+from tests.helpers import commit, git, git_daemon, http_server, make_repo, run_cli
+
+MANIFEST = """\
+schema: 1
+name: demo
+toolkit:
+  vendor: cpusim
+  version: 8.3.RC1
+  chip: 910b
+  packages:
+    toolkit:
+      x86_64:
+        file: tk.run
+        generate: "printf 'toolkit-v1' > {output_dir}/tk.run"
+host: {driver: none}
+platform: {os: debian, os_version: "12", python: "3.11", architectures: [x86_64]}
+base:
+  image: debian@sha256:1111111111111111111111111111111111111111111111111111111111111111
+components:
+  - id: lib
+    source: {git: GIT/lib, ref: main}
+  - id: tool
+    source: {git: GIT/tool, ref: main}
+    depends_on: [lib]
+  - id: app
+    source: {path: app}
+    depends_on: [tool]
+smoke: {command: "true", expect: ""}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path, str]]:
+    """(project root, repos dir, git daemon URL) with stacks/demo.yaml."""
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("STACKBUILD_SITE_CONFIG", str(tmp_path / "no-site.yaml"))
+    repos = tmp_path / "repos"
+    make_repo(repos / "lib")
+    make_repo(repos / "tool")
+    root = tmp_path / "project"
+    (root / "stacks" / "app").mkdir(parents=True)
+    (root / "stacks" / "app" / "main.py").write_text("print('v1')\n")
+    with git_daemon(repos) as url:
+        (root / "stacks" / "demo.yaml").write_text(MANIFEST.replace("GIT", url))
+        yield root, repos, url
+
+
+def test_lock_then_check(project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    root, repos, url = project
+    code, out, err = run_cli(capsys, "--root", str(root), "lock", "demo")
+    assert code == 0, err
+    path = root / "lockfiles" / "demo.lock.json"
+    assert out.strip() == str(path)
+    data = json.loads(path.read_text())
+    assert data["lock_version"] == 1 and data["stack"] == "demo"
+    assert data["order"] == ["lib", "tool", "app"]
+    sources = {c["id"]: c["source"] for c in data["components"]}
+    assert sources["lib"]["commit"] == (repos / "lib" / ".git" / "refs" / "heads" / "main").read_text().strip()
+    assert sources["lib"]["url"] == f"{url}/lib"
+    assert len(sources["app"]["tree_sha256"]) == 64
+    assert data["packages"][0]["sha256"] == hashlib.sha256(b"toolkit-v1").hexdigest()
+    assert lock.read(path).lock_sha256 == data["lock_sha256"]
+    code, out, _ = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
+    assert code == 0 and out.startswith("up to date")
+
+
+def test_moved_ref_fails_check_with_both_commits(
+    project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, repos, _ = project
+    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
+    old = json.loads((root / "lockfiles" / "demo.lock.json").read_text())["components"][0]["source"]["commit"]
+    new = commit(repos / "lib", "v2")
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
+    assert code == 1
+    assert f"component lib: main moved {old} -> {new}" in err
+
+
+def test_changed_tree_manifest_and_package_are_reported(
+    project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, _, _ = project
+    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
+    (root / "stacks" / "app" / "main.py").write_text("print('v2')\n")
+    manifest = root / "stacks" / "demo.yaml"
+    manifest.write_text(manifest.read_text().replace("toolkit-v1", "toolkit-v2"))
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
+    assert code == 1
+    assert "demo.yaml changed" in err
+    assert "component app: source tree " in err
+    assert "package tk.run: generated sha256 " in err
+
+
+def test_update_moves_only_one_component(project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    root, repos, _ = project
+    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
+    path = root / "lockfiles" / "demo.lock.json"
+    before = {c["id"]: c["source"].get("commit") for c in json.loads(path.read_text())["components"]}
+    lib2, tool2 = commit(repos / "lib", "v2"), commit(repos / "tool", "v2")
+    assert run_cli(capsys, "--root", str(root), "lock", "--update", "tool", "demo")[0] == 0
+    after = {c["id"]: c["source"].get("commit") for c in json.loads(path.read_text())["components"]}
+    assert after["tool"] == tool2
+    assert after["lib"] == before["lib"] != lib2
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "--update", "nope", "demo")
+    assert code == 1 and "--update nope: no such component" in err
+
+
+def test_tampered_lock_is_refused(project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    root, _, _ = project
+    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
+    path = root / "lockfiles" / "demo.lock.json"
+    path.write_text(path.read_text().replace('"stack": "demo"', '"stack": "dem0"'))
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
+    assert code == 1 and "lock_sha256 does not match its content" in err
+
+
+def test_missing_ref_is_a_clear_error(project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    root, _, url = project
+    manifest = root / "stacks" / "demo.yaml"
+    manifest.write_text(manifest.read_text().replace(f"{url}/lib, ref: main", f"{url}/lib, ref: v9"))
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "demo")
+    assert code == 1 and f"{url}/lib: no branch or tag named 'v9'" in err
+    assert not (root / "lockfiles" / "demo.lock.json").exists()
+
+
+def fake_upstream(tmp_path: Path, names: list[str]) -> Path:
+    """Bare repositories standing in for public ones, under <tmp>/github/<org>/<repo>.git."""
+    base = tmp_path / "github"
+    for name in names:
+        work = tmp_path / "work" / name
+        make_repo(work, name)
+        (base / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(work / ".git", base / f"{name}.git")
+    return base
+
+
+def test_real_8_5_0_stack_locks_with_http_mocked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    heads: list[str] = []
+
+    def head(h: http.server.BaseHTTPRequestHandler) -> None:
+        heads.append(h.path)
+        h.send_response(200)
+        h.send_header("Content-Length", "4242")
+        h.end_headers()
+
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    github = fake_upstream(
+        tmp_path, ["hicann/asc-devkit", "tile-ai/tilelang", "tile-ai/tilelang-ascend", "hicann/catlass"]
+    )
+    for repo in ("hicann/asc-devkit", "hicann/catlass"):
+        git("branch", "-m", "main", "master", cwd=github / f"{repo}.git")
+    root = tmp_path / "project"
+    (root / "stacks").mkdir(parents=True)
+    shutil.copy(ROOT / "stacks" / "8.5.0.yaml", root / "stacks")
+    with http_server(head) as url:
+        site = tmp_path / "site.yaml"
+        site.write_text(
+            "url_rewrites:\n"
+            f"  - {{from: 'https://github.com/', to: 'file://{github}/'}}\n"
+            f"  - {{from: 'https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/', to: '{url}/'}}\n"
+        )
+        code, _, err = run_cli(
+            capsys, "--root", str(root), "--site-config", str(site), "lock", "8.5.0", "--arch", "x86_64"
+        )
+    assert code == 0, err
+    data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
+    assert len(heads) == 4  # toolkit + ops, two architectures; nothing downloaded
+    assert heads[0] == "/CANN/CANN%208.5.0/Ascend-cann-toolkit_8.5.0_linux-x86_64.zip"
+    toolkit = next(p for p in data["packages"] if p["kind"] == "toolkit" and p["arch"] == "x86_64")
+    assert toolkit["sha256"] == "5637d98ef0974dd7fe848e8e341d62ff36c89cf47e929114f6a628f32072251a"
+    assert toolkit["size"] == 4242
+    assert toolkit["url"].startswith("https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/")  # not the rewrite
+    sources = {c["id"]: c["source"] for c in data["components"]}
+    assert sources["catlass"]["url"] == "https://github.com/hicann/catlass.git"
+    assert len(sources["catlass"]["commit"]) == 40
+    assert data["base"] == {
+        "kind": "image",
+        "image": "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508",
+        "suite": None,
+        "mirror": None,
+        "variant": None,
+        "source_date_epoch": None,
+        "tarballs": {},
+    }
+
+
+def test_63rc1_needs_site_repos_and_allow_unsupported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    served = b"cann 6.3.RC1 package bytes"
+
+    def get(h: http.server.BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(served)))
+        h.end_headers()
+        h.wfile.write(served)
+
+    root = tmp_path / "project"
+    (root / "stacks").mkdir(parents=True)
+    shutil.copy(ROOT / "stacks" / "6.3.RC1.yaml", root / "stacks")
+    site = tmp_path / "site.yaml"
+    site.write_text("repos: {}\n")
+    code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "6.3.RC1")
+    assert code == 1 and "not a supported combination (pass --allow-unsupported" in err
+    repos = fake_upstream(tmp_path, ["team/ascend-c", "team/tilelang"])
+    site.write_text(
+        f"repos:\n  ascend-c: file://{repos}/team/ascend-c.git\n  tilelang: file://{repos}/team/tilelang.git\n"
+    )
+    code, _, err = run_cli(
+        capsys,
+        "--root",
+        str(root),
+        "--site-config",
+        str(site),
+        "lock",
+        "6.3.RC1",
+        "--allow-unsupported",
+        "--arch",
+        "x86_64",
+    )
+    assert code == 1 and "needs repos.tilelang-compiler in the site configuration" in err
+    with http_server(get) as url:
+        names = ["tilelang-compiler", "ascend-kernel", "runtime", "harness"]
+        more = fake_upstream(tmp_path / "more", [f"team/{n}" for n in names])
+        site.write_text(
+            site.read_text()
+            + "".join(f"  {n}: file://{more}/team/{n}.git\n" for n in names)
+            + f"url_rewrites:\n  - {{from: 'https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/', to: '{url}/'}}\n"
+        )
+        code, _, err = run_cli(
+            capsys,
+            "--root",
+            str(root),
+            "--site-config",
+            str(site),
+            "lock",
+            "6.3.RC1",
+            "--allow-unsupported",
+            "--arch",
+            "x86_64",
+        )
+    assert code == 0, err
+    data = json.loads((root / "lockfiles" / "6.3.RC1.lock.json").read_text())
+    assert {p["sha256"] for p in data["packages"]} == {hashlib.sha256(served).hexdigest()}
+    assert data["components"][0]["source"]["url"] == "site:ascend-c"
+
+
+def test_committed_reference_lock_is_current(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CI drift check: the committed lock matches stacks/reference.yaml and its trees."""
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path))
+    code, out, err = run_cli(capsys, "--root", str(ROOT), "lock", "--check", "reference")
+    assert code == 0, err
+    assert out.startswith("up to date")

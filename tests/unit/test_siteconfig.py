@@ -1,0 +1,71 @@
+from pathlib import Path
+
+import pytest
+
+from builder import siteconfig
+from builder.errors import StackbuildError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "site.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_rewrites_take_the_longest_prefix(tmp_path: Path) -> None:
+    site = siteconfig.load(
+        write(
+            tmp_path,
+            """
+url_rewrites:
+  - {from: "https://github.com/", to: "https://mirror.internal/gh/"}
+  - {from: "https://github.com/hicann/", to: "https://mirror.internal/hicann/"}
+repos:
+  ascend-c: https://github.com/team/ascend-c.git
+""",
+        )
+    )
+    assert site.rewrite("https://github.com/tile-ai/tilelang.git") == "https://mirror.internal/gh/tile-ai/tilelang.git"
+    assert site.rewrite("https://github.com/hicann/catlass.git") == "https://mirror.internal/hicann/catlass.git"
+    assert site.rewrite("https://other.example/x") == "https://other.example/x"
+    assert site.repo_url("site:ascend-c") == "https://mirror.internal/gh/team/ascend-c.git"
+
+
+def test_missing_site_repo_names_the_fix(tmp_path: Path) -> None:
+    site = siteconfig.load(write(tmp_path, "repos: {}\n"))
+    with pytest.raises(StackbuildError, match=r"needs repos\.runtime in the site configuration .*site\.yaml"):
+        site.repo_url("site:runtime")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cache_registry: r.internal:5000/cache\nregistry_password: hunter2\n",
+        "repos:\n  ascend-c: https://user:hunter2@git.internal/ascend-c.git\n",
+    ],
+)
+def test_credentials_are_refused_without_echoing_them(tmp_path: Path, text: str) -> None:
+    with pytest.raises(StackbuildError) as info:
+        siteconfig.load(write(tmp_path, text))
+    assert "credentials do not go in the site configuration" in str(info.value)
+    assert "hunter2" not in str(info.value)
+
+
+def test_search_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("STACKBUILD_SITE_CONFIG", raising=False)
+    assert siteconfig.load() == siteconfig.SiteConfig()
+    user = tmp_path / "config" / "stackbuild" / "site.yaml"
+    user.parent.mkdir(parents=True)
+    user.write_text("cache_registry: user.internal/cache\n")
+    assert siteconfig.load().cache_registry == "user.internal/cache"
+    (tmp_path / "stackbuild.site.yaml").write_text("cache_registry: repo.internal/cache\n")
+    assert siteconfig.load().cache_registry == "repo.internal/cache"
+    monkeypatch.setenv("STACKBUILD_SITE_CONFIG", str(write(tmp_path, "cache_registry: env.internal/cache\n")))
+    assert siteconfig.load().cache_registry == "env.internal/cache"
+
+
+def test_unknown_key_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(StackbuildError, match=r"site\.yaml: url_rewrite: Extra inputs are not permitted"):
+        siteconfig.load(write(tmp_path, "url_rewrite: []\n"))
