@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from builder import __version__, compat, lock, manifest, new, siteconfig
+from builder import __version__, build, compat, lock, manifest, new, plan, siteconfig, smoke
+from builder import engine as engine_mod
 from builder.errors import ManifestError, StackbuildError
+from builder.failures import diagnose
 from builder.fetch import Cache, HttpClient
 
 EPILOG = """\
@@ -135,6 +138,103 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
+def builder_for(ctx: Context, args: argparse.Namespace) -> tuple[build.Builder, manifest.Manifest, Path]:
+    loaded, path = ctx.load(args.stack)
+    current = lock.read(lock.lock_path(ctx.root, loaded.name))
+    builder = build.Builder(
+        loaded,
+        current,
+        path.parent,
+        ctx.site(),
+        Cache(),
+        ctx.root / ".stackbuild" / "logs",
+        jobs=getattr(args, "jobs", 1),
+        frozen=getattr(args, "frozen", False),
+        say=say,
+    )
+    return builder, loaded, path
+
+
+def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
+    loaded, path = ctx.load(args.stack)
+    current = lock.read(lock.lock_path(ctx.root, loaded.name))
+    staged = plan.make_plan(loaded, current, path.parent, args.arch)
+    if args.output is None:
+        for stage in staged.order():
+            print(f"### {stage.name}.Dockerfile\n{stage.dockerfile}")
+        return 0
+    args.output.mkdir(parents=True, exist_ok=True)
+    for stage in staged.order():
+        (args.output / f"{stage.name}.Dockerfile").write_text(stage.dockerfile)
+    print(f"{len(staged.stages)} Dockerfiles in {args.output}")
+    return 0
+
+
+def cmd_plan(ctx: Context, args: argparse.Namespace) -> int:
+    builder, loaded, path = builder_for(ctx, args)
+    staged = plan.make_plan(loaded, builder.lock, path.parent, args.arch, builder.base_shas(args.arch))
+    engine = builder.engine()
+    rows = []
+    for stage in staged.order():
+        cached = engine.image_id(stage.tag(staged.repository)) is not None
+        rows.append(
+            {
+                "stage": stage.name,
+                "status": "cached" if cached else "build",
+                "why": "" if cached else plan.why(builder.cache, staged, stage),
+                "key": stage.key,
+                "parents": stage.parents,
+            }
+        )
+    if args.json:
+        print(json.dumps({"stack": loaded.name, "arch": args.arch, "stages": rows, "drift": staged.drift}, indent=2))
+        return 0
+    width = max(len(r["stage"]) for r in rows)
+    for row in rows:
+        print(f"{row['stage']:<{width}}  {row['status']:<6}  {row['why']}".rstrip())
+    for line in staged.drift:
+        print(f"note: {line}")
+    return 0
+
+
+def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
+    builder, loaded, path = builder_for(ctx, args)
+    started = time.monotonic()
+    base_shas = builder.prepare_bases(args.arch)
+    staged = plan.make_plan(loaded, builder.lock, path.parent, args.arch, base_shas)
+    result = builder.run(staged)
+    built = [s.name for s in result.statuses.values() if s.state == "built"]
+    cached = [s.name for s in result.statuses.values() if s.state == "cached"]
+    say(f"[stackbuild] {len(built)} built, {len(cached)} cached in {time.monotonic() - started:.2f}s")
+    engine = builder.engine()
+    for tag in result.tags.values():
+        print(f"{tag}  {engine.image_id(tag)}  ({engine.size(tag) / 1e6:.0f} MB)")
+    if args.no_smoke:
+        return 0
+    outcome = builder.smoke(staged, result)
+    say(f"[stackbuild] smoke: {outcome.summary}")
+    if not outcome.passed and outcome.launched:
+        say(outcome.output[-2000:])
+        cause = diagnose(outcome.output.splitlines())
+        if cause:
+            say(f"[stackbuild] likely cause: {cause}")
+        return 1
+    return 0
+
+
+def cmd_smoke(ctx: Context, args: argparse.Namespace) -> int:
+    loaded, _ = ctx.load(args.stack)
+    outcome = smoke.run_smoke(engine_mod.Engine(), args.image, loaded.smoke)
+    print(outcome.output.rstrip())
+    say(f"[stackbuild] smoke: {outcome.summary}")
+    if not outcome.passed and outcome.launched:
+        cause = diagnose(outcome.output.splitlines())
+        if cause:
+            say(f"[stackbuild] likely cause: {cause}")
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stackbuild",
@@ -170,6 +270,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--update", metavar="COMPONENT", help="move only this component's git ref")
     p.add_argument("--arch", action="append", choices=manifest.ARCHITECTURES, help="base architectures to pin")
     p.add_argument("--allow-unsupported", action="store_true", help="lock a known-bad combination anyway")
+
+    def stage_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("stack", nargs="?", default="reference", help="stack name or manifest (default reference)")
+        p.add_argument("--arch", choices=manifest.ARCHITECTURES, default=lock.host_arch(), help="default: this host's")
+
+    p = add("render", cmd_render, "write the stages' Dockerfiles (to stdout, or one file per stage in -o DIR)")
+    stage_options(p)
+    p.add_argument("-o", "--output", type=Path, help="directory to write <stage>.Dockerfile files into")
+    p = add("plan", cmd_plan, "show each stage as cached or to build, and why")
+    stage_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = add("build", cmd_build, "build the stack from its lock, probe each stage, smoke the result")
+    stage_options(p)
+    p.add_argument(
+        "--jobs", "-j", type=int, default=build.default_jobs(), help="stages built at once (default %(default)s)"
+    )
+    p.add_argument(
+        "--frozen", action="store_true", help="fail instead of building sources or a base that differ from the lock"
+    )
+    p.add_argument("--no-smoke", action="store_true", help="skip the smoke launch")
+    p = add("smoke", cmd_smoke, "run the stack's smoke command in an image")
+    p.add_argument("image", help="image reference (e.g. a tag printed by build)")
+    p.add_argument("--stack", default="reference", help="stack whose smoke command to run (default reference)")
     return parser
 
 

@@ -12,9 +12,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 # command -> Debian package providing it
 BUILD_TOOLS = {"cc": "gcc", "make": "make", "cmake": "cmake", "git": "git", "objcopy": "binutils"}
+DOCKER_TOOLS = {"dockerd": "docker.io", "mmdebstrap": "mmdebstrap"}
+DOCKER_SOCKET = Path("/var/run/docker.sock")
+DOCKERD_LOG = Path("/var/log/stackbuild-dockerd.log")
 
 
 class SetupError(Exception):
@@ -45,14 +50,47 @@ def ensure_commands(commands: dict[str, str]) -> None:
         say(f"found {', '.join(commands)}")
 
 
+def docker_running() -> bool:
+    try:
+        import docker
+
+        docker.from_env(timeout=5).ping()
+        return True
+    except Exception:  # any failure to reach the engine means: not running for us
+        return False
+
+
+def ensure_docker() -> None:
+    """A running Docker engine: installed and started here if missing."""
+    if os.environ.get("DOCKER_HOST") or docker_running():
+        say("Docker engine reachable")
+        return
+    ensure_commands(DOCKER_TOOLS)
+    if os.geteuid() != 0:
+        raise SetupError("no Docker engine is running and starting one needs root: start dockerd, then retry")
+    say(f"starting dockerd (log: {DOCKERD_LOG})")
+    with DOCKERD_LOG.open("ab") as log:
+        subprocess.Popen(["dockerd"], stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not docker_running():
+        if time.monotonic() > deadline:
+            raise SetupError(f"dockerd did not come up within 60 s: see {DOCKERD_LOG}")
+        time.sleep(0.5)
+    say("Docker engine started")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m builder.hostsetup", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.parse_args(argv)
+    parser.add_argument("--docker", action="store_true", help="also install mmdebstrap and start the Docker engine")
+    args = parser.parse_args(argv)
     try:
         ensure_commands(BUILD_TOOLS)
-    except (SetupError, subprocess.CalledProcessError) as err:
+        if args.docker:
+            ensure_commands(DOCKER_TOOLS)
+            ensure_docker()
+    except (SetupError, subprocess.CalledProcessError, OSError) as err:
         print(f"[host-setup] error: {err}", file=sys.stderr)
         return 1
     return 0

@@ -28,6 +28,8 @@ ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 Arch = Literal["x86_64", "aarch64"]
+# Stage names the builder uses besides the components'.
+RESERVED_STAGE_NAMES = ("base-devel", "base-runtime", "toolkit", "devel-image", "runtime-image")
 PATTERN_HINTS = {
     "image": "pin the image by digest, as NAME@sha256:<64 hex digits>",
     "sha256": "a sha256 is 64 lowercase hex digits (quote it in YAML)",
@@ -366,6 +368,12 @@ def check_graph(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
     ids = [c.id for c in manifest.components]
     seen: set[str] = set()
     for i, comp in enumerate(manifest.components):
+        if comp.id in RESERVED_STAGE_NAMES:
+            problems.append(
+                doc.locate(
+                    ("components", i, "id"), f"component id '{comp.id}' is the name of a builder stage: rename it"
+                )
+            )
         if comp.id in seen:
             problems.append(doc.locate(("components", i, "id"), f"component id '{comp.id}' is used twice"))
         seen.add(comp.id)

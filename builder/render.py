@@ -1,0 +1,165 @@
+"""Render the stages' Dockerfiles from the Jinja2 templates in dockerfiles/.
+
+The output depends only on what is passed in (lock, manifest, parents' image references),
+so the same lock renders byte-identical Dockerfiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from builder.lock import Lock, LockedPackage
+from builder.manifest import Manifest
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "dockerfiles"
+TOOLKIT_ROOT = "/usr/local/Ascend/ascend-toolkit"
+TOOLKIT_HOME = f"{TOOLKIT_ROOT}/latest"
+STACK_ROOT = "/opt/stack"
+DRIVER_LIB64 = "/usr/local/Ascend/driver/lib64"
+# What CANN's set_env.sh exports, baked into ENV (cann-container-image does the same); the
+# driver paths are for the host's driver mounted at run time.
+TOOLKIT_ENV = (
+    ("ASCEND_TOOLKIT_HOME", TOOLKIT_HOME),
+    ("ASCEND_HOME_PATH", TOOLKIT_HOME),
+    ("ASCEND_OPP_PATH", f"{TOOLKIT_HOME}/opp"),
+    ("ASCEND_AICPU_PATH", TOOLKIT_HOME),
+    (
+        "LD_LIBRARY_PATH",
+        f"{TOOLKIT_HOME}/lib64:{DRIVER_LIB64}:{DRIVER_LIB64}/common:{DRIVER_LIB64}/driver",
+    ),
+    ("PATH", f"{TOOLKIT_HOME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+    ("CMAKE_PREFIX_PATH", TOOLKIT_HOME),
+)
+# Installer flags per package kind (official scripts; the toolkit takes --full).
+INSTALL_FLAGS = {
+    "toolkit": "--full --quiet --install-for-all",
+    "ops": "--install --quiet --install-for-all",
+    "nnal": "--install --quiet --install-for-all",
+}
+
+_env = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    autoescape=False,
+)
+
+
+def render(template: str, **values: Any) -> str:
+    return _env.get_template(f"{template}.Dockerfile.j2").render(**values)
+
+
+def env_value(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+@dataclass(frozen=True)
+class PackageStep:
+    kind: str
+    file: str
+    installer: str
+    archive: str
+    flags: str
+
+
+def package_steps(packages: list[LockedPackage]) -> list[PackageStep]:
+    order = {"toolkit": 0, "ops": 1, "nnal": 2}
+    steps = []
+    for p in sorted(packages, key=lambda p: order[p.kind]):
+        archive = "zip" if p.file.endswith(".zip") else ""
+        installer = p.file.removesuffix(".zip") + ".run" if archive else p.file
+        steps.append(PackageStep(p.kind, p.file, installer, archive, INSTALL_FLAGS[p.kind]))
+    return steps
+
+
+def base(stack: str, flavor: str, lock: Lock) -> str:
+    if lock.base.kind == "image":
+        return render("base", stack=stack, flavor=flavor, image=lock.base.image, origin=f"pulled as {lock.base.image}")
+    origin = f"bootstrapped with mmdebstrap ({lock.base.suite}, {lock.base.variant})"
+    return render("base", stack=stack, flavor=flavor, image=None, origin=origin)
+
+
+def toolkit(stack: str, lock: Lock, base_image: str, packages: list[LockedPackage]) -> str:
+    return render(
+        "toolkit",
+        stack=stack,
+        base_image=base_image,
+        packages=package_steps(packages),
+        toolkit_env=[(n, env_value(v)) for n, v in TOOLKIT_ENV],
+        toolkit_root=TOOLKIT_ROOT,
+        version=lock.toolkit_version,
+    )
+
+
+def component_env(manifest: Manifest, ids: list[str]) -> list[tuple[str, str]]:
+    return [(n, env_value(v)) for cid in ids for n, v in manifest.component(cid).env.items()]
+
+
+def component(
+    stack: str, manifest: Manifest, lock: Lock, component_id: str, toolkit_image: str, deps: list[tuple[str, str]]
+) -> str:
+    """deps: (id, image) of every component this one needs, in build order."""
+    comp = manifest.component(component_id)
+    source = lock.component(component_id).source
+    return render(
+        "component",
+        stack=stack,
+        id=component_id,
+        source=source.describe(),
+        toolkit_image=toolkit_image,
+        deps=[{"id": d, "image": image} for d, image in deps],
+        env=component_env(manifest, [d for d, _ in deps] + [component_id]),
+        steps=comp.build,
+        artifacts=[a.path for a in comp.artifacts],
+    )
+
+
+def devel(stack: str, manifest: Manifest, toolkit_image: str, components: list[tuple[str, str]]) -> str:
+    return render(
+        "devel",
+        stack=stack,
+        toolkit_image=toolkit_image,
+        components=[{"id": c, "image": image} for c, image in components],
+        env=component_env(manifest, [c for c, _ in components]),
+    )
+
+
+def runtime(
+    stack: str,
+    manifest: Manifest,
+    lock: Lock,
+    base_image: str,
+    toolkit_image: str,
+    components: list[tuple[str, str]],
+    arch: str,
+) -> str:
+    version_dir = f"{TOOLKIT_ROOT}/{lock.toolkit_version}"
+    toolkit_paths = [
+        f"{version_dir}/lib64",
+        f"{version_dir}/{arch}-linux",
+        f"{version_dir}/opp/version.info",
+        f"{TOOLKIT_ROOT}/set_env.sh",
+    ]
+    artifacts = [
+        {"image": image, "path": f"{STACK_ROOT}/{cid}/{a.path}"}
+        for cid, image in components
+        for a in manifest.component(cid).artifacts
+        if a.runtime
+    ]
+    return render(
+        "runtime",
+        stack=stack,
+        base_image=base_image,
+        toolkit_image=toolkit_image,
+        toolkit_paths=toolkit_paths,
+        toolkit_root=TOOLKIT_ROOT,
+        version=lock.toolkit_version,
+        artifacts=artifacts,
+        env=[(n, env_value(v)) for n, v in TOOLKIT_ENV] + component_env(manifest, [c for c, _ in components]),
+    )
