@@ -1,4 +1,4 @@
-"""Sessions: tests, lint, reference-native. `nox -l` lists them."""
+"""Sessions: build-stack, tests, lint, reference-native, bench. `nox -l` lists them."""
 
 from __future__ import annotations
 
@@ -10,11 +10,20 @@ nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 
+@nox.session(name="build-stack")
+def build_stack(session: nox.Session) -> None:
+    """Build a stack (default: reference) into image tags: nox -s build-stack -- [STACK] [build options]."""
+    session.install("-e", ".")
+    session.run("python", "-m", "builder.hostsetup", "--docker")
+    session.run("stackbuild", "build", *session.posargs)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (pass pytest options after --, e.g. -m docker)."""
+    """Run the test suite (pytest options after --: -m docker, -m "not docker", -k ...)."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "builder.hostsetup")
+    fast_only = "not docker" in " ".join(session.posargs)
+    session.run("python", "-m", "builder.hostsetup", *([] if fast_only else ["--docker"]))
     session.run("pytest", *session.posargs)
 
 
@@ -25,6 +34,14 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmark stackbuild against a plain multi-stage `docker build` (prints a table)."""
+    session.install("-e", ".")
+    session.run("python", "-m", "builder.hostsetup", "--docker")
+    session.run("python", "bench/build_bench.py", *session.posargs)
 
 
 @nox.session(name="reference-native")

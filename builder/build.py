@@ -299,7 +299,7 @@ class Builder:
                 first = failed[0]
                 reason = f"probe {first.name} failed: {first.message}"
                 raise StageFailed(stage.name, reason, [], log_file, diagnose([first.message]))
-            engine.tag(image_id, stage.tag(plan.repository))
+            engine.tag(image_id, stage.tag())
         return image_id
 
     def run(self, plan: Plan, live: bool | None = None) -> BuildResult:
@@ -323,7 +323,7 @@ class Builder:
                 if ready:
                     stage = ready[0]
                     pending.remove(stage)
-                    image_id = engine.image_id(stage.tag(plan.repository))
+                    image_id = engine.image_id(stage.tag())
                     if image_id:
                         reporter.update(stage.name, "cached", stage.key[:12])
                         plan_mod.record_build(self.cache, plan, stage)

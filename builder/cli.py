@@ -176,7 +176,7 @@ def cmd_plan(ctx: Context, args: argparse.Namespace) -> int:
     engine = builder.engine()
     rows = []
     for stage in staged.order():
-        cached = engine.image_id(stage.tag(staged.repository)) is not None
+        cached = engine.image_id(stage.tag()) is not None
         rows.append(
             {
                 "stage": stage.name,

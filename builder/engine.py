@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO, Any
@@ -11,6 +12,8 @@ import docker
 import docker.errors
 
 from builder.errors import StackbuildError
+
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class EngineError(StackbuildError):
@@ -80,7 +83,7 @@ class Engine:
         try:
             for chunk in stream:
                 if "stream" in chunk:
-                    for line in chunk["stream"].splitlines():
+                    for line in ANSI_ESCAPE.sub("", chunk["stream"]).splitlines():
                         log(line)
                         tail = [*tail[-39:], line]
                 if "aux" in chunk and "ID" in chunk["aux"]:

@@ -21,7 +21,7 @@ from builder.lock import Lock, manifest_digest
 from builder.manifest import Manifest, topological_order
 
 StageKind = Literal["base", "toolkit", "component", "devel", "runtime"]
-FINAL_STAGES = ("devel-image", "runtime-image")
+STAGE_REPOSITORY = "stackbuild/stage"
 PLATFORMS = {"x86_64": "linux/amd64", "aarch64": "linux/arm64"}
 
 
@@ -37,9 +37,11 @@ class Stage:
     inputs: dict[str, object] = field(default_factory=dict)
     component: str | None = None
     flavor: str | None = None
+    probes: str = ""
 
-    def tag(self, repository: str) -> str:
-        return f"{repository}/{self.name}:{self.key}"
+    def tag(self) -> str:
+        """Stage images are shared by every stack: the key says all about the content."""
+        return f"{STAGE_REPOSITORY}/{self.name}:{self.key}"
 
 
 @dataclass
@@ -53,9 +55,6 @@ class Plan:
 
     def order(self) -> list[Stage]:
         return list(self.stages.values())
-
-    def image(self, name: str) -> str:
-        return self.stages[name].tag(self.repository)
 
 
 def _sha(text: str) -> str:
@@ -97,13 +96,15 @@ def make_plan(
             "context": stage.context_sha256,
             "parents": {p: stages[p].key for p in stage.parents},
             "platform": platform,
+            # A stage is only done once its probes passed: new probes mean a new check.
+            "probes": stage.probes,
         }
         stage.key = hashlib.sha256(json.dumps(stage.inputs, sort_keys=True).encode()).hexdigest()
         stages[stage.name] = stage
         return stage
 
     def image(name: str) -> str:
-        return stages[name].tag(repository)
+        return stages[name].tag()
 
     packages = [p for p in lock.packages if p.arch == arch]
     if not any(p.kind == "toolkit" for p in packages):
@@ -118,7 +119,7 @@ def make_plan(
             context, note = sha, f"base tarball {sha}"
         else:
             context, note = f"image:{lock.base.image}", f"image {lock.base.image}"
-        add(Stage(f"base-{flavor}", "base", [], render.base(manifest.name, flavor, lock), context, note, flavor=flavor))
+        add(Stage(f"base-{flavor}", "base", [], render.base(flavor, lock), context, note, flavor=flavor))
 
     package_shas = ",".join(sorted(p.sha256 for p in packages))
     add(
@@ -126,7 +127,7 @@ def make_plan(
             "toolkit",
             "toolkit",
             ["base-devel"],
-            render.toolkit(manifest.name, lock, image("base-devel"), packages),
+            render.toolkit(lock, image("base-devel"), packages),
             _sha(package_shas),
             f"packages {', '.join(p.file for p in packages)}",
         )
@@ -138,17 +139,16 @@ def make_plan(
         source = lock.component(cid).source
         if source.kind == "path" and source.tree_sha256 != context:
             drift.append(f"{cid}: source tree {source.tree_sha256} (locked) -> {context} (working tree)")
-        dockerfile = render.component(
-            manifest.name, manifest, lock, cid, image("toolkit"), [(d, image(d)) for d in deps]
-        )
-        add(Stage(cid, "component", ["toolkit", *deps], dockerfile, context, note, component=cid))
+        dockerfile = render.component(manifest, lock, cid, image("toolkit"), [(d, image(d)) for d in deps])
+        probes = json.dumps([p.model_dump(mode="json") for p in manifest.component(cid).probes], sort_keys=True)
+        add(Stage(cid, "component", ["toolkit", *deps], dockerfile, context, note, component=cid, probes=_sha(probes)))
     built = [(cid, image(cid)) for cid in lock.order]
     add(
         Stage(
             "devel-image",
             "devel",
             ["toolkit", *lock.order],
-            render.devel(manifest.name, manifest, image("toolkit"), built),
+            render.devel(manifest, image("toolkit"), built),
         )
     )
     add(
@@ -156,7 +156,7 @@ def make_plan(
             "runtime-image",
             "runtime",
             ["base-runtime", "toolkit", *lock.order],
-            render.runtime(manifest.name, manifest, lock, image("base-runtime"), image("toolkit"), built, arch),
+            render.runtime(manifest, lock, image("base-runtime"), image("toolkit"), built, arch),
         )
     )
     return Plan(manifest.name, arch, platform, repository, stages, drift)
@@ -213,4 +213,6 @@ def why(cache: Cache, plan: Plan, stage: Stage) -> str:
         reasons.append(f"{stage.name}: parent {', '.join(changed)} rebuilt")
     if old.get("dockerfile") != stage.inputs["dockerfile"] and not changed:
         reasons.append(f"{stage.name}: Dockerfile changed (manifest or templates)")
+    if old.get("probes") != stage.probes:
+        reasons.append(f"{stage.name}: probes changed")
     return "; ".join(reasons) or "inputs changed"

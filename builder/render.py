@@ -78,17 +78,16 @@ def package_steps(packages: list[LockedPackage]) -> list[PackageStep]:
     return steps
 
 
-def base(stack: str, flavor: str, lock: Lock) -> str:
+def base(flavor: str, lock: Lock) -> str:
     if lock.base.kind == "image":
-        return render("base", stack=stack, flavor=flavor, image=lock.base.image, origin=f"pulled as {lock.base.image}")
+        return render("base", flavor=flavor, image=lock.base.image, origin=f"pulled as {lock.base.image}")
     origin = f"bootstrapped with mmdebstrap ({lock.base.suite}, {lock.base.variant})"
-    return render("base", stack=stack, flavor=flavor, image=None, origin=origin)
+    return render("base", flavor=flavor, image=None, origin=origin)
 
 
-def toolkit(stack: str, lock: Lock, base_image: str, packages: list[LockedPackage]) -> str:
+def toolkit(lock: Lock, base_image: str, packages: list[LockedPackage]) -> str:
     return render(
         "toolkit",
-        stack=stack,
         base_image=base_image,
         packages=package_steps(packages),
         toolkit_env=[(n, env_value(v)) for n, v in TOOLKIT_ENV],
@@ -102,14 +101,13 @@ def component_env(manifest: Manifest, ids: list[str]) -> list[tuple[str, str]]:
 
 
 def component(
-    stack: str, manifest: Manifest, lock: Lock, component_id: str, toolkit_image: str, deps: list[tuple[str, str]]
+    manifest: Manifest, lock: Lock, component_id: str, toolkit_image: str, deps: list[tuple[str, str]]
 ) -> str:
     """deps: (id, image) of every component this one needs, in build order."""
     comp = manifest.component(component_id)
     source = lock.component(component_id).source
     return render(
         "component",
-        stack=stack,
         id=component_id,
         source=source.describe(),
         toolkit_image=toolkit_image,
@@ -120,10 +118,9 @@ def component(
     )
 
 
-def devel(stack: str, manifest: Manifest, toolkit_image: str, components: list[tuple[str, str]]) -> str:
+def devel(manifest: Manifest, toolkit_image: str, components: list[tuple[str, str]]) -> str:
     return render(
         "devel",
-        stack=stack,
         toolkit_image=toolkit_image,
         components=[{"id": c, "image": image} for c, image in components],
         env=component_env(manifest, [c for c, _ in components]),
@@ -131,7 +128,6 @@ def devel(stack: str, manifest: Manifest, toolkit_image: str, components: list[t
 
 
 def runtime(
-    stack: str,
     manifest: Manifest,
     lock: Lock,
     base_image: str,
@@ -154,7 +150,6 @@ def runtime(
     ]
     return render(
         "runtime",
-        stack=stack,
         base_image=base_image,
         toolkit_image=toolkit_image,
         toolkit_paths=toolkit_paths,

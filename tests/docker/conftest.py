@@ -1,0 +1,78 @@
+"""The Docker tier: real engine, real builds of the reference stack in a scratch workspace.
+
+The workspace is a copy of stacks/reference under a stack named `reftest`, so tests can edit
+sources without touching the checkout. Stage images are content-addressed and shared, and
+the download/base cache is the user's (`$STACKBUILD_CACHE`), so a second run reuses the base
+bootstrap; nothing relies on images existing beforehand.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from builder.engine import Engine, EngineError
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="session")
+def engine() -> Engine:
+    try:
+        return Engine()
+    except EngineError as err:
+        pytest.fail(f"the Docker tier needs a running engine: {err}")
+
+
+def stackbuild(root: Path, *args: str, check: bool = False, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "builder", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    if check:
+        assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+def write_variant(root: Path, name: str, replacements: list[tuple[str, str]]) -> str:
+    """stacks/<name>.yaml: the reference manifest with text replaced (each must apply)."""
+    text = (ROOT / "stacks" / "reference.yaml").read_text().replace("name: reference", f"name: {name}")
+    for old, new in replacements:
+        assert old in text, old
+        text = text.replace(old, new)
+    (root / "stacks" / f"{name}.yaml").write_text(text)
+    return name
+
+
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("workspace")
+    shutil.copytree(
+        ROOT / "stacks" / "reference",
+        root / "stacks" / "reference",
+        ignore=shutil.ignore_patterns("build", "__pycache__", "*.egg-info"),
+    )
+    write_variant(root, "reftest", [])
+    stackbuild(root, "lock", "reftest", check=True)
+    yield root
+    # Final tags of the scratch stacks; content-addressed stage images stay for reuse.
+    for image in engine.client.images.list(name="stackbuild/reftest*"):
+        for tag in image.tags:
+            engine.remove(tag)
+
+
+def touch(path: Path) -> str:
+    """Append a unique comment (unique per run, so no earlier image matches); the old text."""
+    old = path.read_text()
+    marker = "//" if path.suffix in (".c", ".h") else "#"
+    path.write_text(old + f"\n{marker} touched {uuid.uuid4().hex}\n")
+    return old

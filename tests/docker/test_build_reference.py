@@ -1,0 +1,121 @@
+"""`stackbuild build` of the reference stack, end to end on the real engine."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from builder.engine import Engine
+from tests.docker.conftest import stackbuild, touch
+
+SMOKE = [
+    "python3",
+    "-m",
+    "harness.debug.launch_kernel",
+    "--kernel-path",
+    "/opt/stack/ascend-kernel/build/libascend_kernel.so",
+    "--grid-dim",
+    "1,1,1",
+    "--block-dim",
+    "16,16,1",
+    "--shared-mem",
+    "0",
+    "--args",
+    "float32,M,N,K,lda,ldb,ldc",
+]
+
+pytestmark = pytest.mark.docker
+
+
+def tags_of(stdout: str) -> dict[str, str]:
+    tags = {}
+    for line in stdout.splitlines():
+        tag = line.split()[0]
+        tags["devel" if tag.endswith("-devel") else "runtime"] = tag
+    return tags
+
+
+def states(stderr: str) -> dict[str, str]:
+    """Last reported state of each stage (plain progress lines)."""
+    found = {}
+    for match in re.finditer(
+        r"^\[stackbuild\] ([\w.-]+): (cached|built|building|failed|skipped|probing)", stderr, re.M
+    ):
+        found[match.group(1)] = match.group(2)
+    return found
+
+
+def plan(root: Path) -> dict[str, dict[str, str]]:
+    out = stackbuild(root, "plan", "reftest", "--json", check=True).stdout
+    return {row["stage"]: row for row in json.loads(out)["stages"]}
+
+
+def test_lock_check_passes(workspace: Path) -> None:
+    run = stackbuild(workspace, "lock", "--check", "reftest")
+    assert run.returncode == 0, run.stderr
+    assert "up to date" in run.stdout
+
+
+def test_build_prints_tags_runs_and_runtime_is_small(workspace: Path, engine: Engine) -> None:
+    run = stackbuild(workspace, "build", "reftest")
+    assert run.returncode == 0, run.stderr[-3000:]
+    tags = tags_of(run.stdout)
+    assert tags == {
+        "runtime": "stackbuild/reftest:8.3.rc1-910b-debian12-py3.11",
+        "devel": "stackbuild/reftest:8.3.rc1-910b-debian12-py3.11-devel",
+    }
+    assert "smoke: launch: passed" in run.stderr
+    result = engine.run(tags["runtime"], SMOKE)
+    assert result.exit_code == 0, result.output
+    assert "[INFO] Kernel launch success! Elapsed time:" in result.output
+    assert engine.size(tags["runtime"]) * 2 <= engine.size(tags["devel"])
+    labels = engine.labels(tags["runtime"])
+    assert labels["org.stackbuild.stage"] == "runtime-image"
+    assert json.loads(labels["org.stackbuild.inputs"])["platform"] == "linux/amd64"
+
+
+def test_second_build_is_all_cached(workspace: Path) -> None:
+    stackbuild(workspace, "build", "reftest", check=True)
+    run = stackbuild(workspace, "build", "reftest", check=True)
+    assert set(states(run.stderr).values()) == {"cached"}
+    assert "[stackbuild] 0 built, 11 cached" in run.stderr
+    assert all(row["status"] == "cached" for row in plan(workspace).values())
+
+
+def test_touching_harness_rebuilds_harness_and_finals(workspace: Path) -> None:
+    stackbuild(workspace, "build", "reftest", check=True)
+    source = workspace / "stacks" / "reference" / "harness" / "harness" / "__init__.py"
+    old = touch(source)
+    try:
+        rows = plan(workspace)
+        to_build = {name for name, row in rows.items() if row["status"] == "build"}
+        assert to_build == {"harness", "devel-image", "runtime-image"}
+        assert re.fullmatch(r"harness: source tree [0-9a-f]{12} -> [0-9a-f]{12}", rows["harness"]["why"])
+        assert rows["devel-image"]["why"] == "devel-image: parent harness rebuilt"
+        run = stackbuild(workspace, "build", "reftest", check=True)
+        built = {name for name, state in states(run.stderr).items() if state == "built"}
+        assert built == {"harness", "devel-image", "runtime-image"}
+    finally:
+        source.write_text(old)
+
+
+def test_touching_ascend_c_rebuilds_everything_downstream(workspace: Path) -> None:
+    stackbuild(workspace, "build", "reftest", check=True)
+    source = workspace / "stacks" / "reference" / "ascend-c" / "src" / "tile.c"
+    old = touch(source)
+    try:
+        rows = plan(workspace)
+        downstream = {"ascend-c", "tilelang-compiler", "ascend-kernel", "harness", "devel-image", "runtime-image"}
+        assert {name for name, row in rows.items() if row["status"] == "build"} == downstream
+        assert rows["ascend-c"]["why"].startswith("ascend-c: source tree ")
+        assert rows["tilelang-compiler"]["why"] == "tilelang-compiler: parent ascend-c rebuilt"
+        assert "parent" in rows["harness"]["why"] and "ascend-c" in rows["harness"]["why"]
+        for unaffected in ("base-devel", "toolkit", "tilelang", "runtime"):
+            assert rows[unaffected]["status"] == "cached"
+        run = stackbuild(workspace, "build", "reftest", check=True)
+        assert {n for n, s in states(run.stderr).items() if s == "built"} == downstream
+    finally:
+        source.write_text(old)

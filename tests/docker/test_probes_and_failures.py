@@ -1,0 +1,219 @@
+"""Broken variants of the reference stack: each probe kind fails its stage, named and explained."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from builder.engine import Engine
+from tests.conftest import ROOT
+from tests.docker.conftest import stackbuild, write_variant
+
+RUNTIME_STEPS = """      - cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+      - cmake --build build"""
+
+pytestmark = pytest.mark.docker
+
+
+def build_variant(root: Path, name: str, replacements: list[tuple[str, str]]) -> subprocess.CompletedProcess[str]:
+    write_variant(root, name, replacements)
+    stackbuild(root, "lock", name, check=True)
+    return stackbuild(root, "build", name, "--no-smoke")
+
+
+def test_empty_kernel_metadata_fails_elf_section_probe(workspace: Path) -> None:
+    run = build_variant(
+        workspace,
+        "reftest-emptymeta",
+        [
+            (
+                "    build: [make]\n    env:\n      ASCEND_KERNEL_LIB",
+                "    build:\n      - make\n      - objcopy --remove-section __kernel_info build/gemm_f32.o\n"
+                "      - objcopy --add-section __kernel_info=/dev/null build/gemm_f32.o\n"
+                "    env:\n      ASCEND_KERNEL_LIB",
+            )
+        ],
+    )
+    assert run.returncode == 1
+    assert (
+        "stage ascend-kernel failed: probe elf-section __kernel_info in build/gemm_f32.o failed: "
+        "__kernel_info is empty in build/gemm_f32.o"
+    ) in run.stderr
+    assert "likely cause: kernel compiled by a wrong or missing compiler path" in run.stderr
+    assert "[stackbuild] harness: skipped" in run.stderr
+
+
+def test_acl_copy_outside_toolkit_fails_linked_from_probe(workspace: Path) -> None:
+    run = build_variant(
+        workspace,
+        "reftest-strayacl",
+        [
+            (
+                RUNTIME_STEPS,
+                (
+                    "      - mkdir -p /opt/old-acl/lib64 && cp -r $ASCEND_TOOLKIT_HOME/include /opt/old-acl/"
+                    " && cp $ASCEND_TOOLKIT_HOME/lib64/libascendcl.so /opt/old-acl/lib64/\n"
+                    "      - cmake -S . -B build -DASCEND_CANN_PACKAGE_PATH=/opt/old-acl"
+                    " -DCMAKE_SHARED_LINKER_FLAGS=-Wl,--disable-new-dtags\n"
+                    "      - cmake --build build"
+                ),
+            )
+        ],
+    )
+    assert run.returncode == 1
+    assert (
+        "stage runtime failed: probe linked-from build/libascend_runtime.so within /usr/local/Ascend/ascend-toolkit "
+        "failed: build/libascend_runtime.so resolves libascendcl.so to /opt/old-acl/lib64/libascendcl.so, "
+        "outside /usr/local/Ascend/ascend-toolkit"
+    ) in run.stderr
+    assert "likely cause: the runtime is linked against an ACL outside the pinned toolkit" in run.stderr
+
+
+def test_unset_env_fails_env_probe(workspace: Path) -> None:
+    run = build_variant(workspace, "reftest-noenv", [("      ASCEND_C_INCLUDE: /opt/stack/ascend-c/include\n", "")])
+    assert run.returncode == 1
+    assert (
+        "stage ascend-c failed: probe env ASCEND_TOOLKIT_HOME ASCEND_C_HOME ASCEND_C_INCLUDE failed: "
+        "ASCEND_C_INCLUDE is not set"
+    ) in run.stderr
+
+
+def test_failing_command_probe_and_build_step(workspace: Path) -> None:
+    run = build_variant(workspace, "reftest-badcmd", [('expect: \'"kernel": "matmul"\'', "expect: 'no such output'")])
+    assert run.returncode == 1
+    assert (
+        "stage tilelang failed: probe command python3 -m tilelang examples/matmul.tl failed: output does not match"
+        in run.stderr
+    )
+    run = build_variant(
+        workspace,
+        "reftest-badstep",
+        [
+            (
+                "      - cmake -S . -B build -DCMAKE_BUILD_TYPE=Release",
+                "      - cmake -S . -B build -DASCEND_CANN_PACKAGE_PATH=/usr/local/Ascend/nowhere",
+            )
+        ],
+    )
+    assert run.returncode == 1
+    assert "stage runtime failed: The command '/bin/bash -o pipefail -c cmake -S . -B build" in run.stderr
+    assert "ASCENDCL not found under /usr/local/Ascend/nowhere" in run.stderr  # from the log tail
+    assert "full log: " in run.stderr and "likely cause: toolkit not installed or set_env.sh not sourced" in run.stderr
+
+
+def test_killed_builder_never_reuses_the_interrupted_stage(workspace: Path, engine: Engine) -> None:
+    pip = "      - python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index --target python .\n"
+    harness_env = "    env:\n      PYTHONPATH: /opt/stack/harness"
+    name = write_variant(workspace, "reftest-slow", [(pip + harness_env, "      - sleep 20\n" + pip + harness_env)])
+    stackbuild(workspace, "lock", name, check=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "builder", "--root", str(workspace), "build", name, "--no-smoke"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 600
+    for line in proc.stderr:
+        if line.startswith("[stackbuild] harness: building") or time.monotonic() > deadline:
+            break
+    time.sleep(5)  # inside the harness stage's `sleep 20`
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    plan = stackbuild(workspace, "plan", name, check=True).stdout
+    assert next(line for line in plan.splitlines() if line.startswith("harness ")).split()[1] == "build"
+    rerun = stackbuild(workspace, "build", name, "--no-smoke")
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "[stackbuild] harness: built" in rerun.stderr
+    assert "[stackbuild] runtime-image: built" in rerun.stderr
+
+
+@pytest.mark.parametrize("bad", [False, True], ids=["matching", "version-mismatch"])
+def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, bad: bool) -> None:
+    """The reference toolkit under CANN's real file name, zipped like the catalog, served over HTTP."""
+    import hashlib
+    import zipfile
+
+    from tests.helpers import http_server
+
+    arch = "x86_64"
+    real_name = f"Ascend-cann-toolkit_8.3.RC1_linux-{arch}"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "stacks" / "reference" / "toolkit" / "pack.py"),
+            "--arch",
+            arch,
+            "--package-name",
+            "Ascend-cann-toolkit",
+            "--version",
+            "8.2.RC1" if bad else "8.3.RC1",
+            "--output-dir",
+            str(tmp_path),
+            "--output-name",
+            f"{real_name}.run",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    archive = tmp_path / f"{real_name}.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        info = zipfile.ZipInfo(f"{real_name}.run", date_time=(2025, 1, 1, 0, 0, 0))
+        zf.writestr(info, (tmp_path / f"{real_name}.run").read_bytes())
+    payload = archive.read_bytes()
+    sha = hashlib.sha256(payload).hexdigest()
+    served: list[str] = []
+
+    def get(h: object) -> None:
+        handler = h  # BaseHTTPRequestHandler
+        served.append(handler.command)  # type: ignore[attr-defined]
+        handler.send_response(200)  # type: ignore[attr-defined]
+        handler.send_header("Content-Length", str(len(payload)))  # type: ignore[attr-defined]
+        handler.end_headers()  # type: ignore[attr-defined]
+        if handler.command == "GET":  # type: ignore[attr-defined]
+            handler.wfile.write(payload)  # type: ignore[attr-defined]
+
+    with http_server(get) as url:
+        name = f"reftest-cann-{'bad' if bad else 'ok'}"
+        write_variant(
+            workspace,
+            name,
+            [
+                ("  vendor: cpusim", "  vendor: huawei"),
+                (
+                    """      x86_64:
+        file: cpusim-cann-toolkit_8.3.RC1_linux-x86_64.run
+        generate: python3 reference/toolkit/pack.py --arch x86_64 --version 8.3.RC1 --output-dir {output_dir}
+""",
+                    f"""      x86_64:
+        file: {real_name}.zip
+        url: {url}/CANN/CANN%208.3.RC1/{real_name}.zip
+        sha256: "{sha}"
+""",
+                ),
+                ("  driver: none", "  driver: 25.3.RC1"),
+            ],
+        )
+        locked = stackbuild(workspace, "lock", name, "--allow-unsupported", "--arch", arch)
+        assert locked.returncode == 0, locked.stderr
+        assert "toolkit package for x86_64 differs from the catalog" in locked.stderr
+        run = stackbuild(workspace, "build", name, "--no-smoke")
+    assert "GET" in served
+    log = (workspace / ".stackbuild" / "logs" / name / arch / "toolkit.log").read_text()
+    if not bad:
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "[Toolkit] [INFO] installing Ascend-cann-toolkit 8.3.RC1" in log
+        assert "--full --quiet --install-for-all" in log
+    else:
+        assert run.returncode == 1
+        assert (
+            "stackbuild: toolkit version mismatch: the lock pins 8.3.RC1 but the installed package reports '8.2.RC1'"
+        ) in run.stderr
+        assert "stage toolkit failed" in run.stderr
+        assert "likely cause: the package installed a different CANN version than the lock pins" in run.stderr
