@@ -108,8 +108,8 @@ def test_failing_command_probe_and_build_step(workspace: Path) -> None:
 
 
 def test_killed_builder_never_reuses_the_interrupted_stage(workspace: Path, engine: Engine) -> None:
-    pip = "      - python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index --target python"
-    pip += " .\n"
+    pip = "      - python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index"
+    pip += " --target python .\n"
     harness_env = "    env:\n      PYTHONPATH: /opt/stack/harness"
     name = write_variant(workspace, "reftest-slow", [(pip + harness_env, "      - sleep 20\n" + pip + harness_env)])
     stackbuild(workspace, "lock", name, check=True)
