@@ -265,6 +265,28 @@ class Builder:
             return [probes.run_probe(engine, image, comp.id, p) for p in comp.probes]
         return []
 
+    def stages_to_build(self, plan: Plan, engine: Engine, result: BuildResult) -> set[str]:
+        """Stages whose image is missing and needed: walking down from the final images, a
+        present image ends the walk (its key covers every stage under it)."""
+        to_build: set[str] = set()
+        seen: set[str] = set()
+
+        def visit(name: str) -> None:
+            if name in seen:
+                return
+            seen.add(name)
+            image_id = engine.image_id(plan.stages[name].tag())
+            if image_id:
+                result.image_ids[name] = image_id
+                return
+            to_build.add(name)
+            for parent in plan.stages[name].parents:
+                visit(parent)
+
+        for final in ("devel-image", "runtime-image"):
+            visit(final)
+        return to_build
+
     def build_stage(self, plan: Plan, stage: Stage, log_file: Path, report: Callable[[str, str], None]) -> str:
         engine = self.engine()
         log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -312,24 +334,22 @@ class Builder:
             self.say(f"[stackbuild] note: {line} (building the working tree; --frozen refuses)")
         if plan.drift and self.frozen:
             raise StackbuildError("path sources differ from the lock and --frozen is set: relock")
-        done: set[str] = set()
+        to_build = self.stages_to_build(plan, engine, result)
+        done = {name for name in plan.stages if name not in to_build}
         failure: StageFailed | None = None
         with Reporter(statuses, live) as reporter, concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:
+            for stage in plan.order():
+                if stage.name in done:
+                    reporter.update(stage.name, "cached", stage.key[:12])
+                    plan_mod.record_build(self.cache, plan, stage)
             running: dict[concurrent.futures.Future[str], Stage] = {}
-            pending = list(plan.order())
+            pending = [s for s in plan.order() if s.name in to_build]
             while pending or running:
                 can_start = not failure and len(running) < self.jobs
                 ready = [s for s in pending if all(p in done for p in s.parents)] if can_start else []
                 if ready:
                     stage = ready[0]
                     pending.remove(stage)
-                    image_id = engine.image_id(stage.tag())
-                    if image_id:
-                        reporter.update(stage.name, "cached", stage.key[:12])
-                        plan_mod.record_build(self.cache, plan, stage)
-                        result.image_ids[stage.name] = image_id
-                        done.add(stage.name)
-                        continue
                     reporter.update(stage.name, "building", plan_mod.why(self.cache, plan, stage))
 
                     def report(state: str, note: str, name: str = stage.name) -> None:

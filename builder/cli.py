@@ -173,10 +173,10 @@ def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
 def cmd_plan(ctx: Context, args: argparse.Namespace) -> int:
     builder, loaded, path = builder_for(ctx, args)
     staged = plan.make_plan(loaded, builder.lock, path.parent, args.arch, builder.base_shas(args.arch))
-    engine = builder.engine()
+    to_build = builder.stages_to_build(staged, builder.engine(), build.BuildResult(staged, {}))
     rows = []
     for stage in staged.order():
-        cached = engine.image_id(stage.tag()) is not None
+        cached = stage.name not in to_build
         rows.append(
             {
                 "stage": stage.name,

@@ -1,0 +1,50 @@
+# The plain-Docker baseline of bench/build_bench.py: one hand-written multi-stage Dockerfile
+# doing the same six builds as stackbuild's reference stack, on the same base image, built
+# with `docker build` and its own layer cache. Each stage starts from the previous one, as
+# such files are usually written.
+ARG BASE
+FROM ${BASE} AS toolkit
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+COPY dist/ /tmp/dist/
+RUN bash /tmp/dist/cpusim-cann-toolkit_8.3.RC1_linux-x86_64.run --full --quiet --install-for-all && rm -rf /tmp/dist
+ENV ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest \
+    ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest \
+    LD_LIBRARY_PATH=/usr/local/Ascend/ascend-toolkit/latest/lib64 \
+    PATH=/usr/local/Ascend/ascend-toolkit/latest/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+FROM toolkit AS ascend-c
+COPY reference/ascend-c /opt/stack/ascend-c
+WORKDIR /opt/stack/ascend-c
+RUN make
+ENV ASCEND_C_HOME=/opt/stack/ascend-c ASCEND_C_INCLUDE=/opt/stack/ascend-c/include
+
+FROM ascend-c AS tilelang
+COPY reference/tilelang /opt/stack/tilelang
+WORKDIR /opt/stack/tilelang
+RUN python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index --target python .
+ENV PYTHONPATH=/opt/stack/tilelang/python
+
+FROM tilelang AS tilelang-compiler
+COPY reference/tilelang-compiler /opt/stack/tilelang-compiler
+WORKDIR /opt/stack/tilelang-compiler
+RUN python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index --target python .
+ENV PYTHONPATH=/opt/stack/tilelang-compiler/python:/opt/stack/tilelang/python \
+    PATH=/opt/stack/tilelang-compiler/python/bin:/usr/local/Ascend/ascend-toolkit/latest/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+FROM tilelang-compiler AS ascend-kernel
+COPY reference/ascend-kernel /opt/stack/ascend-kernel
+WORKDIR /opt/stack/ascend-kernel
+RUN make
+
+FROM ascend-kernel AS runtime
+COPY reference/runtime /opt/stack/runtime
+WORKDIR /opt/stack/runtime
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build
+ENV ASCEND_RUNTIME_LIB=/opt/stack/runtime/build/libascend_runtime.so
+
+FROM runtime AS harness
+COPY reference/harness /opt/stack/harness
+WORKDIR /opt/stack/harness
+RUN python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index --target python .
+ENV PYTHONPATH=/opt/stack/harness/python:/opt/stack/tilelang-compiler/python:/opt/stack/tilelang/python
+WORKDIR /opt/stack
