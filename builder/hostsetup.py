@@ -1,8 +1,9 @@
 """Host setup: install the host tools stackbuild and its tests need, saying what it does.
 
-Run as `python -m builder.hostsetup` (nox sessions call it). It only installs what is
-missing, with apt-get on Debian/Ubuntu as root, and prints each action; elsewhere it
-names the missing tools and exits non-zero instead of guessing.
+`python -m builder.hostsetup` checks the build tools (gcc, make, cmake, git, binutils);
+`--docker` also mmdebstrap and docker.io, and starts dockerd if no engine answers. nox
+sessions call it. It installs only what is missing, with apt-get on Debian/Ubuntu as root,
+printing each action; elsewhere it names what is missing and exits non-zero.
 """
 
 from __future__ import annotations
