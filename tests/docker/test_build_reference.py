@@ -8,24 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from builder import manifest
 from builder.engine import Engine
+from tests.conftest import ROOT
 from tests.docker.conftest import stackbuild, touch
 
-SMOKE = [
-    "python3",
-    "-m",
-    "harness.debug.launch_kernel",
-    "--kernel-path",
-    "/opt/stack/ascend-kernel/build/libascend_kernel.so",
-    "--grid-dim",
-    "1,1,1",
-    "--block-dim",
-    "16,16,1",
-    "--shared-mem",
-    "0",
-    "--args",
-    "float32,M,N,K,lda,ldb,ldc",
-]
+# The reference stack's own smoke command, run by hand in the image.
+SMOKE = ["bash", "-c", manifest.load(ROOT / "stacks" / "reference.yaml").smoke.command]
 
 pytestmark = pytest.mark.docker
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import http.server
 import os
 import signal
 import subprocess
 import sys
 import time
+import uuid
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,7 @@ import pytest
 from builder.engine import Engine
 from tests.conftest import ROOT
 from tests.docker.conftest import stackbuild, write_variant
+from tests.helpers import http_server
 
 RUNTIME_STEPS = """      - cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
       - cmake --build build"""
@@ -138,11 +143,6 @@ def test_killed_builder_never_reuses_the_interrupted_stage(workspace: Path, engi
 @pytest.mark.parametrize("bad", [False, True], ids=["matching", "version-mismatch"])
 def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, bad: bool) -> None:
     """The reference toolkit under CANN's real file name, zipped like the catalog, served over HTTP."""
-    import hashlib
-    import zipfile
-
-    from tests.helpers import http_server
-
     arch = "x86_64"
     real_name = f"Ascend-cann-toolkit_8.3.RC1_linux-{arch}"
     subprocess.run(
@@ -165,20 +165,21 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
     )
     archive = tmp_path / f"{real_name}.zip"
     with zipfile.ZipFile(archive, "w") as zf:
+        # A new archive each run, so the download really happens (the cache is content-addressed).
+        zf.comment = uuid.uuid4().hex.encode()
         info = zipfile.ZipInfo(f"{real_name}.run", date_time=(2025, 1, 1, 0, 0, 0))
         zf.writestr(info, (tmp_path / f"{real_name}.run").read_bytes())
     payload = archive.read_bytes()
     sha = hashlib.sha256(payload).hexdigest()
     served: list[str] = []
 
-    def get(h: object) -> None:
-        handler = h  # BaseHTTPRequestHandler
-        served.append(handler.command)  # type: ignore[attr-defined]
-        handler.send_response(200)  # type: ignore[attr-defined]
-        handler.send_header("Content-Length", str(len(payload)))  # type: ignore[attr-defined]
-        handler.end_headers()  # type: ignore[attr-defined]
-        if handler.command == "GET":  # type: ignore[attr-defined]
-            handler.wfile.write(payload)  # type: ignore[attr-defined]
+    def get(handler: http.server.BaseHTTPRequestHandler) -> None:
+        served.append(handler.command)
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        if handler.command == "GET":
+            handler.wfile.write(payload)
 
     with http_server(get) as url:
         name = f"reftest-cann-{'bad' if bad else 'ok'}"

@@ -218,22 +218,13 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
     site.write_text("repos: {}\n")
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "6.3.RC1")
     assert code == 1 and "not a supported combination (pass --allow-unsupported" in err
+    lock_allowed = ("--root", str(root), "--site-config", str(site), "lock", "6.3.RC1", "--allow-unsupported")
+    lock_allowed += ("--arch", "x86_64")
     repos = fake_upstream(tmp_path, ["team/ascend-c", "team/tilelang"])
     site.write_text(
         f"repos:\n  ascend-c: file://{repos}/team/ascend-c.git\n  tilelang: file://{repos}/team/tilelang.git\n"
     )
-    code, _, err = run_cli(
-        capsys,
-        "--root",
-        str(root),
-        "--site-config",
-        str(site),
-        "lock",
-        "6.3.RC1",
-        "--allow-unsupported",
-        "--arch",
-        "x86_64",
-    )
+    code, _, err = run_cli(capsys, *lock_allowed)
     assert code == 1 and "needs repos.tilelang-compiler in the site configuration" in err
     with http_server(get) as url:
         names = ["tilelang-compiler", "ascend-kernel", "runtime", "harness"]
@@ -243,18 +234,7 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
             + "".join(f"  {n}: file://{more}/team/{n}.git\n" for n in names)
             + f"url_rewrites:\n  - {{from: 'https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/', to: '{url}/'}}\n"
         )
-        code, _, err = run_cli(
-            capsys,
-            "--root",
-            str(root),
-            "--site-config",
-            str(site),
-            "lock",
-            "6.3.RC1",
-            "--allow-unsupported",
-            "--arch",
-            "x86_64",
-        )
+        code, _, err = run_cli(capsys, *lock_allowed)
     assert code == 0, err
     data = json.loads((root / "lockfiles" / "6.3.RC1.lock.json").read_text())
     assert {p["sha256"] for p in data["packages"]} == {hashlib.sha256(served).hexdigest()}
