@@ -218,8 +218,8 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
     site.write_text("repos: {}\n")
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "6.3.RC1")
     assert code == 1 and "not a supported combination (pass --allow-unsupported" in err
-    lock_allowed = ("--root", str(root), "--site-config", str(site), "lock", "6.3.RC1", "--allow-unsupported")
-    lock_allowed += ("--arch", "x86_64")
+    lock_allowed = ["--root", str(root), "--site-config", str(site), "lock", "6.3.RC1", "--allow-unsupported"]
+    lock_allowed += ["--arch", "x86_64"]
     repos = fake_upstream(tmp_path, ["team/ascend-c", "team/tilelang"])
     site.write_text(
         f"repos:\n  ascend-c: file://{repos}/team/ascend-c.git\n  tilelang: file://{repos}/team/tilelang.git\n"
