@@ -63,10 +63,10 @@ def docker_running() -> bool:
 
 def ensure_docker() -> None:
     """A running Docker engine: installed and started here if missing."""
+    ensure_commands(DOCKER_TOOLS)
     if os.environ.get("DOCKER_HOST") or docker_running():
         say("Docker engine reachable")
         return
-    ensure_commands(DOCKER_TOOLS)
     if os.geteuid() != 0:
         raise SetupError("no Docker engine is running and starting one needs root: start dockerd, then retry")
     say(f"starting dockerd (log: {DOCKERD_LOG})")
@@ -89,7 +89,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ensure_commands(BUILD_TOOLS)
         if args.docker:
-            ensure_commands(DOCKER_TOOLS)
             ensure_docker()
     except (SetupError, subprocess.CalledProcessError, OSError) as err:
         print(f"[host-setup] error: {err}", file=sys.stderr)
