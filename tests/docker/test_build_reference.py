@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from builder import manifest
+from builder import manifest, smoke
 from builder.engine import Engine
 from tests.conftest import ROOT
 from tests.docker.conftest import stackbuild, touch
@@ -108,3 +108,13 @@ def test_touching_ascend_c_rebuilds_everything_downstream(workspace: Path) -> No
         assert {n for n, s in states(run.stderr).items() if s == "built"} == downstream
     finally:
         source.write_text(old)
+
+
+def test_real_stack_smoke_without_npu_is_skipped_not_passed(workspace: Path) -> None:
+    if smoke.npu_devices():
+        pytest.skip("this host has an NPU: the launch itself runs here, not the no-device path")
+    stackbuild(workspace, "build", "reftest", check=True)
+    run = stackbuild(ROOT, "smoke", "stackbuild/reftest:8.3.rc1-910b-debian12-py3.11", "--stack", "8.5.0")
+    assert run.returncode == 0, run.stderr
+    assert "smoke: launch: skipped (no NPU device on this host); static checks passed" in run.stderr
+    assert "launch: passed" not in run.stderr

@@ -116,7 +116,11 @@ def test_killed_builder_never_reuses_the_interrupted_stage(workspace: Path, engi
     pip = "      - python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index"
     pip += " --target python .\n"
     harness_env = "    env:\n      PYTHONPATH: /opt/stack/harness"
-    name = write_variant(workspace, "reftest-slow", [(pip + harness_env, "      - sleep 20\n" + pip + harness_env)])
+    name = write_variant(
+        workspace,
+        "reftest-slow",
+        [(pip + harness_env, f"      - sleep 20 && echo {uuid.uuid4().hex}\n" + pip + harness_env)],
+    )
     stackbuild(workspace, "lock", name, check=True)
     proc = subprocess.Popen(
         [sys.executable, "-m", "builder", "--root", str(workspace), "build", name, "--no-smoke"],
@@ -126,9 +130,14 @@ def test_killed_builder_never_reuses_the_interrupted_stage(workspace: Path, engi
     )
     assert proc.stderr is not None
     deadline = time.monotonic() + 600
+    seen = False
     for line in proc.stderr:
-        if line.startswith("[stackbuild] harness: building") or time.monotonic() > deadline:
+        if line.startswith("[stackbuild] harness: building"):
+            seen = True
             break
+        if time.monotonic() > deadline:
+            break
+    assert seen, "the harness stage never started building"
     time.sleep(5)  # inside the harness stage's `sleep 20`
     proc.send_signal(signal.SIGKILL)
     proc.wait()
