@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from builder import lock, manifest, plan
 from builder.engine import Engine, EngineError
 from tests.conftest import ROOT
 
@@ -53,6 +54,10 @@ def write_variant(root: Path, name: str, replacements: list[tuple[str, str]]) ->
     return name
 
 
+def stage_tags(engine: Engine) -> set[str]:
+    return {tag for image in engine.client.images.list(name="stackbuild/stage/*") for tag in image.tags}
+
+
 @pytest.fixture(scope="session")
 def workspace(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("workspace")
@@ -63,8 +68,21 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Itera
     )
     write_variant(root, "reftest", [])
     stackbuild(root, "lock", "reftest", check=True)
+    before = stage_tags(engine)
     yield root
-    # Final tags of the scratch stacks; content-addressed stage images stay for reuse.
+    # Keep the stage images of the unmodified stack (the next run reuses them); drop the
+    # ones made for edited sources and variants, and the scratch stacks' final tags.
+    keep = {
+        s.tag()
+        for s in plan.make_plan(
+            manifest.load(root / "stacks" / "reftest.yaml"),
+            lock.read(root / "lockfiles" / "reftest.lock.json"),
+            root / "stacks",
+            lock.host_arch(),
+        ).order()
+    }
+    for tag in stage_tags(engine) - before - keep:
+        engine.remove(tag)
     for image in engine.client.images.list(name="stackbuild/reftest*"):
         for tag in image.tags:
             engine.remove(tag)
