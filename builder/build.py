@@ -31,7 +31,7 @@ from builder.errors import StackbuildError
 from builder.failures import diagnose
 from builder.fetch import Cache, HttpClient
 from builder.lock import Lock, LockedPackage, find_installer, generate_package, host_arch
-from builder.manifest import EnvProbe, Manifest
+from builder.manifest import Manifest
 from builder.plan import Plan, Stage
 from builder.siteconfig import SiteConfig
 
@@ -255,14 +255,12 @@ class Builder:
     # -- stages --------------------------------------------------------------------------
 
     def stage_probes(self, stage: Stage, image: str) -> list[probes.ProbeResult]:
-        engine = self.engine()
         if stage.kind == "toolkit":
-            env = EnvProbe(kind="env", set=[], paths=["ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"])
-            return [probes.set_env_probe(engine, image), probes.run_probe(engine, image, "", env)]
+            return probes.toolkit_probes(self.engine(), image)
         if stage.kind == "component":
             assert stage.component is not None
             comp = self.manifest.component(stage.component)
-            return [probes.run_probe(engine, image, comp.id, p) for p in comp.probes]
+            return probes.component_probes(self.engine(), image, comp.id, comp.probes)
         return []
 
     def stages_to_build(self, plan: Plan, engine: Engine, result: BuildResult) -> set[str]:

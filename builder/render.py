@@ -59,6 +59,24 @@ def env_value(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def env_block(pairs: list[tuple[str, str]]) -> str:
+    """ENV instructions for the variables, in order, as few as Docker's rules allow.
+
+    One ENV instruction sees the values from before it, so a variable that refers to one set
+    in the same instruction (or is set twice) starts a new instruction.
+    """
+    groups: list[list[tuple[str, str]]] = []
+    names: set[str] = set()
+    for name, value in pairs:
+        refers = any(f"${n}" in value or f"${{{n}" in value for n in names)
+        if not groups or refers or name in names:
+            groups.append([])
+            names = set()
+        groups[-1].append((name, value))
+        names.add(name)
+    return "\n".join("ENV " + " \\\n    ".join(f'{n}="{env_value(v)}"' for n, v in group) for group in groups)
+
+
 @dataclass(frozen=True)
 class PackageStep:
     kind: str
@@ -90,14 +108,14 @@ def toolkit(lock: Lock, base_image: str, packages: list[LockedPackage]) -> str:
         "toolkit",
         base_image=base_image,
         packages=package_steps(packages),
-        toolkit_env=[(n, env_value(v)) for n, v in TOOLKIT_ENV],
+        toolkit_env=env_block(list(TOOLKIT_ENV)),
         toolkit_root=TOOLKIT_ROOT,
         version=lock.toolkit_version,
     )
 
 
 def component_env(manifest: Manifest, ids: list[str]) -> list[tuple[str, str]]:
-    return [(n, env_value(v)) for cid in ids for n, v in manifest.component(cid).env.items()]
+    return [(n, v) for cid in ids for n, v in manifest.component(cid).env.items()]
 
 
 def component(
@@ -112,7 +130,7 @@ def component(
         source=source.describe(),
         toolkit_image=toolkit_image,
         deps=[{"id": d, "image": image} for d, image in deps],
-        env=component_env(manifest, [d for d, _ in deps] + [component_id]),
+        env=env_block(component_env(manifest, [d for d, _ in deps] + [component_id])),
         steps=comp.build,
         artifacts=[a.path for a in comp.artifacts],
     )
@@ -123,7 +141,7 @@ def devel(manifest: Manifest, toolkit_image: str, components: list[tuple[str, st
         "devel",
         toolkit_image=toolkit_image,
         components=[{"id": c, "image": image} for c, image in components],
-        env=component_env(manifest, [c for c, _ in components]),
+        env=env_block(component_env(manifest, [c for c, _ in components])),
     )
 
 
@@ -156,5 +174,5 @@ def runtime(
         toolkit_root=TOOLKIT_ROOT,
         version=lock.toolkit_version,
         artifacts=artifacts,
-        env=[(n, env_value(v)) for n, v in TOOLKIT_ENV] + component_env(manifest, [c for c, _ in components]),
+        env=env_block(list(TOOLKIT_ENV) + component_env(manifest, [c for c, _ in components])),
     )

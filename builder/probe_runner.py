@@ -1,0 +1,136 @@
+"""Runs a stage's probes inside its image, in one container: `python3 -c <this file> PROBES_JSON`.
+
+Standard library only (it runs in the image's Python). Prints one JSON list of
+{"ok": bool, "message": str}, one per probe, in order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+from typing import Any
+
+ProbeSpec = dict[str, Any]
+Outcome = tuple[bool, str]
+
+
+def elf_section_size(path: str, name: str) -> int | str:
+    """Size of the named section, or a string saying why there is none."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        return f"{path}: {err.strerror}"
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return f"{path} is not an ELF64 file"
+    shoff: int = struct.unpack_from("<Q", data, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    strtab = struct.unpack_from("<IIQQQQIIQQ", data, shoff + shstrndx * shentsize)[4]
+    for i in range(shnum):
+        header = struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+        start = strtab + header[0]
+        if data[start : data.index(b"\0", start)].decode() == name:
+            size: int = header[5]
+            return size
+    return f"{path} has no {name} section"
+
+
+def elf_section(probe: ProbeSpec) -> Outcome:
+    size = elf_section_size(probe["file"], probe["section"])
+    if isinstance(size, str):
+        return False, size
+    if size == 0:
+        return False, f"{probe['section']} is empty in {probe['file']}"
+    return True, f"{probe['section']}: {size} bytes"
+
+
+def linked_from(probe: ProbeSpec) -> Outcome:
+    run = subprocess.run(["ldd", probe["file"]], capture_output=True, text=True)
+    if run.returncode != 0:
+        return False, f"ldd {probe['file']} failed: {(run.stdout + run.stderr).strip()}"
+    resolved: dict[str, str] = {}
+    for line in run.stdout.splitlines():
+        if "=>" in line:
+            lib, _, where = line.strip().partition("=>")
+            resolved[lib.strip()] = where.strip().split(" (")[0]
+    missing = [lib for lib, where in resolved.items() if where == "not found"]
+    if missing:
+        return False, f"{probe['file']} needs {', '.join(missing)}: not found"
+    within = probe["within"].rstrip("/") + "/"
+    for lib in probe["libraries"]:
+        target = resolved.get(lib)
+        if target is None:
+            return False, f"{probe['file']} does not link {lib}"
+        if not target.startswith(within):
+            return False, f"{probe['file']} resolves {lib} to {target}, outside {probe['within']}"
+    return True, ", ".join(f"{lib} -> {resolved[lib]}" for lib in probe["libraries"]) or "all resolve"
+
+
+def env(probe: ProbeSpec) -> Outcome:
+    bad = [f"{v} is not set" for v in probe["set"] + probe["paths"] if not os.environ.get(v)]
+    bad += [
+        f"{v}={os.environ[v]} does not exist"
+        for v in probe["paths"]
+        if os.environ.get(v) and not os.path.exists(os.environ[v])
+    ]
+    return not bad, "; ".join(bad) or "all set"
+
+
+def command(probe: ProbeSpec) -> Outcome:
+    run = subprocess.run(["bash", "-c", probe["run"]], capture_output=True, text=True)
+    output = run.stdout + run.stderr
+    if run.returncode != probe["exit_code"]:
+        tail = " | ".join(output.strip().splitlines()[-3:])
+        return False, f"exit code {run.returncode}, expected {probe['exit_code']}: {tail}"
+    if probe.get("expect") and not re.search(probe["expect"], output):
+        return False, f"output does not match {probe['expect']!r}"
+    return True, f"exit code {run.returncode}"
+
+
+def environment_of(script: str | None) -> dict[str, str]:
+    """The variables a clean bash has after sourcing script (None: just a clean bash)."""
+    source = f"source {script} >/dev/null && " if script else "export PATH && "
+    dump = "import json, os; print(json.dumps(dict(os.environ)))"
+    run = subprocess.run(["env", "-i", "bash", "-c", f"{source}python3 -c '{dump}'"], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"cannot source {script}: {run.stderr.strip()[-200:]}")
+    environment: dict[str, str] = json.loads(run.stdout)
+    return environment
+
+
+def set_env(probe: ProbeSpec) -> Outcome:
+    """The image's ENV covers every path element set_env.sh adds to a clean bash."""
+    try:
+        sourced, clean = environment_of(probe["script"]), environment_of(None)
+    except RuntimeError as err:
+        return False, str(err)
+    problems = []
+    for var, value in sourced.items():
+        before = clean.get(var, "").split(":")
+        have = os.environ.get(var, "").split(":")
+        missing = [p for p in value.split(":") if p and p not in before and p not in have]
+        if missing:
+            problems.append(f"{var} lacks {':'.join(missing)}")
+    return not problems, "; ".join(problems) or "ENV matches set_env.sh"
+
+
+KINDS = {"elf-section": elf_section, "linked-from": linked_from, "env": env, "command": command, "set-env": set_env}
+
+
+def main() -> None:
+    results: list[dict[str, Any]] = []
+    for probe in json.loads(sys.argv[1]):
+        try:
+            ok, message = KINDS[probe["kind"]](probe)
+        except Exception as err:  # a probe that crashes is a failed probe, with the reason
+            ok, message = False, f"{type(err).__name__}: {err}"
+        results.append({"ok": ok, "message": message})
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
