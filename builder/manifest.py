@@ -45,6 +45,16 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def no_credentials(url: str | None) -> str | None:
+    """URLs end up in locks and logs: a user:password@ part is refused (without echoing it)."""
+    if url and re.match(r"^[a-z][a-z0-9+.-]*://[^/@\s]+@", url, re.IGNORECASE):
+        raise ValueError(
+            "the URL carries credentials (user:password@): use a git credential helper, "
+            "`docker login` or the site configuration's URL rewrites instead"
+        )
+    return url
+
+
 class Package(Model):
     """One installer file for one architecture: downloaded from `url`, or made by `generate`."""
 
@@ -59,6 +69,8 @@ class Package(Model):
         pattern=SHA256_PATTERN,
         description="expected sha256 (hex); without it the lock pins the first download",
     )
+
+    _url = field_validator("url")(no_credentials)
 
     @model_validator(mode="after")
     def one_origin(self) -> Package:
@@ -136,6 +148,8 @@ class Source(Model):
     git: str | None = Field(default=None, description="repository URL, or site:NAME for the site config's repos")
     ref: str | None = Field(default=None, description="branch, tag or commit of the git source")
     path: str | None = Field(default=None, description="directory, relative to the manifest")
+
+    _git = field_validator("git")(no_credentials)
 
     @model_validator(mode="after")
     def one_kind(self) -> Source:

@@ -78,3 +78,11 @@ def test_components_ordered_by_graph_not_file_order(tmp_path: Path) -> None:
     loaded = manifest.load(path)
     assert [c.id for c in loaded.components] == ["second", "first"]
     assert manifest.topological_order(loaded.components) == ["first", "second"]
+
+
+def test_credentials_in_urls_are_refused_without_echoing_them(capsys: pytest.CaptureFixture[str]) -> None:
+    path = ROOT / "tests" / "manifests" / "broken" / "25-credentials-in-url.yaml"
+    assert "ghp_s3cr3t" in path.read_text()
+    code, out, err = run_cli(capsys, "validate", str(path))
+    assert code == 2
+    assert "ghp_s3cr3t" not in out + err
