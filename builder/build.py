@@ -29,7 +29,7 @@ from builder import probes, smoke, sources
 from builder.engine import BuildFailed, Engine
 from builder.errors import StackbuildError
 from builder.failures import diagnose
-from builder.fetch import Cache, HttpClient
+from builder.fetch import Cache, HttpClient, Progress
 from builder.lock import Lock, LockedPackage, find_installer, generate_package, host_arch
 from builder.manifest import Manifest
 from builder.plan import Plan, Stage
@@ -209,7 +209,8 @@ class Builder:
         else:
             assert package.url is not None
             self.say(f"[stackbuild] toolkit: downloading {package.file}")
-            sha = self.client.download(self.site.rewrite(package.url), self.cache, package.sha256)
+            progress = Progress(f"[stackbuild] toolkit: {package.file}", self.say)
+            sha = self.client.download(self.site.rewrite(package.url), self.cache, package.sha256, progress)
         if sha != package.sha256:
             raise StackbuildError(f"{package.file}: sha256 {sha}, the lock pins {package.sha256}: relock")
         return self.cache.blob(sha)

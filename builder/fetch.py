@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -46,6 +47,22 @@ def sha256_file(path: Path) -> str:
         while chunk := f.read(CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+class Progress:
+    """Download progress as a line every few seconds (downloads of CANN packages take minutes)."""
+
+    def __init__(self, name: str, say: Callable[[str], None], every: float = 5.0) -> None:
+        self.name, self.say, self.every = name, say, every
+        self.last = time.monotonic()
+
+    def __call__(self, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every:
+            return
+        self.last = now
+        share = f"{100 * done / total:.0f}% of {total / 1e6:.0f} MB" if total else f"{done / 1e6:.0f} MB"
+        self.say(f"  {self.name}: {share}")
 
 
 class DownloadError(StackbuildError):

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from builder import base as base_mod
 from builder import sources
 from builder.errors import StackbuildError
-from builder.fetch import Cache, HttpClient, sha256_file
+from builder.fetch import Cache, HttpClient, Progress, sha256_file
 from builder.manifest import Arch, Manifest, Package, topological_order
 from builder.siteconfig import SiteConfig
 
@@ -184,7 +184,7 @@ def pin_package(
             size = client.head(site.rewrite(package.url))
         else:
             say(f"  {package.file}: no sha256 in the manifest, downloading to pin it")
-            sha = client.download(site.rewrite(package.url), cache)
+            sha = client.download(site.rewrite(package.url), cache, progress=Progress(f"  {package.file}", say))
             size = cache.blob(sha).stat().st_size
     return LockedPackage(
         kind=kind, arch=arch, file=package.file, url=package.url, generate=package.generate, sha256=sha, size=size

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.fetch import Cache, DownloadError, HttpClient, redact
+from builder.fetch import Cache, DownloadError, HttpClient, Progress, redact
 from tests.helpers import http_server
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
@@ -113,3 +113,14 @@ def test_cached_blob_is_not_downloaded_again(tmp_path: Path) -> None:
 
 def test_credentials_are_redacted() -> None:
     assert redact("https://bob:s3cret@repo.internal:8443/a.zip") == "https://repo.internal:8443/a.zip"
+
+
+def test_progress_lines_are_throttled() -> None:
+    lines: list[str] = []
+    progress = Progress("Ascend-cann-toolkit.zip", lines.append, every=0.0)
+    progress(50_000_000, 200_000_000)
+    progress(100_000_000, None)
+    assert lines == ["  Ascend-cann-toolkit.zip: 25% of 200 MB", "  Ascend-cann-toolkit.zip: 100 MB"]
+    quiet = Progress("x", lines.append, every=3600)
+    quiet(1, 2)
+    assert len(lines) == 2
