@@ -8,7 +8,6 @@ import hashlib
 import io
 import json
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+import docker.errors
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
@@ -228,14 +228,12 @@ class Builder:
         mirror = self.cache.root / "git" / f"{hashlib.sha256(source.url.encode()).hexdigest()[:16]}.git"
         url = self.site.repo_url(source.url)
         if not mirror.is_dir():
-            subprocess.run(["git", "clone", "--quiet", "--mirror", url, str(mirror)], check=True)
+            sources.git("clone", "--quiet", "--mirror", url, str(mirror), timeout=1800)
         else:
-            subprocess.run(["git", "-C", str(mirror), "fetch", "--quiet", "--prune"], check=True)
+            sources.git("-C", str(mirror), "fetch", "--quiet", "--prune", timeout=1800)
         with tempfile.TemporaryDirectory() as tmp:
             archive = Path(tmp) / "src.tar"
-            subprocess.run(
-                ["git", "-C", str(mirror), "archive", "--prefix=src/", "-o", str(archive), source.commit], check=True
-            )
+            sources.git("-C", str(mirror), "archive", "--prefix=src/", "-o", str(archive), source.commit)
             with tarfile.open(archive) as src:
                 for member in src.getmembers():
                     tar.addfile(member, src.extractfile(member) if member.isfile() else None)
@@ -311,7 +309,11 @@ class Builder:
                     stage.name, err.args[0], err.log_tail[-15:], log_file, diagnose(err.log_tail)
                 ) from err
             report("probing", "")
-            results = self.stage_probes(stage, image_id)
+            try:
+                results = self.stage_probes(stage, image_id)
+            except docker.errors.DockerException as err:
+                engine.remove(image_id)
+                raise StageFailed(stage.name, f"cannot run its probes: {err}", [], log_file, None) from err
             for result in results:
                 write(f"# probe {result.name}: {'ok' if result.ok else 'FAILED'}: {result.message}")
             failed = [r for r in results if not r.ok]
@@ -367,6 +369,11 @@ class Builder:
                     except StageFailed as err:
                         reporter.update(stage.name, "failed", err.reason)
                         failure = failure or err
+                        continue
+                    except StackbuildError as err:  # preparing the context: a download, a bootstrap
+                        reporter.update(stage.name, "failed", str(err))
+                        log_file = log_dir / f"{stage.name}.log"
+                        failure = failure or StageFailed(stage.name, str(err), [], log_file, None)
                         continue
                     plan_mod.record_build(self.cache, plan, stage)
                     reporter.update(stage.name, "built", stage.key[:12])

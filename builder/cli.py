@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -307,8 +308,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"stackbuild: error: {err}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
-        print("stackbuild: interrupted", file=sys.stderr)
-        return 130
+        # Stage images are tagged only after their probes pass, so stopping here leaves nothing
+        # that looks built; exit at once instead of waiting for builds still in flight.
+        print("stackbuild: interrupted; nothing unfinished is tagged, run the command again to go on", file=sys.stderr)
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(130)
     return code
 
 

@@ -129,7 +129,7 @@ def make_plan(
             ["base-devel"],
             render.toolkit(lock, image("base-devel"), packages),
             _sha(package_shas),
-            f"packages {', '.join(p.file for p in packages)}",
+            f"packages {_sha(package_shas)}",
         )
     )
     needs = transitive_deps(manifest)

@@ -20,7 +20,7 @@ class SourceError(StackbuildError):
     pass
 
 
-def _git(*args: str, cwd: Path | None = None, timeout: float = 120) -> str:
+def git(*args: str, cwd: Path | None = None, timeout: float = 120) -> str:
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C")
     try:
         run = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -38,7 +38,7 @@ def resolve_ref(url: str, ref: str) -> str:
     if COMMIT.match(ref):
         return ref
     try:
-        out = _git("ls-remote", "--", url, ref, f"refs/heads/{ref}", f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}")
+        out = git("ls-remote", "--", url, ref, f"refs/heads/{ref}", f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}")
     except SourceError as err:
         raise SourceError(f"{redact(url)}: cannot list refs: {err}") from err
     refs: dict[str, str] = {}
@@ -54,7 +54,7 @@ def resolve_ref(url: str, ref: str) -> str:
 def _listed_files(root: Path) -> list[Path]:
     """Files of a tree: git's view (tracked + untracked, not ignored) inside a checkout."""
     try:
-        out = _git("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".", cwd=root)
+        out = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".", cwd=root)
         names = [n for n in out.split("\0") if n]
         return sorted(Path(n) for n in names if (root / n).is_file() or (root / n).is_symlink())
     except SourceError:

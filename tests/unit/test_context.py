@@ -1,0 +1,69 @@
+"""Build contexts: a git component's context is its tree at the locked commit, nothing else."""
+
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from builder import build, lock, manifest, plan
+from builder.fetch import Cache, HttpClient
+from builder.siteconfig import SiteConfig
+from tests.helpers import commit, make_repo
+
+MANIFEST = """\
+schema: 1
+name: ctx
+toolkit:
+  vendor: cpusim
+  version: 8.3.RC1
+  chip: 910b
+  packages:
+    toolkit:
+      x86_64: {file: tk.run, generate: "printf tk > {output_dir}/tk.run"}
+host: {driver: none}
+platform: {os: debian, os_version: "12", python: "3.11", architectures: [x86_64]}
+base: {image: "debian@sha256:1111111111111111111111111111111111111111111111111111111111111111"}
+components:
+  - id: lib
+    source: {git: "REPO", ref: main}
+  - id: app
+    source: {path: app}
+smoke: {command: "true", expect: ""}
+"""
+
+
+def members(data: bytes) -> dict[str, bytes]:
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        return {m.name: (tar.extractfile(m).read() if m.isfile() else b"") for m in tar.getmembers()}  # type: ignore[union-attr]
+
+
+def test_contexts_hold_only_the_pinned_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = Cache(tmp_path / "cache")
+    repo = tmp_path / "lib"
+    locked_commit = make_repo(repo, "locked content")
+    stacks = tmp_path / "stacks"
+    (stacks / "app" / "build").mkdir(parents=True)
+    (stacks / "app" / "main.c").write_text("int main(void) { return 0; }\n")
+    (stacks / "app" / "build" / "stale.o").write_text("left over from a local build")
+    (stacks / "ctx.yaml").write_text(MANIFEST.replace("REPO", f"file://{repo}"))
+    loaded = manifest.load(stacks / "ctx.yaml")
+    pinned = lock.resolve(loaded, stacks, SiteConfig(), cache, HttpClient(), lambda _: None)
+    commit(repo, "moved on")  # the branch moves after the lock
+    builder = build.Builder(loaded, pinned, stacks, SiteConfig(), cache, tmp_path / "logs")
+    staged = plan.make_plan(loaded, pinned, stacks, "x86_64")
+
+    out = io.BytesIO()
+    builder.write_context(staged, staged.stages["lib"], out)
+    files = members(out.getvalue())
+    assert files["src/README"] == b"locked content"
+    assert files["Dockerfile"].decode() == staged.stages["lib"].dockerfile
+    assert staged.stages["lib"].inputs["context"] == f"git:{locked_commit}"
+
+    out = io.BytesIO()
+    builder.write_context(staged, staged.stages["app"], out)
+    assert sorted(members(out.getvalue())) == ["Dockerfile", "src/main.c"]  # build/ never goes in
+
+    out = io.BytesIO()
+    builder.write_context(staged, staged.stages["toolkit"], out)
+    assert members(out.getvalue())["packages/tk.run"] == b"tk"
