@@ -299,21 +299,25 @@ class Builder:
                 log.write(line + "\n")
                 log.flush()
 
-            write(f"# stage {stage.name} key {stage.key}\n# {stage.context_note}")
+            write(f"# stage {stage.name} key {stage.key}" + (f"\n# {stage.context_note}" if stage.context_note else ""))
+            started = time.monotonic()
             self.write_context(plan, stage, context)
             context.seek(0)
+            write(f"# context ready in {time.monotonic() - started:.2f}s")
             try:
                 image_id = engine.build(context, write, labels, plan.platform)
             except BuildFailed as err:
                 raise StageFailed(
                     stage.name, err.args[0], err.log_tail[-15:], log_file, diagnose(err.log_tail)
                 ) from err
+            write(f"# image built in {time.monotonic() - started:.2f}s")
             report("probing", "")
             try:
                 results = self.stage_probes(stage, image_id)
             except docker.errors.DockerException as err:
                 engine.remove(image_id)
                 raise StageFailed(stage.name, f"cannot run its probes: {err}", [], log_file, None) from err
+            write(f"# built and probed in {time.monotonic() - started:.2f}s")
             for result in results:
                 write(f"# probe {result.name}: {'ok' if result.ok else 'FAILED'}: {result.message}")
             failed = [r for r in results if not r.ok]
