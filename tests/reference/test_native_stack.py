@@ -148,3 +148,11 @@ def test_out_of_order_and_wrong_toolkit_fail_loudly(native_stack: dict[str, str]
         ["cmake", "-S", str(REFERENCE / "runtime"), "-B", str(tmp_path / "b")], env=bare, capture_output=True, text=True
     )
     assert cmake.returncode != 0 and "ASCEND_TOOLKIT_HOME is not set" in cmake.stderr
+
+
+def test_result_mismatch_exits_non_zero(native_stack: dict[str, str]) -> None:
+    # float32 accumulation is never exact against the float64 reference: a zero tolerance fails.
+    result = launch(native_stack, "--tolerance", "0")
+    assert result.returncode == 1
+    assert "[INFO] Kernel launch success!" in result.stdout
+    assert "[ERROR] Result mismatch: max error" in result.stderr
