@@ -262,10 +262,13 @@ class Builder:
             return probes.component_probes(self.engine(), image, comp.id, comp.probes)
         return []
 
-    def stages_to_build(self, plan: Plan, engine: Engine, result: BuildResult) -> set[str]:
-        """Stages whose image is missing and needed: walking down from the final images, a
-        present image ends the walk (its key covers every stage under it)."""
+    def stages_to_build(self, plan: Plan, engine: Engine) -> tuple[set[str], dict[str, str]]:
+        """(stages whose image is missing and needed, image ids of the present ones met).
+
+        Walking down from the final images, a present image ends the walk: its key covers
+        every stage under it."""
         to_build: set[str] = set()
+        present: dict[str, str] = {}
         seen: set[str] = set()
 
         def visit(name: str) -> None:
@@ -274,7 +277,7 @@ class Builder:
             seen.add(name)
             image_id = engine.image_id(plan.stages[name].tag())
             if image_id:
-                result.image_ids[name] = image_id
+                present[name] = image_id
                 return
             to_build.add(name)
             for parent in plan.stages[name].parents:
@@ -282,7 +285,7 @@ class Builder:
 
         for final in ("devel-image", "runtime-image"):
             visit(final)
-        return to_build
+        return to_build, present
 
     def build_stage(self, plan: Plan, stage: Stage, log_file: Path, report: Callable[[str, str], None]) -> str:
         engine = self.engine()
@@ -339,7 +342,8 @@ class Builder:
             self.say(f"[stackbuild] note: {line} (building the working tree; --frozen refuses)")
         if plan.drift and self.frozen:
             raise StackbuildError("path sources differ from the lock and --frozen is set: relock")
-        to_build = self.stages_to_build(plan, engine, result)
+        to_build, present = self.stages_to_build(plan, engine)
+        result.image_ids.update(present)
         done = {name for name in plan.stages if name not in to_build}
         failure: StageFailed | None = None
         with Reporter(statuses, live) as reporter, concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:

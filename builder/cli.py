@@ -174,7 +174,7 @@ def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
 def cmd_plan(ctx: Context, args: argparse.Namespace) -> int:
     builder, loaded, path = builder_for(ctx, args)
     staged = plan.make_plan(loaded, builder.lock, path.parent, args.arch, builder.base_shas(args.arch))
-    to_build = builder.stages_to_build(staged, builder.engine(), build.BuildResult(staged, {}))
+    to_build, _ = builder.stages_to_build(staged, builder.engine())
     rows = []
     for stage in staged.order():
         cached = stage.name not in to_build
