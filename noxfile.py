@@ -29,11 +29,12 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff and mypy."""
+    """ruff (check + format), mypy (strict) and the import contract (import-linter)."""
     session.install("-e", ".[lint,test]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+    session.run("lint-imports")
 
 
 @nox.session

@@ -13,6 +13,7 @@ stage images (but the bases) to make the cold build cold.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -27,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from builder.engine import Engine  # noqa: E402
+from builder.engine.docker_engine import DockerEngine  # noqa: E402
 
 STACK = "benchref"
 BASELINE_TAG = "stackbuild-bench/baseline:latest"
@@ -76,7 +77,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     args = parser.parse_args()
-    engine = Engine()
+    engine = DockerEngine()
     with tempfile.TemporaryDirectory(prefix="stackbuild-bench.") as tmp:
         root = Path(tmp)
         stacks = root / "stacks"
@@ -90,7 +91,11 @@ def main() -> int:
         print("bench: locking and preparing the base images (not timed)", file=sys.stderr)
         stackbuild(root, "lock", STACK)
         stackbuild(root, "build", STACK, "--no-smoke")  # ensures base images exist
-        base_image = next(t for i in engine.client.images.list(name="stackbuild/stage/base-devel") for t in i.tags)
+        plan = sh(
+            sys.executable, "-m", "builder", "--root", str(root), "plan", STACK, "--json", env={"PYTHONPATH": str(ROOT)}
+        )
+        base_key = next(s["key"] for s in json.loads(plan.stdout)["stages"] if s["stage"] == "base-devel")
+        base_image = f"stackbuild/stage/base-devel:{base_key}"
         # The baseline context: the same sources plus the toolkit installer.
         shutil.copy(ROOT / "bench" / "baseline.Dockerfile", stacks / "baseline.Dockerfile")
         sh(
@@ -103,10 +108,9 @@ def main() -> int:
         )
 
         def make_cold() -> None:
-            for image in engine.client.images.list(name="stackbuild/stage/*"):
-                for tag in image.tags:
-                    if not tag.split(":")[0].endswith(("base-devel", "base-runtime")):
-                        engine.remove(tag)
+            for tag in engine.tags("stackbuild/stage/*"):
+                if not tag.split(":")[0].endswith(("base-devel", "base-runtime")):
+                    engine.remove(tag)
             engine.remove(BASELINE_TAG)
             engine.client.images.prune(filters={"dangling": True})
 
@@ -119,9 +123,8 @@ def main() -> int:
         touch(stacks / "reference" / "ascend-c" / "src" / "tile.c")
         rows.append(("touch ascend-c", stackbuild(root, "build", STACK, "--no-smoke"), baseline(stacks, base_image)))
         engine.remove(BASELINE_TAG)
-        for image in engine.client.images.list(name=f"stackbuild/{STACK}"):
-            for tag in image.tags:
-                engine.remove(tag)
+        for tag in engine.tags(f"stackbuild/{STACK}"):
+            engine.remove(tag)
 
     info = engine.client.info()
     machine = (

@@ -52,13 +52,10 @@ def ensure_commands(commands: dict[str, str]) -> None:
 
 
 def docker_running() -> bool:
-    try:
-        import docker
+    # Imported here: the build-tools check runs before the project's dependencies are installed.
+    from builder.engine.docker_engine import reachable
 
-        docker.from_env(timeout=5).ping()
-        return True
-    except Exception:  # any failure to reach the engine means: not running for us
-        return False
+    return reachable()
 
 
 def ensure_docker() -> None:

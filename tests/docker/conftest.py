@@ -18,17 +18,31 @@ from pathlib import Path
 
 import pytest
 
-from builder import lock, manifest, plan
-from builder.engine import Engine, EngineError
+from builder import lock, manifest
+from builder.engine import EngineError
+from builder.engine.docker_engine import DockerEngine
+from builder.inputs.site import SiteConfig
+from builder.model.arch import Arch
+from builder.plan.make import make_plan
+from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.stage import Plan
+from builder.store.cache import Cache
 from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="session")
-def engine() -> Engine:
+def engine() -> DockerEngine:
     try:
-        return Engine()
+        return DockerEngine()
     except EngineError as err:
         pytest.fail(f"the Docker tier needs a running engine: {err}")
+
+
+def plan_of(root: Path, stack: str) -> Plan:
+    path = root / "stacks" / f"{stack}.yaml"
+    locked = lock.read(root / "lockfiles" / f"{stack}.lock.json")
+    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(), Arch.host())
+    return make_plan(resolve_inputs(request, prepare=False, say=print))
 
 
 def stackbuild(root: Path, *args: str, check: bool = False, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
@@ -54,12 +68,12 @@ def write_variant(root: Path, name: str, replacements: list[tuple[str, str]]) ->
     return name
 
 
-def stage_tags(engine: Engine) -> set[str]:
-    return {tag for image in engine.client.images.list(name="stackbuild/stage/*") for tag in image.tags}
+def stage_tags(engine: DockerEngine) -> set[str]:
+    return engine.tags("stackbuild/stage/*")
 
 
 @pytest.fixture(scope="session")
-def workspace(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[Path]:
+def workspace(tmp_path_factory: pytest.TempPathFactory, engine: DockerEngine) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("workspace")
     shutil.copytree(
         ROOT / "stacks" / "reference",
@@ -72,20 +86,11 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Itera
     yield root
     # Keep the stage images of the unmodified stack (the next run reuses them); drop the
     # ones made for edited sources and variants, and the scratch stacks' final tags.
-    keep = {
-        s.tag()
-        for s in plan.make_plan(
-            manifest.load(root / "stacks" / "reftest.yaml"),
-            lock.read(root / "lockfiles" / "reftest.lock.json"),
-            root / "stacks",
-            lock.host_arch(),
-        ).order()
-    }
+    keep = {s.tag() for s in plan_of(root, "reftest").order()}
     for tag in stage_tags(engine) - before - keep:
         engine.remove(tag)
-    for image in engine.client.images.list(name="stackbuild/reftest*"):
-        for tag in image.tags:
-            engine.remove(tag)
+    for tag in engine.tags("stackbuild/reftest*"):
+        engine.remove(tag)
 
 
 def touch(path: Path) -> str:

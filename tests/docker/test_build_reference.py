@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from builder import manifest, smoke
-from builder.engine import Engine
+from builder import manifest
+from builder.engine.docker_engine import DockerEngine
+from builder.model.arch import Arch
+from builder.verify import smoke
 from tests.conftest import ROOT
 from tests.docker.conftest import stackbuild, touch
 
@@ -23,7 +25,7 @@ def tags_of(stdout: str) -> dict[str, str]:
     tags = {}
     for line in stdout.splitlines():
         tag = line.split()[0]
-        tags["devel" if tag.endswith("-devel") else "runtime"] = tag
+        tags["devel" if "-devel-" in tag else "runtime"] = tag
     return tags
 
 
@@ -48,13 +50,13 @@ def test_lock_check_passes(workspace: Path) -> None:
     assert "up to date" in run.stdout
 
 
-def test_build_prints_tags_runs_and_runtime_is_small(workspace: Path, engine: Engine) -> None:
+def test_build_prints_tags_runs_and_runtime_is_small(workspace: Path, engine: DockerEngine) -> None:
     run = stackbuild(workspace, "build", "reftest")
     assert run.returncode == 0, run.stderr[-3000:]
     tags = tags_of(run.stdout)
     assert tags == {
-        "runtime": "stackbuild/reftest:8.3.rc1-910b-debian12-py3.11",
-        "devel": "stackbuild/reftest:8.3.rc1-910b-debian12-py3.11-devel",
+        "runtime": f"stackbuild/reftest:8.3.rc1-910b-debian12-py3.11-{Arch.host()}",
+        "devel": f"stackbuild/reftest:8.3.rc1-910b-debian12-py3.11-devel-{Arch.host()}",
     }
     assert "smoke: launch: passed" in run.stderr
     result = engine.run(tags["runtime"], SMOKE)
@@ -114,7 +116,8 @@ def test_real_stack_smoke_without_npu_is_skipped_not_passed(workspace: Path) -> 
     if smoke.npu_devices():
         pytest.skip("this host has an NPU: the launch itself runs here, not the no-device path")
     stackbuild(workspace, "build", "reftest", check=True)
-    run = stackbuild(ROOT, "smoke", "stackbuild/reftest:8.3.rc1-910b-debian12-py3.11", "--stack", "8.5.0")
+    image = f"stackbuild/reftest:8.3.rc1-910b-debian12-py3.11-{Arch.host()}"
+    run = stackbuild(ROOT, "smoke", image, "--stack", "8.5.0")
     assert run.returncode == 0, run.stderr
     assert "smoke: launch: skipped (no NPU device on this host); static checks passed" in run.stderr
     assert "launch: passed" not in run.stderr

@@ -5,17 +5,19 @@ from __future__ import annotations
 import hashlib
 import http.server
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 import zipfile
 from pathlib import Path
+from typing import IO
 
 import pytest
 
-from builder.engine import Engine
 from tests.conftest import ROOT
 from tests.docker.conftest import stackbuild, write_variant
 from tests.helpers import http_server
@@ -112,7 +114,31 @@ def test_failing_command_probe_and_build_step(workspace: Path) -> None:
     assert "full log: " in run.stderr and "likely cause: toolkit not installed or set_env.sh not sourced" in run.stderr
 
 
-def test_killed_builder_never_reuses_the_interrupted_stage(workspace: Path, engine: Engine) -> None:
+def wait_for_line(stream: IO[str], prefix: str, seconds: float) -> bool:
+    """Whether a line starting with prefix arrives within seconds (a reader thread, so a silent
+    process cannot hold the test past its deadline)."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            return False
+        if line is None:
+            return False
+        if line.startswith(prefix):
+            return True
+    return False
+
+
+def test_killed_builder_never_reuses_the_interrupted_stage(workspace: Path) -> None:
     pip = "      - python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index"
     pip += " --target python .\n"
     harness_env = "    env:\n      PYTHONPATH: /opt/stack/harness"
@@ -129,18 +155,13 @@ def test_killed_builder_never_reuses_the_interrupted_stage(workspace: Path, engi
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
     )
     assert proc.stderr is not None
-    deadline = time.monotonic() + 600
-    seen = False
-    for line in proc.stderr:
-        if line.startswith("[stackbuild] harness: building"):
-            seen = True
-            break
-        if time.monotonic() > deadline:
-            break
-    assert seen, "the harness stage never started building"
-    time.sleep(5)  # inside the harness stage's `sleep 20`
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    try:
+        started = wait_for_line(proc.stderr, "[stackbuild] harness: building", seconds=600)
+        assert started, "the harness stage did not start building within 600 s"
+        time.sleep(5)  # inside the harness stage's `sleep 20`
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     plan = stackbuild(workspace, "plan", name, check=True).stdout
     assert next(line for line in plan.splitlines() if line.startswith("harness ")).split()[1] == "build"
     rerun = stackbuild(workspace, "build", name, "--no-smoke")

@@ -1,5 +1,5 @@
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
-FROM stackbuild/stage/toolkit:8cc7deaee421ce31db74b6f824957cdc831c348e059f451fa8a81be05adbd2c5
+FROM stackbuild/stage/toolkit:1f8eb9319a43df499ab6d827871e9032229b52517774d507275a59df716b03f0
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 ENV DEVKIT_HOME="/opt/stack/devkit"
 COPY src/ /opt/stack/devkit/

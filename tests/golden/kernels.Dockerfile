@@ -1,7 +1,7 @@
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).
-FROM stackbuild/stage/toolkit:8cc7deaee421ce31db74b6f824957cdc831c348e059f451fa8a81be05adbd2c5
+FROM stackbuild/stage/toolkit:1f8eb9319a43df499ab6d827871e9032229b52517774d507275a59df716b03f0
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-COPY --from=stackbuild/stage/devkit:5fc310f08ee40c77e4f77fcd3d1b592d35de6aefad011e9dccb22daf857c5ade /opt/stack/devkit /opt/stack/devkit
+COPY --from=stackbuild/stage/devkit:e3227dc4ba72a42867fa40033c1842ec965ccf25e4dff3ae196918ab72cd1325 /opt/stack/devkit /opt/stack/devkit
 ENV DEVKIT_HOME="/opt/stack/devkit" \
     PATH="/opt/stack/kernels/output/bin:${PATH}"
 COPY src/ /opt/stack/kernels/

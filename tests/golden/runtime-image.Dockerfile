@@ -1,14 +1,14 @@
 # stackbuild: runtime image, the declared runtime artifacts and the toolkit's
 # runtime libraries on the smaller runtime base.
-FROM stackbuild/stage/base-runtime:530fbbd00d72a727ba8520610d280b1bf0ac454f16c2321542feb8cb3545e97c
+FROM stackbuild/stage/base-runtime:09144a41c53aa2befc631c844181026b15ba421dfcf7bcc9c9408faecbcb8b89
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-COPY --from=stackbuild/stage/toolkit:8cc7deaee421ce31db74b6f824957cdc831c348e059f451fa8a81be05adbd2c5 /usr/local/Ascend/ascend-toolkit/8.5.0/lib64 /usr/local/Ascend/ascend-toolkit/8.5.0/lib64
-COPY --from=stackbuild/stage/toolkit:8cc7deaee421ce31db74b6f824957cdc831c348e059f451fa8a81be05adbd2c5 /usr/local/Ascend/ascend-toolkit/8.5.0/x86_64-linux /usr/local/Ascend/ascend-toolkit/8.5.0/x86_64-linux
-COPY --from=stackbuild/stage/toolkit:8cc7deaee421ce31db74b6f824957cdc831c348e059f451fa8a81be05adbd2c5 /usr/local/Ascend/ascend-toolkit/8.5.0/opp/version.info /usr/local/Ascend/ascend-toolkit/8.5.0/opp/version.info
-COPY --from=stackbuild/stage/toolkit:8cc7deaee421ce31db74b6f824957cdc831c348e059f451fa8a81be05adbd2c5 /usr/local/Ascend/ascend-toolkit/set_env.sh /usr/local/Ascend/ascend-toolkit/set_env.sh
+COPY --from=stackbuild/stage/toolkit:1f8eb9319a43df499ab6d827871e9032229b52517774d507275a59df716b03f0 /usr/local/Ascend/ascend-toolkit/8.5.0/lib64 /usr/local/Ascend/ascend-toolkit/8.5.0/lib64
+COPY --from=stackbuild/stage/toolkit:1f8eb9319a43df499ab6d827871e9032229b52517774d507275a59df716b03f0 /usr/local/Ascend/ascend-toolkit/8.5.0/x86_64-linux /usr/local/Ascend/ascend-toolkit/8.5.0/x86_64-linux
+COPY --from=stackbuild/stage/toolkit:1f8eb9319a43df499ab6d827871e9032229b52517774d507275a59df716b03f0 /usr/local/Ascend/ascend-toolkit/8.5.0/opp/version.info /usr/local/Ascend/ascend-toolkit/8.5.0/opp/version.info
+COPY --from=stackbuild/stage/toolkit:1f8eb9319a43df499ab6d827871e9032229b52517774d507275a59df716b03f0 /usr/local/Ascend/ascend-toolkit/set_env.sh /usr/local/Ascend/ascend-toolkit/set_env.sh
 RUN ln -sfn 8.5.0 /usr/local/Ascend/ascend-toolkit/latest
-COPY --from=stackbuild/stage/devkit:5fc310f08ee40c77e4f77fcd3d1b592d35de6aefad011e9dccb22daf857c5ade /opt/stack/devkit/output /opt/stack/devkit/output
-COPY --from=stackbuild/stage/kernels:4683f6af95e6541a3b991ad9968f93da79c6841427f04637bf74797c96f95856 /opt/stack/kernels/output/bin/00_basic_matmul /opt/stack/kernels/output/bin/00_basic_matmul
+COPY --from=stackbuild/stage/devkit:e3227dc4ba72a42867fa40033c1842ec965ccf25e4dff3ae196918ab72cd1325 /opt/stack/devkit/output /opt/stack/devkit/output
+COPY --from=stackbuild/stage/kernels:9cdf208153765cabfd8d221ce249dc82e89098e64b288595fd6ae420fcfd6298 /opt/stack/kernels/output/bin/00_basic_matmul /opt/stack/kernels/output/bin/00_basic_matmul
 ENV ASCEND_TOOLKIT_HOME="/usr/local/Ascend/ascend-toolkit/latest" \
     ASCEND_HOME_PATH="/usr/local/Ascend/ascend-toolkit/latest" \
     ASCEND_OPP_PATH="/usr/local/Ascend/ascend-toolkit/latest/opp" \

@@ -1,52 +1,47 @@
-"""Scheduling and reporting logic of the builder, with a fake engine (no Docker).
+"""The build chain's logic with a fake engine (no Docker): scheduling, what is cached, one stage's
+build and probes, the smoke's device access.
 
-The real engine runs the same code in tests/docker; here only the order, the parallelism
-limit, the failure handling and the cached-from-the-top walk are checked.
+The real engine runs the same code in tests/docker.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from builder import build, lock, manifest, plan
-from builder.fetch import Cache
-from builder.siteconfig import SiteConfig
-from builder.smoke import device_flags
-from tests.unit.test_render import GOLDEN
+from builder.execute.pipeline import find_cached
+from builder.execute.progress import Reporter
+from builder.execute.scheduler import schedule
+from builder.execute.stage import StageBuilder, StageFailed
+from builder.manifest.model import Smoke
+from builder.plan.stage import Plan, Stage
+from builder.plan.why import record_build, why
+from builder.store.cache import Cache
+from builder.verify.smoke import run_smoke
+from tests.fake_engine import FakeEngine
+from tests.golden_plan import golden_plan
 
 
-class FakeEngine:
-    def __init__(self, present: set[str]) -> None:
-        self.present = set(present)
-        self.tags: dict[str, str] = {}
-
-    def image_id(self, ref: str) -> str | None:
-        return f"sha256:{abs(hash(ref))}" if ref in self.present or ref in self.tags else None
-
-    def tag(self, image_id: str, ref: str) -> None:
-        self.tags[ref] = image_id
+@pytest.fixture
+def golden() -> Plan:
+    return golden_plan()
 
 
-class FakeBuilder(build.Builder):
-    """Stage builds that take a moment and record how many ran at once."""
+class Recorder:
+    """A build_one that takes a moment and records the order and how many ran at once."""
 
-    def __init__(self, engine: FakeEngine, cache: Cache, logs: Path, jobs: int = 2, fail: str | None = None) -> None:
-        loaded = manifest.load(GOLDEN / "golden.yaml")
-        super().__init__(loaded, lock.read(GOLDEN / "golden.lock.json"), GOLDEN, SiteConfig(), cache, logs, jobs=jobs)
-        self.fake, self.fail = engine, fail
+    def __init__(self, fail: str | None = None) -> None:
         self.order: list[str] = []
-        self.active = 0
-        self.max_active = 0
+        self.active = self.max_active = 0
         self.guard = threading.Lock()
+        self.fail = fail
 
-    def engine(self) -> FakeEngine:  # type: ignore[override]
-        return self.fake
-
-    def build_stage(self, plan_: plan.Plan, stage: plan.Stage, log_file: Path, report: object) -> str:
+    def __call__(self, stage: Stage, report: Callable[[str], None]) -> str:
         with self.guard:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
@@ -55,57 +50,103 @@ class FakeBuilder(build.Builder):
         with self.guard:
             self.active -= 1
         if stage.name == self.fail:
-            raise build.StageFailed(stage.name, "probe x failed: broken", [], log_file, None)
-        self.fake.tags[stage.tag()] = f"sha256:{stage.key}"
+            raise StageFailed(stage.name, "probe x failed: broken", [], Path("x.log"), None)
         return f"sha256:{stage.key}"
 
 
-@pytest.fixture
-def golden() -> plan.Plan:
-    loaded = manifest.load(GOLDEN / "golden.yaml")
-    return plan.make_plan(loaded, lock.read(GOLDEN / "golden.lock.json"), GOLDEN, "x86_64")
+def run(plan: Plan, to_build: set[str], build_one: Recorder, jobs: int = 2) -> dict[str, str]:
+    with Reporter(plan.stages, live=False) as reporter:
+        return schedule(plan, to_build, build_one, jobs, reporter, why=lambda s: "", on_built=lambda s: None)
 
 
-def make(tmp_path: Path, present: set[str], jobs: int = 2, fail: str | None = None) -> FakeBuilder:
-    return FakeBuilder(FakeEngine(present), Cache(tmp_path / "cache"), tmp_path / "logs", jobs, fail)
-
-
-def test_builds_in_dependency_order_within_the_job_limit(tmp_path: Path, golden: plan.Plan) -> None:
-    builder = make(tmp_path, set(), jobs=2)
-    result = builder.run(golden, live=False)
-    position = {name: i for i, name in enumerate(builder.order)}
+def test_builds_in_dependency_order_within_the_job_limit(golden: Plan) -> None:
+    recorder = Recorder()
+    ids = run(golden, set(golden.stages), recorder)
+    position = {name: i for i, name in enumerate(recorder.order)}
     for stage in golden.order():
         assert all(position[p] < position[stage.name] for p in stage.parents), stage.name
-    assert builder.max_active == 2  # base-devel and base-runtime, then the two finals, ran together
-    assert set(result.tags) == {"devel-image", "runtime-image"}
-    assert result.tags["runtime-image"] == "stackbuild/golden:8.5.0-910b-ubuntu22.04-py3.11"
+    assert recorder.max_active == 2  # base-devel and base-runtime, then the two finals, ran together
+    assert set(ids) == set(golden.stages)
 
 
-def test_failure_skips_what_depends_on_it(tmp_path: Path, golden: plan.Plan) -> None:
-    builder = make(tmp_path, set(), fail="devkit")
-    with pytest.raises(build.StageFailed, match="stage devkit failed: probe x failed: broken"):
-        builder.run(golden, live=False)
-    assert "kernels" not in builder.order and "devel-image" not in builder.order
+def test_one_job_builds_one_at_a_time(golden: Plan) -> None:
+    recorder = Recorder()
+    run(golden, set(golden.stages), recorder, jobs=1)
+    assert recorder.max_active == 1
 
 
-def test_present_finals_need_nothing_else(tmp_path: Path, golden: plan.Plan) -> None:
-    finals = {golden.stages["devel-image"].tag(), golden.stages["runtime-image"].tag()}
-    builder = make(tmp_path, finals)
-    result = builder.run(golden, live=False)
-    assert builder.order == []
-    assert {s.state for s in result.statuses.values()} == {"cached"}
+def test_failure_skips_what_depends_on_it(golden: Plan, capsys: pytest.CaptureFixture[str]) -> None:
+    recorder = Recorder(fail="devkit")
+    with pytest.raises(StageFailed, match="stage devkit failed: probe x failed: broken"):
+        run(golden, set(golden.stages), recorder)
+    assert "kernels" not in recorder.order and "devel-image" not in recorder.order
+    assert "[stackbuild] kernels: skipped" in capsys.readouterr().err
 
 
-def test_missing_final_walks_down_to_present_parents(tmp_path: Path, golden: plan.Plan) -> None:
-    present = {s.tag() for s in golden.order() if s.name not in ("kernels", "runtime-image", "devel-image")}
-    builder = make(tmp_path, present)
-    builder.run(golden, live=False)
-    assert sorted(builder.order) == ["devel-image", "kernels", "runtime-image"]
-    assert plan.why(builder.cache, golden, golden.stages["kernels"]) == "image missing (removed since it was built)"
+def test_present_finals_need_nothing_else(golden: Plan) -> None:
+    engine = FakeEngine(present={golden.stages["devel-image"].tag(), golden.stages["runtime-image"].tag()})
+    work = find_cached(golden, engine)
+    assert work.to_build == frozenset()
+    assert set(work.present) == {"devel-image", "runtime-image"}
 
 
-def test_device_flags_are_the_canonical_ones() -> None:
-    flags = " ".join(device_flags(["/dev/davinci0"]))
+def test_missing_final_walks_down_to_present_parents(golden: Plan, tmp_path: Path) -> None:
+    missing = {"kernels", "runtime-image", "devel-image"}
+    engine = FakeEngine(present={s.tag() for s in golden.order() if s.name not in missing})
+    work = find_cached(golden, engine)
+    assert work.to_build == missing
+    cache = Cache(tmp_path)
+    assert why(cache, golden, golden.stages["kernels"]) == "never built here"
+    record_build(cache, golden, golden.stages["kernels"])
+    assert why(cache, golden, golden.stages["kernels"]) == "image missing (removed since it was built)"
+
+
+def test_stage_is_tagged_only_after_its_probes_pass(golden: Plan, tmp_path: Path) -> None:
+    """The real StageBuilder on a fake engine: a failing probe removes the image and tags nothing."""
+    stage = golden.stages["devel-image"]  # no context to fetch; the finals have no probes
+    probed = dataclasses.replace(golden.stages["kernels"], context=())
+    engine = FakeEngine()
+    builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    assert builder(stage, lambda state: None) == f"sha256:{stage.key}"
+    assert engine.tagged == {stage.tag(): f"sha256:{stage.key}"}
+    engine.probe_ok = False
+    states: list[str] = []
+    with pytest.raises(StageFailed, match=r"stage kernels failed: probe command test -x output/bin/00_basic_matmul"):
+        builder(probed, states.append)
+    assert states == ["probing"]
+    assert probed.tag() not in engine.tagged
+    assert engine.removed == [f"sha256:{probed.key}"]
+    log = (tmp_path / "logs" / "golden" / "x86_64" / "kernels.log").read_text()
+    assert "# probe command test -x output/bin/00_basic_matmul: FAILED: fake" in log
+
+
+def test_failed_build_names_its_log_and_cause(golden: Plan, tmp_path: Path) -> None:
+    engine = FakeEngine(fail_build="FROM stackbuild/stage/toolkit")
+    builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    with pytest.raises(StageFailed) as info:
+        builder(golden.stages["devel-image"], lambda state: None)
+    message = str(info.value)
+    assert "stage devel-image failed: The command '/bin/sh -c make' returned a non-zero code: 2" in message
+    assert f"full log: {tmp_path / 'logs' / 'golden' / 'x86_64' / 'devel-image.log'}" in message
+    assert engine.tagged == {}
+
+
+def test_smoke_gives_the_npu_and_driver_to_the_container() -> None:
+    """The production smoke path: the device nodes, the control nodes and the driver mounts reach the engine."""
+    engine = FakeEngine()
+    spec = Smoke(command="launch", expect="success", needs_device=True)
+    outcome = run_smoke(engine, "img", spec, devices=["/dev/davinci0", "/dev/davinci3"])
+    assert outcome.passed and outcome.launched
+    access = engine.runs[-1][2]
+    assert access.devices == (
+        "/dev/davinci0",
+        "/dev/davinci3",
+        "/dev/davinci_manager",
+        "/dev/devmm_svm",
+        "/dev/hisi_hdc",
+    )
+    assert "/usr/local/Ascend/driver/lib64/" in access.read_only_mounts
+    flags = " ".join(outcome.access.docker_run_flags())
     for expected in (
         "--device /dev/davinci0",
         "--device /dev/davinci_manager",
@@ -115,3 +156,11 @@ def test_device_flags_are_the_canonical_ones() -> None:
         "-v /etc/ascend_install.info:/etc/ascend_install.info:ro",
     ):
         assert expected in flags
+
+
+def test_smoke_without_npu_is_skipped_never_passed() -> None:
+    engine = FakeEngine()
+    outcome = run_smoke(engine, "img", Smoke(command="launch", expect="success", needs_device=True), devices=[])
+    assert not outcome.passed and not outcome.launched
+    assert outcome.summary == "launch: skipped (no NPU device on this host); static checks passed"
+    assert engine.runs[-1][2].devices == ()

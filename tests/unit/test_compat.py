@@ -2,7 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from builder import compat, manifest
+from builder import manifest
+from builder.manifest import compat
 from tests.conftest import ROOT
 from tests.helpers import run_cli
 

@@ -6,9 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from builder import build, lock, manifest, plan
-from builder.fetch import Cache, HttpClient
-from builder.siteconfig import SiteConfig
+from builder import manifest
+from builder.inputs.contexts import write_context
+from builder.inputs.site import SiteConfig
+from builder.lock.resolve import Resolver, resolve
+from builder.model.arch import Arch
+from builder.plan.make import make_plan
+from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.stage import Stage
+from builder.store.cache import Cache
+from builder.store.http import HttpClient
 from tests.helpers import commit, make_repo
 
 MANIFEST = """\
@@ -38,6 +45,12 @@ def members(data: bytes) -> dict[str, bytes]:
         return {m.name: (tar.extractfile(m).read() if m.isfile() else b"") for m in tar.getmembers()}  # type: ignore[union-attr]
 
 
+def context_of(stage: Stage, cache: Cache) -> dict[str, bytes]:
+    out = io.BytesIO()
+    write_context(out, stage.dockerfile, stage.context, cache)
+    return members(out.getvalue())
+
+
 def test_contexts_hold_only_the_pinned_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = Cache(tmp_path / "cache")
     repo = tmp_path / "lib"
@@ -48,22 +61,15 @@ def test_contexts_hold_only_the_pinned_tree(tmp_path: Path, monkeypatch: pytest.
     (stacks / "app" / "build" / "stale.o").write_text("left over from a local build")
     (stacks / "ctx.yaml").write_text(MANIFEST.replace("REPO", f"file://{repo}"))
     loaded = manifest.load(stacks / "ctx.yaml")
-    pinned = lock.resolve(loaded, stacks, SiteConfig(), cache, HttpClient(), lambda _: None)
+    pinned = resolve(loaded, Resolver(stacks, SiteConfig(), cache, HttpClient(), lambda _: None))
     commit(repo, "moved on")  # the branch moves after the lock
-    builder = build.Builder(loaded, pinned, stacks, SiteConfig(), cache, tmp_path / "logs")
-    staged = plan.make_plan(loaded, pinned, stacks, "x86_64")
+    request = Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64)
+    staged = make_plan(resolve_inputs(request, prepare=False, say=print))
 
-    out = io.BytesIO()
-    builder.write_context(staged, staged.stages["lib"], out)
-    files = members(out.getvalue())
+    files = context_of(staged.stages["lib"], cache)
     assert files["src/README"] == b"locked content"
     assert files["Dockerfile"].decode() == staged.stages["lib"].dockerfile
-    assert staged.stages["lib"].inputs["context"] == f"git:{locked_commit}"
+    assert staged.stages["lib"].inputs.context.sha256 == locked_commit
 
-    out = io.BytesIO()
-    builder.write_context(staged, staged.stages["app"], out)
-    assert sorted(members(out.getvalue())) == ["Dockerfile", "src/main.c"]  # build/ never goes in
-
-    out = io.BytesIO()
-    builder.write_context(staged, staged.stages["toolkit"], out)
-    assert members(out.getvalue())["packages/tk.run"] == b"tk"
+    assert sorted(context_of(staged.stages["app"], cache)) == ["Dockerfile", "src/main.c"]  # build/ never goes in
+    assert context_of(staged.stages["toolkit"], cache)["packages/tk.run"] == b"tk"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.fetch import Cache, DownloadError, HttpClient, Progress, redact
+from builder.store.cache import Cache
+from builder.store.http import DownloadError, HttpClient, Progress, redact
 from tests.helpers import http_server
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB

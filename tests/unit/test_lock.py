@@ -65,13 +65,13 @@ def test_lock_then_check(project: tuple[Path, Path, str], capsys: pytest.Capture
     path = root / "lockfiles" / "demo.lock.json"
     assert out.strip() == str(path)
     data = json.loads(path.read_text())
-    assert data["lock_version"] == 1 and data["stack"] == "demo"
+    assert data["lock_version"] == 2 and data["stack"] == "demo"
     assert data["order"] == ["lib", "tool", "app"]
     sources = {c["id"]: c["source"] for c in data["components"]}
     assert sources["lib"]["commit"] == (repos / "lib" / ".git" / "refs" / "heads" / "main").read_text().strip()
     assert sources["lib"]["url"] == f"{url}/lib"
     assert len(sources["app"]["tree_sha256"]) == 64
-    assert data["packages"][0]["sha256"] == hashlib.sha256(b"toolkit-v1").hexdigest()
+    assert data["architectures"]["x86_64"]["packages"][0]["sha256"] == hashlib.sha256(b"toolkit-v1").hexdigest()
     assert lock.read(path).lock_sha256 == data["lock_sha256"]
     code, out, _ = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
     assert code == 0 and out.startswith("up to date")
@@ -181,7 +181,7 @@ def test_real_8_5_0_stack_locks_with_http_mocked(
     data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
     assert len(heads) == 4  # toolkit + ops, two architectures; nothing downloaded
     assert heads[0] == "/CANN/CANN%208.5.0/Ascend-cann-toolkit_8.5.0_linux-x86_64.zip"
-    toolkit = next(p for p in data["packages"] if p["kind"] == "toolkit" and p["arch"] == "x86_64")
+    toolkit = next(p for p in data["architectures"]["x86_64"]["packages"] if p["role"] == "toolkit")
     assert toolkit["sha256"] == "5637d98ef0974dd7fe848e8e341d62ff36c89cf47e929114f6a628f32072251a"
     assert toolkit["size"] == 4242
     assert toolkit["url"].startswith("https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/")  # not the rewrite
@@ -191,12 +191,8 @@ def test_real_8_5_0_stack_locks_with_http_mocked(
     assert data["base"] == {
         "kind": "image",
         "image": "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508",
-        "suite": None,
-        "mirror": None,
-        "variant": None,
-        "source_date_epoch": None,
-        "tarballs": {},
     }
+    assert all(section["base"] == {} for section in data["architectures"].values())
 
 
 def test_63rc1_needs_site_repos_and_allow_unsupported(
@@ -237,7 +233,9 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
         code, _, err = run_cli(capsys, *lock_allowed)
     assert code == 0, err
     data = json.loads((root / "lockfiles" / "6.3.RC1.lock.json").read_text())
-    assert {p["sha256"] for p in data["packages"]} == {hashlib.sha256(served).hexdigest()}
+    assert {p["sha256"] for s in data["architectures"].values() for p in s["packages"]} == {
+        hashlib.sha256(served).hexdigest()
+    }
     assert data["components"][0]["source"]["url"] == "site:ascend-c"
 
 
@@ -274,5 +272,5 @@ def test_installer_dirs_are_used_before_any_download(
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "demo")
     assert code == 0, err
     assert (tmp_path / "cache" / "blobs" / "sha256" / sha).read_bytes() == b"offline toolkit"
-    package = json.loads((root / "lockfiles" / "demo.lock.json").read_text())["packages"][0]
+    package = json.loads((root / "lockfiles" / "demo.lock.json").read_text())["architectures"]["x86_64"]["packages"][0]
     assert package["sha256"] == sha and package["size"] == len(b"offline toolkit")

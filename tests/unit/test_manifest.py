@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from builder import manifest
+from builder.manifest.graph import topological_order
 from tests.conftest import ROOT
 from tests.helpers import run_cli
 
@@ -77,7 +78,7 @@ def test_components_ordered_by_graph_not_file_order(tmp_path: Path) -> None:
     path.write_text(text)
     loaded = manifest.load(path)
     assert [c.id for c in loaded.components] == ["second", "first"]
-    assert manifest.topological_order(loaded.components) == ["first", "second"]
+    assert topological_order({c.id: c.depends_on for c in loaded.components}) == ["first", "second"]
 
 
 def test_credentials_in_urls_are_refused_without_echoing_them(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from builder import siteconfig
-from builder.errors import StackbuildError
+from builder.inputs import site as siteconfig
+from builder.model.errors import StackbuildError
 
 
 def write(tmp_path: Path, text: str) -> Path:

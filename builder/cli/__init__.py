@@ -1,0 +1,82 @@
+"""The stackbuild command line: a thin layer over the core, one module per command family.
+
+This is the one error boundary: bad input exits 2 with one line, a failure exits 1 with one
+line, and anything unexpected exits 1 naming a log that holds the traceback (--debug shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from builder import __version__
+from builder.cli import building, locking, stacks
+from builder.cli.common import Context
+from builder.model.errors import ManifestError, StackbuildError
+
+EPILOG = """\
+Concepts: a manifest (stacks/<name>.yaml) is what a team reviews; `lock` resolves it into
+lockfiles/<name>.lock.json (git commits, tree hashes, installer sha256, base tarballs),
+which is all a build reads. Exit codes: 0 ok, 1 failure, 2 invalid input.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stackbuild",
+        description="Reproducible container builds of the Ascend NPU software stack.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"stackbuild {__version__}")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding stacks/ (default: .)")
+    parser.add_argument("--site-config", type=Path, help="site configuration file (default: see README)")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an unexpected error")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for family in (stacks, locking, building):
+        family.add_commands(sub)
+    return parser
+
+
+def _crash_log(ctx: Context) -> Path:
+    """Where an unexpected error's traceback goes."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    path = ctx.log_dir() / f"crash-{stamp}-{os.getpid()}.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(traceback.format_exc())
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    ctx = Context(root=args.root.resolve(), site_path=args.site_config, debug=args.debug)
+    try:
+        code: int = args.func(ctx, args)
+    except ManifestError as err:
+        print(err, file=sys.stderr)
+        return err.exit_code
+    except StackbuildError as err:
+        print(f"stackbuild: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        # Stage images are tagged only after their probes pass, so stopping here leaves nothing
+        # that looks built; exit at once instead of waiting for builds still in flight.
+        print("stackbuild: interrupted; nothing unfinished is tagged, run the command again to go on", file=sys.stderr)
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(130)
+    except Exception as err:  # the boundary: anything else is a bug, reported in one line plus a log
+        if ctx.debug:
+            traceback.print_exc()
+            return 1
+        try:
+            where = f"traceback in {_crash_log(ctx)}"
+        except OSError:
+            where = "rerun with --debug for the traceback"
+        print(f"stackbuild: internal error: {type(err).__name__}: {err} ({where})", file=sys.stderr)
+        return 1
+    return code

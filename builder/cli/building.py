@@ -1,0 +1,133 @@
+"""Commands over a locked stack: render, plan, build, smoke."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from builder.cli.common import Context, SubParsers, command, say
+from builder.engine import Engine
+from builder.engine.docker_engine import DockerEngine
+from builder.execute.pipeline import BuildOptions, execute, find_cached, smoke, tag_finals
+from builder.model.arch import ARCHITECTURES, Arch
+from builder.plan.make import make_plan
+from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.stage import Plan
+from builder.plan.why import why
+from builder.verify.diagnose import diagnose
+from builder.verify.smoke import SmokeResult, run_smoke
+
+
+def default_jobs() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _plan(ctx: Context, args: argparse.Namespace) -> tuple[Request, Plan]:
+    request = ctx.request(args.stack, Arch(args.arch))
+    return request, make_plan(resolve_inputs(request, prepare=False, say=say))
+
+
+def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
+    _, staged = _plan(ctx, args)
+    if args.output is None:
+        for stage in staged.order():
+            print(f"### {stage.name}.Dockerfile\n{stage.dockerfile}")
+        return 0
+    args.output.mkdir(parents=True, exist_ok=True)
+    for stage in staged.order():
+        (args.output / f"{stage.name}.Dockerfile").write_text(stage.dockerfile)
+    print(f"{len(staged.stages)} Dockerfiles in {args.output}")
+    return 0
+
+
+def cmd_plan(ctx: Context, args: argparse.Namespace) -> int:
+    request, staged = _plan(ctx, args)
+    work = find_cached(staged, DockerEngine())
+    cache = request.cache
+    rows = [
+        {
+            "stage": stage.name,
+            "status": "build" if stage.name in work.to_build else "cached",
+            "why": why(cache, staged, stage) if stage.name in work.to_build else "",
+            "key": stage.key,
+            "parents": list(stage.parents),
+        }
+        for stage in staged.order()
+    ]
+    if args.json:
+        document = {"stack": staged.stack, "arch": args.arch, "stages": rows, "drift": list(staged.drift)}
+        print(json.dumps(document | {"tags": dict(staged.final_tags)}, indent=2))
+        return 0
+    width = max(len(r["stage"]) for r in rows)
+    for row in rows:
+        print(f"{row['stage']:<{width}}  {row['status']:<6}  {row['why']}".rstrip())
+    for line in staged.drift:
+        print(f"note: {line}")
+    return 0
+
+
+def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
+    say(f"[stackbuild] smoke: {outcome.summary}")
+    if outcome.access.devices:
+        flags = " ".join(shlex.quote(f) for f in outcome.access.docker_run_flags())
+        say(f"[stackbuild] by hand: docker run --rm {flags} {image} bash -c {shlex.quote(command)}")
+    if not outcome.passed and outcome.launched:
+        say(outcome.output[-2000:])
+        if cause := diagnose(outcome.output.splitlines()):
+            say(f"[stackbuild] likely cause: {cause}")
+        return 1
+    return 0
+
+
+def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    request = ctx.request(args.stack, Arch(args.arch), args.frozen)
+    options = BuildOptions(jobs=args.jobs, live=sys.stderr.isatty(), log_dir=ctx.log_dir())
+    engine: Engine = DockerEngine()
+    plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+    built = execute(find_cached(plan, engine), engine, request.cache, options, say)
+    tagged = tag_finals(built, engine)
+    took = time.monotonic() - started
+    say(f"[stackbuild] {len(built.built)} built, {len(built.cached)} cached in {took:.2f}s")
+    for tag in tagged.tags.values():
+        print(f"{tag}  {engine.image_id(tag)}  ({engine.size(tag) / 1e6:.0f} MB)")
+    if args.no_smoke:
+        return 0
+    outcome = smoke(tagged, request.manifest.smoke, engine, request.cache)
+    return _report_smoke(outcome, tagged.tags["runtime-image"], request.manifest.smoke.command)
+
+
+def cmd_smoke(ctx: Context, args: argparse.Namespace) -> int:
+    loaded, _ = ctx.load(args.stack)
+    outcome = run_smoke(DockerEngine(), args.image, loaded.smoke)
+    print(outcome.output.rstrip())
+    return _report_smoke(outcome, args.image, loaded.smoke.command)
+
+
+def _stage_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("stack", nargs="?", default="reference", help="stack name or manifest (default reference)")
+    p.add_argument("--arch", choices=ARCHITECTURES, default=Arch.host().value, help="default: this host's")
+
+
+def add_commands(sub: SubParsers) -> None:
+    p = command(sub, "render", cmd_render, "write the stages' Dockerfiles (to stdout, or one file per stage in -o DIR)")
+    _stage_options(p)
+    p.add_argument("-o", "--output", type=Path, help="directory to write <stage>.Dockerfile files into")
+    p = command(sub, "plan", cmd_plan, "show each stage as cached or to build, and why")
+    _stage_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = command(sub, "build", cmd_build, "build the stack from its lock, probe each stage, smoke the result")
+    _stage_options(p)
+    p.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="stages built at once (default %(default)s)")
+    p.add_argument(
+        "--frozen", action="store_true", help="fail instead of building sources or a base that differ from the lock"
+    )
+    p.add_argument("--no-smoke", action="store_true", help="skip the smoke launch")
+    p = command(sub, "smoke", cmd_smoke, "run the stack's smoke command in an image, with the NPU if the host has one")
+    p.add_argument("image", help="image reference (e.g. a tag printed by build)")
+    p.add_argument("--stack", default="reference", help="stack whose smoke command to run (default reference)")

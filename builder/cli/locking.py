@@ -1,0 +1,83 @@
+"""`stackbuild lock`: write, check (--check) or partly refresh (--update) a stack's lock."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder import lock as lock_io
+from builder.cli.common import Context, SubParsers, command, say
+from builder.cli.stacks import run_compat
+from builder.lock.check import check
+from builder.lock.model import Lock
+from builder.lock.resolve import Resolver, resolve
+from builder.model.arch import ARCHITECTURES, Arch
+from builder.model.errors import StackbuildError
+from builder.store.cache import Cache
+from builder.store.http import HttpClient
+
+
+@dataclass(frozen=True, kw_only=True)
+class LockOptions:
+    stack: str
+    check: bool
+    update: str | None
+    arches: tuple[Arch, ...]
+    allow_unsupported: bool
+
+
+def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
+    options = LockOptions(
+        stack=args.stack,
+        check=args.check,
+        update=args.update,
+        arches=tuple(Arch(a) for a in args.arch or ()),
+        allow_unsupported=args.allow_unsupported,
+    )
+    loaded, path = ctx.load(options.stack)
+    target = ctx.lock_path(loaded.name)
+    resolver = Resolver(path.parent, ctx.site(), Cache(), HttpClient(), say)
+    if options.check:
+        problems = check(lock_io.read(target), loaded, resolver, str(path))
+        if problems:
+            print(f"{target} is out of date:", file=sys.stderr)
+            for line in problems:
+                print(f"  {line}", file=sys.stderr)
+            print(f"run `stackbuild lock {options.stack}` to update it", file=sys.stderr)
+            return 1
+        print(f"up to date: {target}")
+        return 0
+    run_compat(loaded, options.allow_unsupported)
+    if options.update and options.update not in {c.id for c in loaded.components}:
+        raise StackbuildError(f"--update {options.update}: no such component in {path}")
+    previous = _previous(target) if target.exists() else None
+    say(f"locking {loaded.name}")
+    resolved = resolve(loaded, resolver, list(options.arches), previous=previous, update=options.update)
+    lock_io.write(resolved, target)
+    print(target)
+    return 0
+
+
+def _previous(target: Path) -> Lock | None:
+    """The lock being replaced (its other pins are kept); an unreadable one is replaced whole."""
+    try:
+        return lock_io.read(target)
+    except StackbuildError as err:
+        say(f"note: not keeping pins of the current lock: {err}")
+        return None
+
+
+def add_commands(sub: SubParsers) -> None:
+    p = command(sub, "lock", cmd_lock, "resolve a stack into lockfiles/<name>.lock.json, or check it (--check)")
+    p.add_argument("stack", help="stack name or manifest path")
+    p.add_argument("--check", action="store_true", help="exit 1 with a diff if the manifest or a source moved")
+    p.add_argument("--update", metavar="COMPONENT", help="move only this component's git ref")
+    p.add_argument(
+        "--arch",
+        action="append",
+        choices=ARCHITECTURES,
+        help="base architectures to bootstrap (others keep their pins)",
+    )
+    p.add_argument("--allow-unsupported", action="store_true", help="lock a known-bad combination anyway")

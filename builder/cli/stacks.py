@@ -1,0 +1,87 @@
+"""Commands about manifests: validate, schema, check, new."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from builder.cli.common import Context, SubParsers, command, say
+from builder.manifest import compat, load, new
+from builder.manifest.load import json_schema
+from builder.manifest.model import PACKAGE_ROLES, DownloadPackage, Manifest
+from builder.model.errors import ManifestError, StackbuildError
+
+
+def cmd_validate(ctx: Context, args: argparse.Namespace) -> int:
+    failed = False
+    for file in args.manifests:
+        try:
+            loaded = load(Path(file))
+        except ManifestError as err:
+            print(err, file=sys.stderr)
+            failed = True
+            continue
+        unpinned = [
+            f"{role} {arch}"
+            for role in PACKAGE_ROLES
+            for arch, pkg in loaded.toolkit.packages.of(role).items()
+            if isinstance(pkg, DownloadPackage) and not pkg.sha256
+        ]
+        note = f" (warning: no sha256 for {', '.join(unpinned)}: the lock pins the first download)" if unpinned else ""
+        print(f"ok: {file}{note}")
+    return 2 if failed else 0
+
+
+def cmd_schema(ctx: Context, args: argparse.Namespace) -> int:
+    print(json.dumps(json_schema(), indent=2))
+    return 0
+
+
+def run_compat(loaded: Manifest, allow_unsupported: bool) -> compat.Report:
+    report = compat.check(loaded)
+    for line in report.notes:
+        say(f"compat: {line}")
+    for line in report.warnings:
+        say(f"compat: warning: {line}")
+    for line in report.errors:
+        say(f"compat: {'allowed' if allow_unsupported else 'error'}: {line}")
+    if report.errors and not allow_unsupported:
+        raise StackbuildError(
+            f"stack {loaded.name} is not a supported combination (pass --allow-unsupported to go on anyway)"
+        )
+    return report
+
+
+def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
+    loaded, _ = ctx.load(args.stack)
+    run_compat(loaded, args.allow_unsupported)
+    print(f"compatible: {loaded.name}")
+    return 0
+
+
+def cmd_new(ctx: Context, args: argparse.Namespace) -> int:
+    template, path = ctx.load(args.from_stack)
+    name = args.name or args.version
+    data = new.new_manifest(template, args.version, args.chip, name)
+    out = args.output or ctx.root / "stacks" / f"{name}.yaml"
+    new.write_manifest(data, out, f"{path.name} and the CANN {args.version} catalog")
+    load(out)  # prove what was written loads
+    print(out)
+    return 0
+
+
+def add_commands(sub: SubParsers) -> None:
+    p = command(sub, "validate", cmd_validate, "check manifests against the schema and the dependency graph")
+    p.add_argument("manifests", nargs="+", metavar="MANIFEST")
+    p = command(sub, "schema", cmd_schema, "print the manifest JSON Schema (for editors)")
+    p = command(sub, "check", cmd_check, "check toolkit x chip x driver x OS x Python against the CANN catalog")
+    p.add_argument("stack", help="stack name or manifest path")
+    p.add_argument("--allow-unsupported", action="store_true", help="report known-bad combinations, don't fail")
+    p = command(sub, "new", cmd_new, "write a manifest for a CANN release with the catalog's packages")
+    p.add_argument("version", help="CANN version, e.g. 8.3.RC1")
+    p.add_argument("--chip", required=True, help="NPU chip: 910b, 910, 310p, a3")
+    p.add_argument("--from", dest="from_stack", default="8.5.0", help="stack to copy the rest from (default 8.5.0)")
+    p.add_argument("--name", help="stack name (default: the version)")
+    p.add_argument("-o", "--output", type=Path, help="file to write (default stacks/<name>.yaml)")

@@ -1,0 +1,174 @@
+"""The Engine on a Docker daemon, through docker-py (the classic builder: docker-py has no BuildKit)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import IO, Any
+
+import docker
+import docker.errors
+import docker.models.containers
+import requests
+
+from builder.engine.protocol import NO_DEVICES, BuildFailed, DeviceAccess, EngineError, RunResult
+from builder.model.arch import Arch
+
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def reachable(timeout: int = 5) -> bool:
+    """Whether a Docker engine answers (DOCKER_HOST or the default socket)."""
+    try:
+        docker.from_env(timeout=timeout).ping()
+        return True
+    except (docker.errors.DockerException, requests.RequestException):
+        return False
+
+
+class DockerEngine:
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self.client  # noqa: B018 - fail now, with the fix, if no engine answers
+
+    @property
+    def client(self) -> docker.DockerClient:
+        # docker-py clients are not shared between threads: one per thread.
+        if not hasattr(self._local, "client"):
+            try:
+                client = docker.from_env(timeout=600)
+                client.ping()
+            except (docker.errors.DockerException, requests.RequestException) as err:
+                raise EngineError(
+                    f"cannot reach the Docker engine ({err}): run `python -m builder.hostsetup --docker` "
+                    "or start dockerd"
+                ) from err
+            self._local.client = client
+        result: docker.DockerClient = self._local.client
+        return result
+
+    def _inspect(self, ref: str) -> dict[str, Any]:
+        try:
+            data: dict[str, Any] = self.client.api.inspect_image(ref)
+            return data
+        except docker.errors.DockerException as err:
+            raise EngineError(f"cannot inspect {ref}: {err}") from err
+
+    def image_id(self, ref: str) -> str | None:
+        try:
+            image_id: str = self.client.api.inspect_image(ref)["Id"]
+            return image_id
+        except docker.errors.ImageNotFound:
+            return None
+        except docker.errors.DockerException as err:
+            raise EngineError(f"cannot inspect {ref}: {err}") from err
+
+    def labels(self, ref: str) -> dict[str, str]:
+        labels: dict[str, str] = self._inspect(ref)["Config"].get("Labels") or {}
+        return labels
+
+    def size(self, ref: str) -> int:
+        size: int = self._inspect(ref)["Size"]
+        return size
+
+    def tag(self, image_id: str, ref: str) -> None:
+        repository, _, tag = ref.rpartition(":")
+        try:
+            self.client.api.tag(image_id, repository, tag)
+        except docker.errors.DockerException as err:
+            raise EngineError(f"cannot tag {image_id} as {ref}: {err}") from err
+
+    def remove(self, ref: str) -> None:
+        with contextlib.suppress(docker.errors.NotFound):
+            self.client.api.remove_image(ref, force=True, noprune=False)
+
+    def tags(self, repository: str) -> set[str]:
+        return {tag for image in self.client.images.list(name=repository) for tag in image.tags}
+
+    def build(self, context: IO[bytes], log: Callable[[str], None], labels: Mapping[str, str], arch: Arch) -> str:
+        tail: list[str] = []
+
+        def keep(line: str) -> None:
+            log(line)
+            tail[:] = [*tail[-39:], line]
+
+        try:
+            stream: Iterable[dict[str, Any]] = self.client.api.build(
+                fileobj=context,
+                custom_context=True,
+                rm=True,
+                forcerm=True,
+                labels=dict(labels),
+                decode=True,
+                platform=arch.platform,
+                pull=False,
+            )
+            image_id = _follow(stream, keep)
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise BuildFailed(str(err), tail) from err
+        except BuildFailed as err:
+            raise BuildFailed(str(err), tail) from err
+        if image_id is None:
+            raise BuildFailed("the engine reported no image id", tail)
+        return image_id
+
+    @contextlib.contextmanager
+    def container(
+        self, image: str, command: list[str], workdir: str | None, access: DeviceAccess
+    ) -> Iterator[docker.models.containers.Container]:
+        """A created container, removed however the block ends."""
+        try:
+            container = self.client.containers.create(
+                image,
+                command,
+                working_dir=workdir,
+                network_disabled=True,
+                devices=[f"{d}:{d}" for d in access.devices],
+                mounts=[docker.types.Mount(p, p, type="bind", read_only=True) for p in access.read_only_mounts],
+                detach=True,
+            )
+        except docker.errors.DockerException as err:
+            raise EngineError(f"cannot create a container of {image}: {err}") from err
+        try:
+            yield container
+        finally:
+            with contextlib.suppress(docker.errors.DockerException, requests.RequestException):
+                container.remove(force=True)
+
+    def run(
+        self,
+        image: str,
+        command: list[str],
+        *,
+        workdir: str | None = None,
+        access: DeviceAccess = NO_DEVICES,
+        timeout: float = 900,
+    ) -> RunResult:
+        with self.container(image, command, workdir, access) as container:
+            try:
+                container.start()
+                status = container.wait(timeout=timeout)
+                output = container.logs(stdout=True, stderr=True).decode(errors="replace")
+            except requests.RequestException as err:
+                raise EngineError(f"a container of {image} did not finish within {timeout:.0f}s") from err
+            except docker.errors.DockerException as err:
+                raise EngineError(f"running a container of {image} failed: {err}") from err
+            return RunResult(int(status.get("StatusCode", 1)), output)
+
+
+def _follow(stream: Iterable[dict[str, Any]], log: Callable[[str], None]) -> str | None:
+    """Read a build's progress stream; the image id, or BuildFailed at the first error."""
+    image_id = None
+    for chunk in stream:
+        if "stream" in chunk:
+            for line in ANSI_ESCAPE.sub("", chunk["stream"]).splitlines():
+                log(line)
+        if "aux" in chunk and "ID" in chunk["aux"]:
+            image_id = chunk["aux"]["ID"]
+        if "error" in chunk:
+            for line in chunk["error"].splitlines():
+                log(line)
+            raise BuildFailed(chunk["error"].strip().splitlines()[-1], [])
+    return image_id

@@ -1,0 +1,78 @@
+"""What the rest of stackbuild may ask of a container engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import IO, Protocol
+
+from builder.model.arch import Arch
+from builder.model.errors import StackbuildError
+
+
+class EngineError(StackbuildError):
+    pass
+
+
+class BuildFailed(EngineError):
+    def __init__(self, message: str, log_tail: list[str]) -> None:
+        super().__init__(message)
+        self.log_tail = log_tail
+
+
+@dataclass(frozen=True)
+class RunResult:
+    exit_code: int
+    output: str
+
+
+@dataclass(frozen=True)
+class DeviceAccess:
+    """Host devices and read-only host paths a container gets (the NPU and its driver)."""
+
+    devices: tuple[str, ...] = ()
+    read_only_mounts: tuple[str, ...] = ()
+
+    def docker_run_flags(self) -> list[str]:
+        """The same access as `docker run` flags, for a user typing the command."""
+        flags = []
+        for dev in self.devices:
+            flags += ["--device", dev]
+        for path in self.read_only_mounts:
+            flags += ["-v", f"{path}:{path}:ro"]
+        return flags
+
+
+NO_DEVICES = DeviceAccess()
+
+
+class Engine(Protocol):
+    def image_id(self, ref: str) -> str | None: ...
+
+    def labels(self, ref: str) -> dict[str, str]: ...
+
+    def size(self, ref: str) -> int: ...
+
+    def tag(self, image_id: str, ref: str) -> None: ...
+
+    def remove(self, ref: str) -> None: ...
+
+    def tags(self, repository: str) -> set[str]:
+        """Every tag of the repositories matching a glob (e.g. stackbuild/stage/*)."""
+        ...
+
+    def build(self, context: IO[bytes], log: Callable[[str], None], labels: Mapping[str, str], arch: Arch) -> str:
+        """Build from a tar context holding a Dockerfile; the image id (untagged)."""
+        ...
+
+    def run(
+        self,
+        image: str,
+        command: list[str],
+        *,
+        workdir: str | None = None,
+        access: DeviceAccess = NO_DEVICES,
+        timeout: float = 900,
+    ) -> RunResult:
+        """Run a command in a throwaway container (no network); its exit code and combined output."""
+        ...

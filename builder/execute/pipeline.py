@@ -1,0 +1,114 @@
+"""A build as a chain of small steps, each taking the previous step's value:
+
+    resolve_inputs -> make_plan -> find_cached -> execute -> tag_finals -> smoke
+
+The first two live in builder.plan; the rest here. No step hands data back up the chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder.engine import Engine
+from builder.execute.progress import Reporter
+from builder.execute.scheduler import schedule
+from builder.execute.stage import StageBuilder
+from builder.manifest.model import Smoke
+from builder.model.say import Say
+from builder.plan.stage import FINALS, Plan
+from builder.plan.why import record_build, why
+from builder.store.cache import Cache
+from builder.verify.smoke import SmokeResult, run_smoke
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildOptions:
+    jobs: int
+    live: bool
+    log_dir: Path
+
+
+@dataclass(frozen=True)
+class Work:
+    """A plan and what of it is missing: the stages to build, and the image ids of the present ones met."""
+
+    plan: Plan
+    to_build: frozenset[str]
+    present: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Built:
+    plan: Plan
+    image_ids: Mapping[str, str]
+    built: tuple[str, ...]
+    cached: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Tagged:
+    built: Built
+    tags: Mapping[str, str]  # final stage -> tag
+
+
+def find_cached(plan: Plan, engine: Engine) -> Work:
+    """Walking down from the final images, a present image ends the walk: its key covers every stage under it."""
+    to_build: set[str] = set()
+    present: dict[str, str] = {}
+
+    def visit(name: str) -> None:
+        if name in to_build or name in present:
+            return
+        image_id = engine.image_id(plan.stages[name].tag())
+        if image_id:
+            present[name] = image_id
+            return
+        to_build.add(name)
+        for parent in plan.stages[name].parents:
+            visit(parent)
+
+    for final in FINALS:
+        visit(final)
+    return Work(plan, frozenset(to_build), present)
+
+
+def execute(work: Work, engine: Engine, cache: Cache, options: BuildOptions, say: Say) -> Built:
+    plan = work.plan
+    for line in plan.drift:
+        say(f"[stackbuild] note: {line} (building the working tree; --frozen refuses)")
+    build_one = StageBuilder(plan, engine, cache, options.log_dir)
+    with Reporter(plan.stages, options.live) as reporter:
+        for stage in plan.order():
+            if stage.name not in work.to_build:
+                reporter.update(stage.name, "cached", stage.key[:12])
+                record_build(cache, plan, stage)
+        image_ids = schedule(
+            plan,
+            work.to_build,
+            build_one,
+            options.jobs,
+            reporter,
+            why=lambda stage: why(cache, plan, stage),
+            on_built=lambda stage: record_build(cache, plan, stage),
+        )
+        built, cached = tuple(reporter.names("built")), tuple(reporter.names("cached"))
+    return Built(plan, {**work.present, **image_ids}, built, cached)
+
+
+def tag_finals(built: Built, engine: Engine) -> Tagged:
+    for stage, tag in built.plan.final_tags.items():
+        engine.tag(built.image_ids[stage], tag)
+    return Tagged(built, dict(built.plan.final_tags))
+
+
+def smoke(tagged: Tagged, spec: Smoke, engine: Engine, cache: Cache) -> SmokeResult:
+    """Smoke the runtime image once per image key (a recorded pass is not run again)."""
+    key = tagged.built.plan.stages["runtime-image"].key
+    if cache.read_record("smoke", key) is not None:
+        return SmokeResult(True, True, "launch: passed (recorded for this image key)", "")
+    outcome = run_smoke(engine, tagged.tags["runtime-image"], spec)
+    if outcome.passed:
+        cache.write_record({"output": outcome.output}, "smoke", key)
+    return outcome

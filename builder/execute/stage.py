@@ -1,0 +1,106 @@
+"""Building one stage: its context, the engine build, its probes, then (only then) its tag."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from builder.engine import BuildFailed, Engine, EngineError
+from builder.inputs.contexts import write_context
+from builder.model.errors import StackbuildError
+from builder.plan.stage import Plan, Stage
+from builder.store.cache import Cache
+from builder.verify.diagnose import diagnose
+from builder.verify.probes import run_probes
+
+Report = Callable[[str], None]
+
+
+class StageFailed(StackbuildError):
+    def __init__(self, stage: str, reason: str, log_tail: list[str], log_file: Path, cause: str | None) -> None:
+        lines = [f"stage {stage} failed: {reason}"]
+        if log_tail:
+            lines += ["last lines of its log:", *(f"  | {line}" for line in log_tail)]
+        lines.append(f"full log: {log_file}")
+        if cause:
+            lines.append(f"likely cause: {cause}")
+        super().__init__("\n".join(lines))
+        self.stage, self.reason, self.cause = stage, reason, cause
+
+
+@dataclass(frozen=True)
+class StageBuilder:
+    plan: Plan
+    engine: Engine
+    cache: Cache
+    log_dir: Path
+
+    def log_file(self, stage: Stage) -> Path:
+        return self.log_dir / self.plan.stack.lower() / self.plan.arch.value / f"{stage.name}.log"
+
+    def labels(self, stage: Stage) -> dict[str, str]:
+        return {
+            "org.stackbuild.stack": self.plan.stack,
+            "org.stackbuild.stage": stage.name,
+            "org.stackbuild.key": stage.key,
+            "org.stackbuild.inputs": json.dumps(stage.inputs.as_record(), sort_keys=True),
+        }
+
+    def __call__(self, stage: Stage, report: Report) -> str:
+        """Build, probe and tag stage; its image id. Raises StageFailed, naming the log."""
+        log_file = self.log_file(stage)
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        with log_file.open("w") as log, tempfile.TemporaryFile() as context:
+
+            def write(line: str) -> None:
+                log.write(line + "\n")
+                log.flush()
+
+            started = time.monotonic()
+            context_input = stage.inputs.context
+            write(f"# stage {stage.name} key {stage.key}\n# context: {context_input.what} {context_input.sha256}")
+            self._context(stage, context, log_file)
+            write(f"# context ready in {time.monotonic() - started:.2f}s")
+            image_id = self._build(stage, context, write, log_file)
+            write(f"# image built in {time.monotonic() - started:.2f}s")
+            report("probing")
+            self._probe(stage, image_id, write, log_file)
+            write(f"# built and probed in {time.monotonic() - started:.2f}s")
+        self.engine.tag(image_id, stage.tag())
+        return image_id
+
+    def _context(self, stage: Stage, out: IO[bytes], log_file: Path) -> None:
+        try:
+            write_context(out, stage.dockerfile, stage.context, self.cache)
+        except StackbuildError as err:  # a download, a bootstrap, a git fetch
+            raise StageFailed(stage.name, str(err), [], log_file, None) from err
+        except OSError as err:
+            raise StageFailed(stage.name, f"cannot write its build context: {err}", [], log_file, None) from err
+        out.seek(0)
+
+    def _build(self, stage: Stage, context: IO[bytes], write: Callable[[str], None], log_file: Path) -> str:
+        try:
+            return self.engine.build(context, write, self.labels(stage), self.plan.arch)
+        except BuildFailed as err:
+            tail = err.log_tail[-15:]
+            raise StageFailed(stage.name, str(err), tail, log_file, diagnose(err.log_tail)) from err
+
+    def _probe(self, stage: Stage, image_id: str, write: Callable[[str], None], log_file: Path) -> None:
+        try:
+            results = run_probes(self.engine, image_id, stage.probe_workdir, stage.probes)
+        except EngineError as err:
+            self.engine.remove(image_id)
+            raise StageFailed(stage.name, f"cannot run its probes: {err}", [], log_file, None) from err
+        for result in results:
+            write(f"# probe {result.name}: {'ok' if result.ok else 'FAILED'}: {result.message}")
+        failed = [r for r in results if not r.ok]
+        if failed:
+            self.engine.remove(image_id)
+            first = failed[0]
+            reason = f"probe {first.name} failed: {first.message}"
+            raise StageFailed(stage.name, reason, [], log_file, diagnose([first.message]))

@@ -1,0 +1,66 @@
+"""Build contexts: the tar a stage's Dockerfile is built from, and nothing else.
+
+A plan says what goes in (ContextItem values); writing fetches what is not local yet, so a
+stage's downloads happen when that stage starts.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from builder.inputs import git
+from builder.inputs.trees import tree_files
+from builder.store.cache import Cache
+
+
+@dataclass(frozen=True)
+class FileItem:
+    """One file (a package, a base tarball), obtained when the context is written."""
+
+    arcname: str
+    obtain: Callable[[], Path]
+
+
+@dataclass(frozen=True)
+class LocalTree:
+    """A local source tree (the files tree_files lists), under prefix."""
+
+    prefix: str
+    root: Path
+
+
+@dataclass(frozen=True)
+class GitTree:
+    """The tree of a commit of a git repository (through the cache's mirror), under prefix."""
+
+    prefix: str
+    url: str
+    commit: str
+
+
+ContextItem = FileItem | LocalTree | GitTree
+
+
+def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode = len(data), mode
+    tar.addfile(info, io.BytesIO(data))
+
+
+def write_context(out: IO[bytes], dockerfile: str, items: Sequence[ContextItem], cache: Cache) -> None:
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        _add_bytes(tar, "Dockerfile", dockerfile.encode())
+        for item in items:
+            match item:
+                case FileItem(arcname, obtain):
+                    tar.add(obtain(), arcname=arcname)
+                case LocalTree(prefix, root):
+                    for rel in tree_files(root):
+                        tar.add(root / rel, arcname=f"{prefix}{rel.as_posix()}", recursive=False)
+                case GitTree(prefix, url, commit):
+                    git.add_commit_tree(tar, git.mirror(url, cache), commit, prefix, cache)

@@ -1,0 +1,70 @@
+"""Git, run as a subprocess: refs to commits, mirrors, and a commit's tree as a tar."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tarfile
+from pathlib import Path
+
+from builder.model.errors import StackbuildError
+from builder.store.cache import Cache
+from builder.store.http import redact
+
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+class SourceError(StackbuildError):
+    pass
+
+
+def git(*args: str, cwd: Path | None = None, timeout: float = 120) -> str:
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C")
+    try:
+        run = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError as err:
+        raise SourceError("git is not installed (run `python -m builder.hostsetup`)") from err
+    except subprocess.TimeoutExpired as err:
+        raise SourceError(f"git {args[0]} timed out after {timeout:.0f}s") from err
+    if run.returncode != 0:
+        raise SourceError(run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"git {args[0]} failed")
+    return run.stdout
+
+
+def resolve_ref(url: str, ref: str) -> str:
+    """The commit a branch or tag points at (git ls-remote; any transport git speaks)."""
+    if COMMIT.match(ref):
+        return ref
+    try:
+        out = git("ls-remote", "--", url, ref, f"refs/heads/{ref}", f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}")
+    except SourceError as err:
+        raise SourceError(f"{redact(url)}: cannot list refs: {err}") from err
+    refs: dict[str, str] = {}
+    for line in out.splitlines():
+        commit, _, name = line.partition("\t")
+        refs[name] = commit
+    for name in (f"refs/tags/{ref}^{{}}", f"refs/tags/{ref}", f"refs/heads/{ref}", ref):
+        if name in refs:
+            return refs[name]
+    raise SourceError(f"{redact(url)}: no branch or tag named '{ref}'")
+
+
+def mirror(url: str, cache: Cache) -> Path:
+    """The cache's mirror of the repository at url, cloned or fetched now."""
+    path = cache.git_mirror(url)
+    if not path.is_dir():
+        git("clone", "--quiet", "--mirror", "--", url, str(path), timeout=1800)
+    else:
+        git("-C", str(path), "fetch", "--quiet", "--prune", timeout=1800)
+    return path
+
+
+def add_commit_tree(tar: tarfile.TarFile, repository: Path, commit: str, prefix: str, cache: Cache) -> None:
+    """Add the tree of commit (git archive) under prefix to tar."""
+    with cache.temp_dir() as tmp:
+        archive = tmp / "src.tar"
+        git("-C", str(repository), "archive", f"--prefix={prefix}", "-o", str(archive), commit)
+        with tarfile.open(archive) as src:
+            for member in src.getmembers():
+                tar.addfile(member, src.extractfile(member) if member.isfile() else None)

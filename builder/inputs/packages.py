@@ -1,0 +1,49 @@
+"""Installer packages: found in the site's installer directories, generated, or downloaded."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+
+from builder.inputs.site import SiteConfig
+from builder.model.errors import StackbuildError
+from builder.model.say import Say
+from builder.store.cache import Cache
+from builder.store.files import sha256_file
+from builder.store.http import HttpClient, Progress
+
+
+def generate(command: str, file: str, manifest_dir: Path, cache: Cache, expected: str | None = None) -> str:
+    """Run a package's generate command and put its output in the cache; its sha256."""
+    with cache.temp_dir() as out:
+        run = subprocess.run(
+            command.replace("{output_dir}", shlex.quote(str(out))),
+            shell=True,
+            cwd=manifest_dir,
+            capture_output=True,
+            text=True,
+        )
+        produced = out / file
+        if run.returncode != 0 or not produced.is_file():
+            detail = run.stderr.strip().splitlines()[-1:] or [f"{file} was not written"]
+            raise StackbuildError(f"generating {file} failed: {detail[0]}")
+        return cache.add_part(produced, expected, file)
+
+
+def find_installer(site: SiteConfig, file: str, sha256: str | None) -> Path | None:
+    for directory in site.installer_dirs:
+        candidate = directory / file
+        if candidate.is_file() and (sha256 is None or sha256_file(candidate) == sha256):
+            return candidate
+    return None
+
+
+def download(url: str, file: str, sha256: str | None, site: SiteConfig, cache: Cache, say: Say) -> str:
+    """The package in the cache: from an installer directory if there, else downloaded; its sha256."""
+    if sha256 and cache.has(sha256):
+        return sha256
+    if (local := find_installer(site, file, sha256)) is not None:
+        return cache.add_file(local, sha256)
+    say(f"downloading {file}")
+    return HttpClient().download(site.rewrite(url), cache, sha256, Progress(file, say))

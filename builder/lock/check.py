@@ -1,0 +1,72 @@
+"""`lock --check`: why a lock no longer matches its manifest and the world (moved refs, changed trees)."""
+
+from __future__ import annotations
+
+from builder.inputs import packages
+from builder.lock.migrate import LEGACY_DIGEST_PREFIX
+from builder.lock.model import Lock, LockedGenerated, LockedGit, LockedPath
+from builder.lock.resolve import Resolver
+from builder.manifest.load import manifest_digest
+from builder.manifest.model import GeneratedPackage, Manifest
+from builder.model.errors import StackbuildError
+
+
+def manifest_drift(lock: Lock, manifest: Manifest, manifest_name: str) -> str | None:
+    digest = manifest_digest(manifest)
+    if lock.manifest_sha256 == digest:
+        return None
+    if lock.manifest_sha256.startswith(LEGACY_DIGEST_PREFIX):
+        return (
+            f"manifest: locked by an older stackbuild (lock_version 1), its digest cannot be compared ({manifest_name})"
+        )
+    return f"manifest: sha256 {lock.manifest_sha256[:12]} -> {digest[:12]} ({manifest_name} changed)"
+
+
+def _source_drift(comp_id: str, old: LockedGit | LockedPath, new: LockedGit | LockedPath) -> str | None:
+    match old, new:
+        case LockedGit(commit=before), LockedGit(commit=after, ref=ref) if before != after:
+            return f"component {comp_id}: {ref} moved {before} -> {after}"
+        case LockedPath(tree_sha256=before), LockedPath(tree_sha256=after) if before != after:
+            return f"component {comp_id}: source tree {before} -> {after}"
+        case (LockedGit(), LockedPath()) | (LockedPath(), LockedGit()):
+            return f"component {comp_id}: source changed from {old.kind} to {new.kind}"
+    return None
+
+
+def _component_drift(lock: Lock, manifest: Manifest, resolver: Resolver) -> list[str]:
+    problems = []
+    locked = {c.id: c for c in lock.components}
+    for comp in manifest.components:
+        if comp.id not in locked:
+            problems.append(f"component {comp.id}: not in the lock")
+            continue
+        try:
+            new = resolver.source(comp.source)
+        except StackbuildError as err:
+            problems.append(f"component {comp.id}: cannot resolve: {err}")
+            continue
+        if (line := _source_drift(comp.id, locked[comp.id].source, new)) is not None:
+            problems.append(line)
+    problems += [
+        f"component {gone}: in the lock but not in the manifest"
+        for gone in locked.keys() - {c.id for c in manifest.components}
+    ]
+    return problems
+
+
+def _package_drift(lock: Lock, manifest: Manifest, resolver: Resolver) -> list[str]:
+    problems = []
+    for arch, section in lock.architectures.items():
+        for package in section.packages:
+            current = manifest.toolkit.packages.of(package.role).get(arch)
+            if isinstance(package, LockedGenerated) and isinstance(current, GeneratedPackage):
+                sha = packages.generate(current.generate, current.file, resolver.manifest_dir, resolver.cache)
+                if sha != package.sha256:
+                    problems.append(f"package {package.file}: generated sha256 {package.sha256} -> {sha}")
+    return problems
+
+
+def check(lock: Lock, manifest: Manifest, resolver: Resolver, manifest_name: str) -> list[str]:
+    """Why the lock no longer matches the manifest and the sources; empty if it does."""
+    problems = [line for line in [manifest_drift(lock, manifest, manifest_name)] if line]
+    return problems + _component_drift(lock, manifest, resolver) + _package_drift(lock, manifest, resolver)

@@ -1,0 +1,178 @@
+"""Resolving a manifest into a lock: git refs to commits, trees to hashes, packages to sha256,
+bases to bootstrapped tarballs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder.inputs import bootstrap, git, packages, trees
+from builder.inputs.site import SiteConfig
+from builder.lock.model import (
+    LOCK_VERSION,
+    ArchSection,
+    Lock,
+    LockedBootstrapBase,
+    LockedComponent,
+    LockedDownload,
+    LockedGenerated,
+    LockedGit,
+    LockedImageBase,
+    LockedPath,
+    LockedTarball,
+    LockedToolkit,
+)
+from builder.manifest.graph import topological_order
+from builder.manifest.load import manifest_digest
+from builder.manifest.model import (
+    PACKAGE_ROLES,
+    BootstrapBase,
+    DownloadPackage,
+    GeneratedPackage,
+    GitSource,
+    ImageBase,
+    Manifest,
+    PackageRole,
+    PathSource,
+)
+from builder.model.arch import Arch
+from builder.model.say import Say
+from builder.store.cache import Cache
+from builder.store.http import HttpClient, Progress
+
+
+@dataclass(frozen=True)
+class Resolver:
+    """What resolving needs besides the manifest: where it lives, the site, the cache, the network."""
+
+    manifest_dir: Path
+    site: SiteConfig
+    cache: Cache
+    client: HttpClient
+    say: Say
+
+    def source(self, source: GitSource | PathSource) -> LockedGit | LockedPath:
+        match source:
+            case GitSource(git=url, ref=ref):
+                return LockedGit(url=url, ref=ref, commit=git.resolve_ref(self.site.repo_url(url), ref))
+            case PathSource(path=path):
+                return LockedPath(path=path, tree_sha256=trees.tree_hash(self.manifest_dir / path))
+
+    def package(
+        self, role: PackageRole, package: DownloadPackage | GeneratedPackage
+    ) -> LockedDownload | LockedGenerated:
+        match package:
+            case GeneratedPackage(file=file, generate=command):
+                sha = packages.generate(command, file, self.manifest_dir, self.cache, package.sha256)
+                size = self.cache.blob(sha).stat().st_size
+                return LockedGenerated(role=role, file=file, command=command, sha256=sha, size=size)
+            case DownloadPackage(file=file, url=url, sha256=pinned):
+                sha, known_size = self._download(file, url, pinned)
+                return LockedDownload(role=role, file=file, url=url, sha256=sha, size=known_size)
+
+    def _download(self, file: str, url: str, pinned: str | None) -> tuple[str, int | None]:
+        """(sha256, size) of a package: local copy, a HEAD for a pinned one, else a download to pin it."""
+        if (local := packages.find_installer(self.site, file, pinned)) is not None:
+            return self.cache.add_file(local, pinned), local.stat().st_size
+        if pinned:
+            # Pinned by the manifest: check it is there without pulling gigabytes now.
+            return pinned, self.client.head(self.site.rewrite(url))
+        self.say(f"  {file}: no sha256 in the manifest, downloading to pin it")
+        sha = self.client.download(self.site.rewrite(url), self.cache, progress=Progress(f"  {file}", self.say))
+        return sha, self.cache.blob(sha).stat().st_size
+
+    def tarball(self, spec: BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
+        boot = spec.bootstrap
+        self.say(f"  base {arch} {flavor}: mmdebstrap {boot.suite} (cached after the first run)")
+        made = bootstrap.bootstrap(boot, arch, flavor, self.cache, mirror=self.site.rewrite(boot.mirror))
+        key = bootstrap.spec_key(boot, arch, flavor)
+        return LockedTarball(sha256=made.sha256, packages=made.packages, spec_key=key)
+
+
+def default_arches(manifest: Manifest) -> list[Arch]:
+    """This host's architecture if the stack has it, else the stack's first."""
+    listed = manifest.platform.architectures
+    return [a for a in listed if a == Arch.host()] or [listed[0]]
+
+
+def _kept_source(previous: Lock | None, update: str | None, comp_id: str, source: object) -> LockedGit | None:
+    """With --update, the previous commit of every other git component whose URL and ref are unchanged."""
+    if previous is None or update is None or comp_id == update:
+        return None
+    old = next((c.source for c in previous.components if c.id == comp_id), None)
+    if isinstance(old, LockedGit) and isinstance(source, GitSource) and (old.url, old.ref) == (source.git, source.ref):
+        return old
+    return None
+
+
+def _section(
+    manifest: Manifest, arch: Arch, bases: dict[bootstrap.Flavor, LockedTarball], resolver: Resolver
+) -> ArchSection:
+    pinned = []
+    for role in PACKAGE_ROLES:
+        package = manifest.toolkit.packages.of(role).get(arch)
+        if package is not None:
+            resolver.say(f"  package {role} {arch}: {package.file}")
+            pinned.append(resolver.package(role, package))
+    return ArchSection(packages=pinned, base=bases)
+
+
+def _bases(
+    manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, resolver: Resolver
+) -> dict[bootstrap.Flavor, LockedTarball]:
+    """The arch's base tarballs: bootstrapped if asked for, else the previous lock's while their spec matches."""
+    base = manifest.base
+    if not isinstance(base, BootstrapBase):
+        return {}
+    if wanted:
+        return {flavor: resolver.tarball(base, arch, flavor) for flavor in bootstrap.FLAVORS}
+    old = previous.architectures.get(arch) if previous else None
+    kept = {
+        flavor: tarball
+        for flavor, tarball in (old.base.items() if old else [])
+        if tarball.spec_key == bootstrap.spec_key(base.bootstrap, arch, flavor)
+    }
+    return kept if len(kept) == len(bootstrap.FLAVORS) else {}
+
+
+def resolve(
+    manifest: Manifest,
+    resolver: Resolver,
+    arches: list[Arch] | None = None,
+    previous: Lock | None = None,
+    update: str | None = None,
+) -> Lock:
+    """A lock for the manifest. With previous and update, git commits of the other components stay."""
+    arches = arches or default_arches(manifest)
+    # Sources first: they are cheap and catch configuration mistakes before any download.
+    components = []
+    for comp in manifest.components:
+        source = _kept_source(previous, update, comp.id, comp.source) or resolver.source(comp.source)
+        resolver.say(f"  component {comp.id}: {source.describe()}")
+        components.append(LockedComponent(id=comp.id, depends_on=list(comp.depends_on), source=source))
+    sections = {
+        arch: _section(manifest, arch, _bases(manifest, arch, arch in arches, previous, resolver), resolver)
+        for arch in manifest.platform.architectures
+    }
+    match manifest.base:
+        case BootstrapBase(bootstrap=boot):
+            base: LockedImageBase | LockedBootstrapBase = LockedBootstrapBase(
+                suite=boot.suite,
+                mirror=boot.mirror,
+                variant=boot.variant,
+                source_date_epoch=bootstrap.SOURCE_DATE_EPOCH,
+            )
+        case ImageBase(image=image):
+            base = LockedImageBase(image=image)
+    return Lock(
+        lock_version=LOCK_VERSION,
+        stack=manifest.name,
+        manifest_sha256=manifest_digest(manifest),
+        toolkit=LockedToolkit(
+            vendor=manifest.toolkit.vendor, version=manifest.toolkit.version, chip=manifest.toolkit.chip
+        ),
+        base=base,
+        components=components,
+        order=topological_order({c.id: c.depends_on for c in manifest.components}),
+        architectures=sections,
+    )

@@ -1,0 +1,90 @@
+"""The real CANN catalog: packages, sha256 and required driver per CANN release.
+
+Read from the data files of Huawei's `ascend-deployer` package
+(ascend_deployer/downloader/software/CANN_<ver>.json; covers 8.1.RC1 .. 9.0.0), plus a small
+table of older releases from shared/ascend-facts.md (docs package lists).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from builder.model.errors import StackbuildError
+
+CHIPS = ("910b", "910", "310p", "a3")
+
+
+@dataclass(frozen=True)
+class CatalogFile:
+    filename: str
+    url: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    driver: str | None
+    firmware: str | None
+    chips: tuple[str, ...]
+    files: tuple[CatalogFile, ...]
+    source: str
+
+    def package(self, kind: str, arch: str, chip: str) -> CatalogFile | None:
+        """The toolkit, ops or nnal file of this release for arch (and chip, for ops)."""
+        patterns = {
+            "toolkit": rf"^Ascend-cann-toolkit_{re.escape(self.version)}_linux-{arch}\.(zip|run)$",
+            # 8.1-8.3 name ops "kernels-<chip>"; 8.5.0+ "<chip>-ops" (A3 upper-case in file names).
+            "ops": rf"^Ascend-cann-(kernels-{chip}|{chip}-ops)_{re.escape(self.version)}_linux-{arch}\.(zip|run)$",
+            "nnal": rf"^Ascend-cann-nnal_{re.escape(self.version)}_linux-{arch}\.(zip|run)$",
+        }
+        pattern = re.compile(patterns[kind], re.IGNORECASE)
+        return next((f for f in self.files if pattern.match(f.filename)), None)
+
+
+# Releases before the ascend-deployer catalog (shared/ascend-facts.md, docs package lists).
+OLDER_RELEASES = (
+    Release("6.3.RC1", "23.0.rc1", "6.3.0.1.241", ("310p",), (), "docs package list (310P only)"),
+    Release("7.0.RC1", "23.0.rc3", "6.4.0.4.220", ("910b",), (), "docs package list"),
+    Release("7.0.0", "23.0.3", "7.1.0.5.220", ("910b",), (), "docs package list"),
+    Release("7.0.1", "23.0.3", "7.1.0.5.220", ("910b",), (), "docs package list"),
+    Release("8.0.RC1", "24.1.rc1", "7.1.0.6.220", ("910b",), (), "docs package list"),
+)
+
+
+def _software_dir() -> Path:
+    # find_spec locates the package without importing it (its __init__ edits sys.path).
+    spec = importlib.util.find_spec("ascend_deployer")
+    if spec is None or not spec.submodule_search_locations:
+        raise StackbuildError("the ascend-deployer package is not installed: pip install ascend-deployer")
+    return Path(next(iter(spec.submodule_search_locations))) / "downloader" / "software"
+
+
+def _release_from_json(path: Path) -> Release:
+    data = json.loads(path.read_text())
+    driver = next((s["version"] for s in data.get("required_soft", []) if s.get("name") == "NPU"), None)
+    files = tuple(CatalogFile(o["filename"], o["url"], o["sha256"]) for o in data.get("other", []))
+    chips = tuple(
+        chip
+        for chip in CHIPS
+        if any(re.match(rf"^Ascend-cann-(kernels-{chip}|{chip}-ops)_", f.filename, re.IGNORECASE) for f in files)
+    )
+    return Release(data["version"], driver, None, chips, files, f"ascend-deployer {path.name}")
+
+
+@cache
+def releases() -> dict[str, Release]:
+    found = {r.version: r for r in OLDER_RELEASES}
+    for path in sorted(_software_dir().glob("CANN_*.json")):
+        release = _release_from_json(path)
+        found[release.version] = release
+    return found
+
+
+def release(version: str) -> Release | None:
+    return releases().get(version)

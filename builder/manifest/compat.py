@@ -1,0 +1,106 @@
+"""Compatibility check: toolkit version x chip x host driver x OS x Python, before any download.
+
+Known-bad combinations are errors (unless allowed); combinations the data does not cover are
+warnings. The data is the CANN catalog (builder.catalog).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from builder.manifest import catalog
+from builder.manifest.model import PACKAGE_ROLES, Manifest
+
+# Official CANN images' OSes (Ascend/cann-container-image).
+OFFICIAL_OSES = {("ubuntu", "22.04"), ("ubuntu", "24.04"), ("openeuler", "22.03"), ("openeuler", "24.03")}
+# tilelang-ascend needs Python >= 3.10 (shared/ascend-facts.md); CANN's own range is not in the data.
+MIN_PYTHON = (3, 10)
+
+
+@dataclass
+class Report:
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Order CANN/HDK versions: 25.3.rc1 < 25.3.0 < 25.3.1 (an RC precedes its release)."""
+    parts: list[int] = []
+    for part in version.lower().split("."):
+        if match := re.fullmatch(r"rc(\d+)", part):
+            parts += [-1, int(match.group(1))]
+        elif part.isdigit():
+            parts += [int(part), 0]
+        else:
+            parts += [-2, 0]
+    return tuple(parts)
+
+
+def check(manifest: Manifest) -> Report:
+    report = Report()
+    toolkit = manifest.toolkit
+    if toolkit.vendor == "cpusim":
+        report.notes.append("CPU simulation (reference stack): no CANN compatibility data applies")
+        return report
+    release = catalog.release(toolkit.version)
+    if release is None:
+        known = ", ".join(sorted(catalog.releases(), key=version_key))
+        report.warnings.append(f"CANN {toolkit.version} is not in the catalog (known: {known}); cannot check it")
+        return report
+    if toolkit.chip not in release.chips:
+        report.errors.append(
+            f"CANN {toolkit.version} does not support chip {toolkit.chip}: it is released for "
+            f"{', '.join(release.chips)} only ({release.source})"
+        )
+    _check_host(manifest, release, report)
+    _check_platform(manifest, report)
+    if release.files:
+        _check_packages(manifest, release, report)
+    return report
+
+
+def _check_host(manifest: Manifest, release: catalog.Release, report: Report) -> None:
+    host, version = manifest.host, manifest.toolkit.version
+    if release.driver:
+        if host.driver == "none":
+            report.errors.append(f"host.driver is 'none' but CANN {version} needs NPU driver {release.driver}")
+        elif version_key(host.driver) < version_key(release.driver):
+            report.errors.append(f"host driver {host.driver} is older than CANN {version} needs ({release.driver})")
+        elif version_key(host.driver) != version_key(release.driver):
+            report.warnings.append(
+                f"host driver {host.driver} is not the one CANN {version} is released with "
+                f"({release.driver}); newer drivers are usually compatible"
+            )
+    if release.firmware and host.firmware and version_key(host.firmware) != version_key(release.firmware):
+        report.warnings.append(f"host firmware {host.firmware} differs from the documented {release.firmware}")
+
+
+def _check_platform(manifest: Manifest, report: Report) -> None:
+    platform = manifest.platform
+    if (platform.os, platform.os_version) not in OFFICIAL_OSES:
+        report.warnings.append(
+            f"{platform.os} {platform.os_version} is not an OS of the official CANN images "
+            f"(ubuntu 22.04/24.04, openeuler 22.03/24.03)"
+        )
+    if tuple(int(p) for p in platform.python.split(".")) < MIN_PYTHON:
+        report.warnings.append(f"Python {platform.python} is older than tilelang-ascend's minimum 3.10")
+
+
+def _check_packages(manifest: Manifest, release: catalog.Release, report: Report) -> None:
+    toolkit = manifest.toolkit
+    for kind in PACKAGE_ROLES:
+        for arch, package in toolkit.packages.of(kind).items():
+            entry = release.package(kind, arch, toolkit.chip)
+            if entry is None:
+                report.warnings.append(f"{kind} package for {arch} is not in the catalog of {toolkit.version}")
+            elif package.sha256 and (entry.filename != package.file or entry.sha256 != package.sha256):
+                report.errors.append(
+                    f"{kind} package for {arch} differs from the catalog: expected {entry.filename} "
+                    f"sha256 {entry.sha256}, the manifest has {package.file} sha256 {package.sha256}"
+                )

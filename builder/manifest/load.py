@@ -1,0 +1,124 @@
+"""Loading a manifest: YAML with positions, the schema, then the graph, packages and paths.
+
+Every problem is reported as one located line (`file:line:col: field: message`) with "did
+you mean" hints; nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from builder.manifest import locate
+from builder.manifest.graph import find_cycle, suggest
+from builder.manifest.model import PACKAGE_ROLES, SCHEMA_VERSION, Manifest, PathSource
+from builder.manifest.yamlpos import DuplicateKey, PositionedYaml
+from builder.model.canonical import digest
+from builder.model.errors import Located, ManifestError
+
+# Stage names the builder uses besides the components'.
+RESERVED_STAGE_NAMES = ("base-devel", "base-runtime", "toolkit", "devel-image", "runtime-image")
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Manifest.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "stackbuild stack manifest"
+    return schema
+
+
+def manifest_digest(manifest: Manifest) -> str:
+    """sha256 of the manifest's canonical form: what the user wrote, defaults left out."""
+    return digest(manifest.model_dump(mode="json", by_alias=True, exclude_defaults=True))
+
+
+def check_graph(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
+    problems = []
+    ids = [c.id for c in manifest.components]
+    seen: set[str] = set()
+    for i, comp in enumerate(manifest.components):
+        if comp.id in RESERVED_STAGE_NAMES:
+            message = f"component id '{comp.id}' is the name of a builder stage: rename it"
+            problems.append(doc.locate(("components", i, "id"), message))
+        if comp.id in seen:
+            problems.append(doc.locate(("components", i, "id"), f"component id '{comp.id}' is used twice"))
+        seen.add(comp.id)
+        for j, dep in enumerate(comp.depends_on):
+            where = ("components", i, "depends_on", j)
+            if dep == comp.id:
+                problems.append(doc.locate(where, f"'{dep}' depends on itself"))
+            elif dep not in ids:
+                problems.append(doc.locate(where, f"unknown component '{dep}'{suggest(dep, ids)}"))
+    if problems:
+        return problems
+    cycle = find_cycle({c.id: c.depends_on for c in manifest.components})
+    if cycle:
+        first = ids.index(cycle[0])
+        problems.append(doc.locate(("components", first, "depends_on"), "dependency cycle: " + " -> ".join(cycle)))
+    return problems
+
+
+def check_packages(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
+    problems = []
+    arches = manifest.platform.architectures
+    for role in PACKAGE_ROLES:
+        packages = manifest.toolkit.packages.of(role)
+        if getattr(manifest.toolkit.packages, role) is None:
+            continue
+        for arch in arches:
+            if arch not in packages:
+                message = f"no {role} package for {arch}, which platform.architectures lists"
+                problems.append(doc.locate(("toolkit", "packages", role), message))
+        for arch in packages:
+            if arch not in arches:
+                message = f"package for {arch}, which platform.architectures does not list"
+                problems.append(doc.locate(("toolkit", "packages", role, arch.value), message))
+    return problems
+
+
+def check_paths(manifest: Manifest, doc: PositionedYaml, base_dir: Path) -> list[Located]:
+    problems = []
+    for i, comp in enumerate(manifest.components):
+        source = comp.source
+        if isinstance(source, PathSource) and not (base_dir / source.path).is_dir():
+            problems.append(
+                doc.locate(
+                    ("components", i, "source", "path"),
+                    f"directory {source.path} does not exist (paths are relative to the manifest)",
+                )
+            )
+    return problems
+
+
+def _parse(path: Path) -> PositionedYaml:
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise ManifestError([Located(str(path), 0, 0, "", f"cannot read: {err.strerror}")]) from err
+    try:
+        return PositionedYaml(text, str(path))
+    except DuplicateKey as err:
+        raise ManifestError([err.located]) from err
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        problem = getattr(err, "problem", None) or str(err)
+        raise ManifestError([Located(str(path), line, col, "", f"invalid YAML: {problem}")]) from err
+
+
+def load(path: Path) -> Manifest:
+    """Parse and validate a manifest; raise ManifestError listing every located problem."""
+    doc = _parse(path)
+    if not isinstance(doc.data, dict):
+        raise ManifestError([Located(str(path), 1, 1, "", "a manifest is a YAML mapping (schema: 1, name: ...)")])
+    try:
+        manifest = Manifest.model_validate(doc.data)
+    except ValidationError as err:
+        raise ManifestError(locate.problems(err, Manifest, doc, SCHEMA_VERSION)) from err
+    problems = check_graph(manifest, doc) + check_packages(manifest, doc) + check_paths(manifest, doc, path.parent)
+    if problems:
+        raise ManifestError(problems)
+    return manifest

@@ -1,0 +1,264 @@
+"""The manifest model (`stacks/<name>.yaml`, schema 1): pure types, validated by pydantic.
+
+Kinds are tagged unions (a source is git or path, a base an image or a bootstrap, a package
+downloaded or generated): each member has only its own fields, so `match` narrows them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+
+from builder.model.arch import Arch
+
+SCHEMA_VERSION = 1
+ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+PackageRole = Literal["toolkit", "ops", "nnal"]
+PACKAGE_ROLES: tuple[PackageRole, ...] = ("toolkit", "ops", "nnal")
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    # The key whose presence selects this member of its tagged union.
+    TAG: ClassVar[str] = ""
+
+
+def no_credentials(url: str) -> str:
+    """URLs end up in locks and logs: a user:password@ part is refused (without echoing it)."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://[^/@\s]+@", url, re.IGNORECASE):
+        raise ValueError(
+            "the URL carries credentials (user:password@): use a git credential helper, "
+            "`docker login` or the site configuration's URL rewrites instead"
+        )
+    return url
+
+
+def by_key(*members: type[Model], message: str) -> Discriminator:
+    """Choose a tagged union's member by which one of the members' keys the input has."""
+
+    def pick(data: Any) -> str | None:
+        if isinstance(data, dict):
+            present = [m.TAG for m in members if m.TAG in data]
+            return present[0] if len(present) == 1 else None
+        return data.TAG if isinstance(data, members) else None
+
+    return Discriminator(pick, custom_error_type="one_of", custom_error_message=message)
+
+
+def _bare_file_name(value: str) -> str:
+    if "/" in value:
+        raise ValueError(f"'file' must be a bare file name, not a path: {value}")
+    return value
+
+
+class DownloadPackage(Model):
+    """An installer file downloaded from `url`."""
+
+    TAG: ClassVar[str] = "url"
+    file: str = Field(description="installer file name, e.g. Ascend-cann-toolkit_8.5.0_linux-x86_64.zip")
+    url: str = Field(description="where to download it (site URL rewrites apply)")
+    sha256: str | None = Field(
+        default=None,
+        pattern=SHA256_PATTERN,
+        description="expected sha256 (hex); without it the lock pins the first download",
+    )
+
+    _url = field_validator("url")(no_credentials)
+    _file = field_validator("file")(_bare_file_name)
+
+
+class GeneratedPackage(Model):
+    """An installer file made by a local command."""
+
+    TAG: ClassVar[str] = "generate"
+    file: str
+    generate: str = Field(
+        description="command (run from the manifest's directory) that writes the file into {output_dir}"
+    )
+    sha256: str | None = Field(default=None, pattern=SHA256_PATTERN)
+
+    _file = field_validator("file")(_bare_file_name)
+
+
+Package = Annotated[
+    Union[Annotated[DownloadPackage, Tag("url")], Annotated[GeneratedPackage, Tag("generate")]],  # noqa: UP007
+    by_key(
+        DownloadPackage,
+        GeneratedPackage,
+        message="give exactly one of 'url' (download) or 'generate' (a local command)",
+    ),
+]
+PackageSet = dict[Arch, Package]
+
+
+class Packages(Model):
+    toolkit: PackageSet
+    ops: PackageSet | None = Field(default=None, description="operator/kernels package (kernels-<chip> / <chip>-ops)")
+    nnal: PackageSet | None = None
+
+    def of(self, role: PackageRole) -> dict[Arch, DownloadPackage | GeneratedPackage]:
+        found: dict[Arch, DownloadPackage | GeneratedPackage] = getattr(self, role) or {}
+        return found
+
+
+class Toolkit(Model):
+    vendor: Literal["huawei", "cpusim"] = Field(
+        description="huawei = real CANN; cpusim = the reference stack's CPU simulation"
+    )
+    version: str = Field(pattern=r"^\d+\.\d+\.(\d+|RC\d+)(\.\w+)?$", description="CANN version, e.g. 8.5.0, 8.3.RC1")
+    chip: str = Field(pattern=r"^(910b|910|310p|a3|950)$", description="NPU chip: 910b, 910, 310p, a3, 950")
+    packages: Packages
+
+
+class Host(Model):
+    """What lives on the host, never in the image: the versions this image is certified for."""
+
+    driver: str = Field(description="NPU driver (HDK) version, e.g. 25.5.0; 'none' for a CPU simulation")
+    firmware: str | None = None
+
+
+class Platform(Model):
+    os: Literal["debian", "ubuntu", "openeuler"]
+    os_version: str
+    python: str = Field(pattern=r"^3\.\d+$")
+    architectures: list[Arch] = Field(min_length=1)
+
+    @field_validator("architectures")
+    @classmethod
+    def unique(cls, value: list[Arch]) -> list[Arch]:
+        if len(set(value)) != len(value):
+            raise ValueError("architectures listed twice")
+        return value
+
+
+class Bootstrap(Model):
+    tool: Literal["mmdebstrap"] = "mmdebstrap"
+    suite: str
+    mirror: str
+    variant: Literal["apt", "minbase", "required", "important", "standard"] = "apt"
+    packages: list[str] = Field(default_factory=list, description="packages of the build (devel) base")
+    runtime_packages: list[str] = Field(
+        default_factory=list, description="packages of the smaller base the runtime image starts from"
+    )
+
+
+class ImageBase(Model):
+    TAG: ClassVar[str] = "image"
+    image: str = Field(pattern=r"^[^@\s]+@sha256:[0-9a-f]{64}$", description="image reference pinned by digest")
+
+
+class BootstrapBase(Model):
+    TAG: ClassVar[str] = "bootstrap"
+    bootstrap: Bootstrap
+
+
+Base = Annotated[
+    Union[Annotated[ImageBase, Tag("image")], Annotated[BootstrapBase, Tag("bootstrap")]],  # noqa: UP007
+    by_key(ImageBase, BootstrapBase, message="give exactly one of 'image' (pinned by digest) or 'bootstrap'"),
+]
+
+
+class GitSource(Model):
+    TAG: ClassVar[str] = "git"
+    git: str = Field(description="repository URL, or site:NAME for the site config's repos")
+    ref: str = Field(description="branch, tag or commit of the git source")
+
+    _git = field_validator("git")(no_credentials)
+
+
+class PathSource(Model):
+    TAG: ClassVar[str] = "path"
+    path: str = Field(description="directory, relative to the manifest")
+
+
+Source = Annotated[
+    Union[Annotated[GitSource, Tag("git")], Annotated[PathSource, Tag("path")]],  # noqa: UP007
+    by_key(GitSource, PathSource, message="give exactly one of 'git' (with 'ref') or 'path'"),
+]
+
+
+class Artifact(Model):
+    path: str = Field(description="file or directory, relative to the component's directory")
+    runtime: bool = Field(default=False, description="also copy into the runtime image")
+
+    @field_validator("path")
+    @classmethod
+    def relative(cls, value: str) -> str:
+        if value.startswith("/") or ".." in value.split("/"):
+            raise ValueError(f"artifact path must be relative and stay inside the component: {value}")
+        return value
+
+
+class ElfSectionProbe(Model):
+    kind: Literal["elf-section"]
+    file: str
+    section: str
+
+
+class LinkedFromProbe(Model):
+    kind: Literal["linked-from"]
+    file: str
+    within: str = Field(description="directory the named libraries must resolve inside (e.g. the toolkit)")
+    libraries: list[str] = Field(default_factory=list)
+
+
+class EnvProbe(Model):
+    kind: Literal["env"]
+    set: list[str] = Field(default_factory=list, description="variables that must be set")
+    paths: list[str] = Field(default_factory=list, description="variables whose value (a path) must exist")
+
+
+class CommandProbe(Model):
+    kind: Literal["command"]
+    run: str
+    exit_code: int = 0
+    expect: str | None = Field(default=None, description="regular expression the output must match")
+
+
+Probe = Annotated[Union[ElfSectionProbe, LinkedFromProbe, EnvProbe, CommandProbe], Field(discriminator="kind")]  # noqa: UP007
+
+
+class Component(Model):
+    id: str = Field(pattern=ID_PATTERN)
+    source: Source
+    depends_on: list[str] = Field(default_factory=list)
+    system_packages: list[str] = Field(default_factory=list)
+    build: list[str] = Field(default_factory=list, description="shell commands run in the component's directory")
+    env: dict[str, str] = Field(default_factory=dict, description="variables exported to later stages and the image")
+    artifacts: list[Artifact] = Field(default_factory=list)
+    probes: list[Probe] = Field(default_factory=list)
+
+    @field_validator("env")
+    @classmethod
+    def env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not re.fullmatch(ENV_NAME_PATTERN, name):
+                raise ValueError(f"'{name}' is not a valid environment variable name")
+        return value
+
+
+class Smoke(Model):
+    command: str = Field(min_length=1)
+    expect: str = Field(description="regular expression the output of a successful run matches")
+    needs_device: bool = Field(default=False, description="the command launches on an NPU")
+
+
+class Manifest(Model):
+    schema_: Literal[1] = Field(alias="schema")
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    description: str = ""
+    toolkit: Toolkit
+    host: Host
+    platform: Platform
+    base: Base
+    components: list[Component] = Field(min_length=1)
+    smoke: Smoke
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    def component(self, component_id: str) -> Component:
+        return next(c for c in self.components if c.id == component_id)

@@ -1,0 +1,1 @@
+"""Pure types every layer shares: architectures, the container layout, errors. No I/O."""

@@ -1,0 +1,40 @@
+"""Errors a user acts on: each names the file, the line, the field and the fix.
+
+Deep code raises these; the CLI is the one place that turns them into a line on stderr and
+an exit code (InputError: 2, bad input; StackbuildError: 1, a failure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class StackbuildError(Exception):
+    """An expected failure: the CLI prints it as is (no traceback) and exits non-zero."""
+
+    exit_code = 1
+
+
+class InputError(StackbuildError):
+    """Bad input (a manifest, lock, site config or option): exit code 2."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Located:
+    file: str
+    line: int
+    col: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.col}" if self.line else self.file
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class ManifestError(InputError):
+    def __init__(self, problems: list[Located]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))

@@ -1,0 +1,78 @@
+"""The plan: the stage graph of one architecture, rendered and keyed, from located inputs."""
+
+from __future__ import annotations
+
+from builder.manifest.graph import transitive_deps
+from builder.model.canonical import digest
+from builder.model.layout import stack_dir
+from builder.plan import render
+from builder.plan.resolve import Inputs, Located
+from builder.plan.stage import ContextInput, Plan, Stage, StageInputs, StageKind, sha256_text
+from builder.verify import probes as probe_specs
+from builder.verify.probes import ProbeSpec
+
+NO_CONTEXT = Located((), ContextInput("", ""))
+
+
+class _Graph:
+    """Stages added in build order; each one's key is known once it is added."""
+
+    def __init__(self, platform: str) -> None:
+        self.platform = platform
+        self.stages: dict[str, Stage] = {}
+
+    def image(self, name: str) -> str:
+        return self.stages[name].tag()
+
+    def add(
+        self,
+        name: str,
+        kind: StageKind,
+        parents: tuple[str, ...],
+        dockerfile: str,
+        located: Located = NO_CONTEXT,
+        probes: tuple[ProbeSpec, ...] = (),
+        workdir: str = "/",
+    ) -> None:
+        inputs = StageInputs(
+            dockerfile=sha256_text(dockerfile),
+            context=located.content,
+            parents=tuple((p, self.stages[p].key) for p in parents),
+            platform=self.platform,
+            probes=digest({"probes": list(probes), "runner": probe_specs.RUNNER_SHA256}) if probes else "",
+        )
+        self.stages[name] = Stage(name, kind, parents, dockerfile, located.items, inputs, probes, workdir)
+
+
+def repository_for(stack: str) -> str:
+    return f"stackbuild/{stack.lower()}"
+
+
+def final_tags(inputs: Inputs) -> dict[str, str]:
+    """Tags of the final images, the same on every host: the architecture is always in the tag."""
+    m, arch = inputs.request.manifest, inputs.request.arch
+    name = f"{m.toolkit.version.lower()}-{m.toolkit.chip}-{m.platform.os}{m.platform.os_version}-py{m.platform.python}"
+    repository = repository_for(m.name)
+    return {"runtime-image": f"{repository}:{name}-{arch}", "devel-image": f"{repository}:{name}-devel-{arch}"}
+
+
+def make_plan(inputs: Inputs) -> Plan:
+    request = inputs.request
+    manifest, lock, arch = request.manifest, request.lock, request.arch
+    graph = _Graph(arch.platform)
+    for flavor in ("devel", "runtime"):
+        graph.add(f"base-{flavor}", "base", (), render.base(flavor, lock), inputs.bases[flavor])
+    section = lock.section(arch)
+    toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages)
+    graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, inputs.packages, probe_specs.TOOLKIT_PROBES)
+    needs = transitive_deps({cid: lock.component(cid).depends_on for cid in lock.order})
+    for cid in lock.order:
+        deps = needs[cid]
+        dockerfile = render.component(manifest, lock, cid, graph.image("toolkit"), [(d, graph.image(d)) for d in deps])
+        probes = probe_specs.specs(manifest.component(cid).probes)
+        graph.add(cid, "component", ("toolkit", *deps), dockerfile, inputs.sources[cid], probes, stack_dir(cid))
+    built = [(cid, graph.image(cid)) for cid in lock.order]
+    graph.add("devel-image", "devel", ("toolkit", *lock.order), render.devel(manifest, graph.image("toolkit"), built))
+    runtime_file = render.runtime(manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch)
+    graph.add("runtime-image", "runtime", ("base-runtime", "toolkit", *lock.order), runtime_file)
+    return Plan(manifest.name, arch, repository_for(manifest.name), graph.stages, inputs.drift, final_tags(inputs))

@@ -1,0 +1,163 @@
+"""Render the stages' Dockerfiles from the Jinja2 templates shipped in this package (templates/).
+
+The output depends only on what is passed in (lock, manifest, parents' image references),
+so the same lock renders byte-identical Dockerfiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+from builder.inputs.bootstrap import Flavor
+from builder.lock.model import Lock, LockedBootstrapBase, LockedDownload, LockedGenerated, LockedImageBase
+from builder.manifest.model import Manifest
+from builder.model.arch import Arch
+from builder.model.layout import STACK_ROOT, TOOLKIT_ENV, TOOLKIT_ROOT
+
+# Installer flags per package role (official scripts; the toolkit takes --full).
+INSTALL_FLAGS = {
+    "toolkit": "--full --quiet --install-for-all",
+    "ops": "--install --quiet --install-for-all",
+    "nnal": "--install --quiet --install-for-all",
+}
+PACKAGE_ORDER = {"toolkit": 0, "ops": 1, "nnal": 2}
+
+_env = jinja2.Environment(
+    loader=jinja2.PackageLoader("builder.plan", "templates"),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    autoescape=False,
+)
+
+
+def render(template: str, **values: Any) -> str:
+    return _env.get_template(f"{template}.Dockerfile.j2").render(**values)
+
+
+def env_value(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def env_block(pairs: Sequence[tuple[str, str]]) -> str:
+    """ENV instructions for the variables, in order, as few as Docker's rules allow.
+
+    One ENV instruction sees the values from before it, so a variable that refers to one set
+    in the same instruction (or is set twice) starts a new instruction.
+    """
+    groups: list[list[tuple[str, str]]] = []
+    names: set[str] = set()
+    for name, value in pairs:
+        refers = any(f"${n}" in value or f"${{{n}" in value for n in names)
+        if not groups or refers or name in names:
+            groups.append([])
+            names = set()
+        groups[-1].append((name, value))
+        names.add(name)
+    return "\n".join("ENV " + " \\\n    ".join(f'{n}="{env_value(v)}"' for n, v in group) for group in groups)
+
+
+@dataclass(frozen=True)
+class PackageStep:
+    kind: str
+    file: str
+    installer: str
+    archive: str
+    flags: str
+
+
+def package_steps(packages: Sequence[LockedDownload | LockedGenerated]) -> list[PackageStep]:
+    steps = []
+    for p in sorted(packages, key=lambda p: PACKAGE_ORDER[p.role]):
+        archive = "zip" if p.file.endswith(".zip") else ""
+        installer = p.file.removesuffix(".zip") + ".run" if archive else p.file
+        steps.append(PackageStep(p.role, p.file, installer, archive, INSTALL_FLAGS[p.role]))
+    return steps
+
+
+def base(flavor: Flavor, lock: Lock) -> str:
+    match lock.base:
+        case LockedImageBase(image=image):
+            return render("base", flavor=flavor, image=image, origin=f"pulled as {image}")
+        case LockedBootstrapBase(suite=suite, variant=variant):
+            origin = f"bootstrapped with mmdebstrap ({suite}, {variant})"
+            return render("base", flavor=flavor, image=None, origin=origin)
+
+
+def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedDownload | LockedGenerated]) -> str:
+    return render(
+        "toolkit",
+        base_image=base_image,
+        packages=package_steps(packages),
+        toolkit_env=env_block(TOOLKIT_ENV),
+        toolkit_root=TOOLKIT_ROOT,
+        version=lock.toolkit.version,
+    )
+
+
+def component_env(manifest: Manifest, ids: Sequence[str]) -> list[tuple[str, str]]:
+    return [(n, v) for cid in ids for n, v in manifest.component(cid).env.items()]
+
+
+def component(
+    manifest: Manifest, lock: Lock, component_id: str, toolkit_image: str, deps: Sequence[tuple[str, str]]
+) -> str:
+    """deps: (id, image) of every component this one needs, in build order."""
+    comp = manifest.component(component_id)
+    return render(
+        "component",
+        id=component_id,
+        source=lock.component(component_id).source.describe(),
+        toolkit_image=toolkit_image,
+        deps=[{"id": d, "image": image} for d, image in deps],
+        env=env_block(component_env(manifest, [d for d, _ in deps] + [component_id])),
+        steps=comp.build,
+        artifacts=[a.path for a in comp.artifacts],
+    )
+
+
+def devel(manifest: Manifest, toolkit_image: str, components: Sequence[tuple[str, str]]) -> str:
+    return render(
+        "devel",
+        toolkit_image=toolkit_image,
+        components=[{"id": c, "image": image} for c, image in components],
+        env=env_block(component_env(manifest, [c for c, _ in components])),
+    )
+
+
+def runtime(
+    manifest: Manifest,
+    lock: Lock,
+    base_image: str,
+    toolkit_image: str,
+    components: Sequence[tuple[str, str]],
+    arch: Arch,
+) -> str:
+    version_dir = f"{TOOLKIT_ROOT}/{lock.toolkit.version}"
+    toolkit_paths = [
+        f"{version_dir}/lib64",
+        f"{version_dir}/{arch}-linux",
+        f"{version_dir}/opp/version.info",
+        f"{TOOLKIT_ROOT}/set_env.sh",
+    ]
+    artifacts = [
+        {"image": image, "path": f"{STACK_ROOT}/{cid}/{a.path}"}
+        for cid, image in components
+        for a in manifest.component(cid).artifacts
+        if a.runtime
+    ]
+    return render(
+        "runtime",
+        base_image=base_image,
+        toolkit_image=toolkit_image,
+        toolkit_paths=toolkit_paths,
+        toolkit_root=TOOLKIT_ROOT,
+        version=lock.toolkit.version,
+        artifacts=artifacts,
+        env=env_block(list(TOOLKIT_ENV) + component_env(manifest, [c for c, _ in components])),
+    )

@@ -1,0 +1,163 @@
+"""The first step of a build: the lock checked against its manifest, and every input located.
+
+Path sources are hashed as they are in the working tree (a difference from the lock is
+drift: reported, or refused with --frozen); base tarballs are the lock's, or the ones a
+moved Debian mirror gave; packages are fetched only when their stage's context is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder.inputs import bootstrap, packages, trees
+from builder.inputs.bootstrap import Flavor
+from builder.inputs.contexts import FileItem, GitTree, LocalTree
+from builder.inputs.site import SiteConfig
+from builder.lock.check import manifest_drift
+from builder.lock.model import Lock, LockedDownload, LockedGenerated, LockedGit, LockedPath, LockedTarball
+from builder.manifest.model import Bootstrap, ImageBase, Manifest
+from builder.model.arch import Arch
+from builder.model.errors import StackbuildError
+from builder.model.say import Say
+from builder.plan.stage import ContextInput, sha256_text
+from builder.store.cache import Cache
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one build, plan or render is about: a locked stack, for one architecture."""
+
+    manifest: Manifest
+    manifest_path: Path
+    lock: Lock
+    site: SiteConfig
+    cache: Cache
+    arch: Arch
+    frozen: bool = False
+
+    @property
+    def manifest_dir(self) -> Path:
+        return self.manifest_path.parent
+
+
+@dataclass(frozen=True)
+class Located:
+    """An input of a stage's context: what to put in it, and its content hash."""
+
+    items: tuple[FileItem | LocalTree | GitTree, ...]
+    content: ContextInput
+
+
+@dataclass(frozen=True)
+class Inputs:
+    request: Request
+    bases: Mapping[Flavor, Located]
+    packages: Located
+    sources: Mapping[str, Located]
+    drift: tuple[str, ...]
+
+
+def _source(request: Request, source: LockedGit | LockedPath) -> tuple[Located, str | None]:
+    match source:
+        case LockedGit(url=url, ref=ref, commit=commit):
+            tree = GitTree("src/", request.site.repo_url(url), commit)
+            return Located((tree,), ContextInput(f"git {ref}", commit)), None
+        case LockedPath(path=path, tree_sha256=locked):
+            root = request.manifest_dir / path
+            now = trees.tree_hash(root)
+            drift = f"source tree {locked} (locked) -> {now} (working tree)" if now != locked else None
+            return Located((LocalTree("src/", root),), ContextInput("source tree", now)), drift
+
+
+def _obtain_package(request: Request, package: LockedDownload | LockedGenerated, say: Say) -> Callable[[], Path]:
+    cache = request.cache
+
+    def obtain() -> Path:
+        if cache.has(package.sha256):
+            return cache.blob(package.sha256)
+        match package:
+            case LockedGenerated(command=command, file=file):
+                sha = packages.generate(command, file, request.manifest_dir, cache)
+            case LockedDownload(url=url, file=file):
+                sha = packages.download(url, file, package.sha256, request.site, cache, say)
+        if sha != package.sha256:
+            raise StackbuildError(f"{package.file}: sha256 {sha}, the lock pins {package.sha256}: relock")
+        return cache.blob(sha)
+
+    return obtain
+
+
+def _drift_message(flavor: Flavor, made: bootstrap.BaseTarball, locked: LockedTarball, stack: str) -> str:
+    changed = sorted(
+        p for p in set(made.packages) | set(locked.packages) if made.packages.get(p) != locked.packages.get(p)
+    )
+    return (
+        f"base-{flavor}: the bootstrap gives sha256 {made.sha256}, the lock pins {locked.sha256} "
+        f"(the Debian mirror moved on: {len(changed)} package versions differ, e.g. "
+        f"{', '.join(changed[:5])}); relock with `stackbuild lock {stack}`"
+    )
+
+
+def _base_tarball(request: Request, spec: Bootstrap, flavor: Flavor, prepare: bool, say: Say) -> str:
+    """sha256 of the base tarball to build on: the lock's, or what bootstrapping gives now."""
+    locked = request.lock.tarball(request.arch, flavor)
+    if request.cache.has(locked.sha256):
+        return locked.sha256
+    made = bootstrap.recorded(spec, request.arch, flavor, request.cache)
+    if made is None and prepare:
+        say(f"[stackbuild] base-{flavor}: bootstrapping {spec.suite} with mmdebstrap (not in the cache)")
+        made = bootstrap.bootstrap(spec, request.arch, flavor, request.cache, mirror=request.site.rewrite(spec.mirror))
+    if made is None or made.sha256 == locked.sha256:
+        return locked.sha256
+    message = _drift_message(flavor, made, locked, request.manifest.name)
+    if request.frozen:
+        raise StackbuildError(message)
+    if prepare:
+        say(f"[stackbuild] warning: {message}; building on the new base (--frozen refuses)")
+    return made.sha256
+
+
+def _cached(cache: Cache, sha256: str) -> Callable[[], Path]:
+    """A blob already in the cache (the bases are made before planning)."""
+    return lambda: cache.blob(sha256)
+
+
+def _bases(request: Request, prepare: bool, say: Say) -> dict[Flavor, Located]:
+    base = request.manifest.base
+    if isinstance(base, ImageBase):
+        return {flavor: Located((), ContextInput("image", base.image)) for flavor in bootstrap.FLAVORS}
+    located = {}
+    for flavor in bootstrap.FLAVORS:
+        sha = _base_tarball(request, base.bootstrap, flavor, prepare, say)
+        item = FileItem("rootfs.tar", _cached(request.cache, sha))
+        located[flavor] = Located((item,), ContextInput("base tarball", sha))
+    return located
+
+
+def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
+    """Every input of the request located. prepare: bootstrap missing bases now (a build needs them first)."""
+    lock, manifest = request.lock, request.manifest
+    if (drift := manifest_drift(lock, manifest, str(request.manifest_path))) is not None:
+        fix = f"run `stackbuild lock {manifest.name}`"
+        raise StackbuildError(f"the manifest of {manifest.name} changed since it was locked: {fix} ({drift})")
+    section = lock.section(request.arch)
+    if section.package("toolkit") is None:
+        raise StackbuildError(f"the lock of {manifest.name} has no toolkit package for {request.arch}")
+    sources, drifts = {}, []
+    for cid in lock.order:
+        sources[cid], drift = _source(request, lock.component(cid).source)
+        if drift:
+            drifts.append(f"{cid}: {drift}")
+    if drifts and request.frozen:
+        raise StackbuildError("path sources differ from the lock and --frozen is set: relock\n  " + "\n  ".join(drifts))
+    package_items = tuple(FileItem(f"packages/{p.file}", _obtain_package(request, p, say)) for p in section.packages)
+    package_shas = sha256_text(",".join(sorted(p.sha256 for p in section.packages)))
+    return Inputs(
+        request=request,
+        bases=_bases(request, prepare, say),
+        packages=Located(package_items, ContextInput("packages", package_shas)),
+        sources=sources,
+        drift=tuple(drifts),
+    )

@@ -1,0 +1,81 @@
+"""Stages and plans: frozen values, each stage's key computed in one function from its inputs."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from typing import Literal
+
+from builder.inputs.contexts import ContextItem
+from builder.model.arch import Arch
+from builder.model.canonical import digest
+from builder.verify.probes import ProbeSpec
+
+StageKind = Literal["base", "toolkit", "component", "devel", "runtime"]
+STAGE_REPOSITORY = "stackbuild/stage"
+FINALS = ("devel-image", "runtime-image")
+
+
+@dataclass(frozen=True)
+class ContextInput:
+    """What a stage's context holds, as a content hash and what kind of thing it is."""
+
+    what: str  # "source tree", "git main", "base tarball", "packages", "image", "" (none)
+    sha256: str
+
+
+@dataclass(frozen=True)
+class StageInputs:
+    """Everything that decides a stage's result; its key is the digest of these."""
+
+    dockerfile: str  # sha256 of the rendered Dockerfile
+    context: ContextInput
+    parents: tuple[tuple[str, str], ...]  # (stage, key)
+    platform: str
+    probes: str  # sha256 of the probe specs and of the probe runner: new checks mean a new key
+
+    def as_record(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def stage_key(inputs: StageInputs) -> str:
+    return digest(inputs.as_record())
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    kind: StageKind
+    parents: tuple[str, ...]
+    dockerfile: str
+    context: tuple[ContextItem, ...]
+    inputs: StageInputs
+    probes: tuple[ProbeSpec, ...] = ()
+    probe_workdir: str = "/"
+
+    @cached_property
+    def key(self) -> str:
+        return stage_key(self.inputs)
+
+    def tag(self) -> str:
+        """Stage images are shared by every stack: the key says all about the content."""
+        return f"{STAGE_REPOSITORY}/{self.name}:{self.key}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    stack: str
+    arch: Arch
+    repository: str
+    stages: Mapping[str, Stage]  # in build order
+    drift: tuple[str, ...]
+    final_tags: Mapping[str, str]  # final stage -> tag
+
+    def order(self) -> list[Stage]:
+        return list(self.stages.values())

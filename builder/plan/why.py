@@ -1,0 +1,50 @@
+"""What changed since a stage's last recorded build: the reasons `plan` and `build` print."""
+
+from __future__ import annotations
+
+from builder.plan.stage import Plan, Stage
+from builder.store.cache import Cache
+
+RECORD_KIND = "builds"
+
+
+def record_build(cache: Cache, plan: Plan, stage: Stage) -> None:
+    cache.write_record(
+        {"key": stage.key, "inputs": stage.inputs.as_record()},
+        RECORD_KIND,
+        plan.stack.lower(),
+        plan.arch.value,
+        stage.name,
+    )
+
+
+def _context_change(stage: Stage, old: dict[str, object]) -> str | None:
+    new = stage.inputs.context
+    if old.get("sha256") == new.sha256:
+        return None
+    label = new.what or "context"
+    return f"{stage.name}: {label} {str(old.get('sha256', ''))[:12]} -> {new.sha256[:12]}"
+
+
+def why(cache: Cache, plan: Plan, stage: Stage) -> str:
+    """Why a stage that is not cached must build, against its last recorded build."""
+    last = cache.read_record(RECORD_KIND, plan.stack.lower(), plan.arch.value, stage.name)
+    if last is None:
+        return "never built here"
+    if last.get("key") == stage.key:
+        return "image missing (removed since it was built)"
+    old, new = last.get("inputs") or {}, stage.inputs
+    reasons = []
+    if old.get("platform") != new.platform:
+        reasons.append(f"platform {old.get('platform')} -> {new.platform}")
+    if (context := _context_change(stage, old.get("context") or {})) is not None:
+        reasons.append(context)
+    old_parents = dict(tuple(p) for p in old.get("parents") or [])
+    changed = [name for name, key in new.parents if old_parents.get(name) != key]
+    if changed:
+        reasons.append(f"{stage.name}: parent {', '.join(changed)} rebuilt")
+    elif old.get("dockerfile") != new.dockerfile:
+        reasons.append(f"{stage.name}: Dockerfile changed (manifest or templates)")
+    if old.get("probes") != new.probes:
+        reasons.append(f"{stage.name}: probes changed")
+    return "; ".join(reasons) or "inputs changed"

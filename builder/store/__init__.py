@@ -1,0 +1,1 @@
+"""What stackbuild keeps between runs: the content-addressed cache, and the HTTP client that fills it."""

@@ -1,0 +1,92 @@
+"""The cache (`$STACKBUILD_CACHE`, default ~/.cache/stackbuild): the one owner of every path under it.
+
+blobs/sha256/<hex>        downloads, generated packages, base tarballs (content-addressed)
+tmp/                      partial files; a blob enters blobs/ only once its sha256 is checked
+records/<kind>/.../*.json small records (base bootstraps, last builds, smoke passes)
+git/<url hash>.git        mirrors of git sources
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from builder.model.errors import StackbuildError
+from builder.store.files import sha256_file, write_atomic
+
+
+class CacheError(StackbuildError):
+    pass
+
+
+def default_root() -> Path:
+    if env := os.environ.get("STACKBUILD_CACHE"):
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stackbuild"
+
+
+class Cache:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or default_root()
+
+    # -- blobs ---------------------------------------------------------------------------
+
+    def blob(self, sha256: str) -> Path:
+        return self.root / "blobs" / "sha256" / sha256
+
+    def has(self, sha256: str) -> bool:
+        return self.blob(sha256).is_file()
+
+    @contextlib.contextmanager
+    def temp_dir(self) -> Iterator[Path]:
+        """A scratch directory on the cache's file system (so a finished file is renamed in, not copied)."""
+        tmp_root = self.root / "tmp"
+        tmp_root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=tmp_root) as tmp:
+            yield Path(tmp)
+
+    def add_file(self, source: Path, expected_sha256: str | None = None) -> str:
+        """Copy a local file into the cache after checking it; its sha256."""
+        with self.temp_dir() as tmp:
+            part = tmp / "part"
+            shutil.copyfile(source, part)
+            return self.add_part(part, expected_sha256, str(source))
+
+    def add_part(self, part: Path, expected: str | None, what: str) -> str:
+        """Move a finished file (from temp_dir) into the cache if its sha256 is the expected one."""
+        actual = sha256_file(part)
+        if expected and actual != expected:
+            part.unlink()
+            raise CacheError(f"{what}: sha256 mismatch: expected {expected}, got {actual}")
+        target = self.blob(actual)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(part, target)
+        return actual
+
+    # -- records -------------------------------------------------------------------------
+
+    def _record(self, kind: str, *names: str) -> Path:
+        return self.root.joinpath("records", kind, *names[:-1], f"{names[-1]}.json")
+
+    def read_record(self, kind: str, *names: str) -> dict[str, Any] | None:
+        """A record written by write_record, or None (missing or unreadable: treated as never written)."""
+        try:
+            data = json.loads(self._record(kind, *names).read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def write_record(self, data: dict[str, Any], kind: str, *names: str) -> None:
+        write_atomic(self._record(kind, *names), json.dumps(data, indent=1, sort_keys=True))
+
+    # -- git mirrors ---------------------------------------------------------------------
+
+    def git_mirror(self, url: str) -> Path:
+        return self.root / "git" / f"{hashlib.sha256(url.encode()).hexdigest()[:16]}.git"

@@ -1,0 +1,139 @@
+"""The one network client: downloads into the cache, with retries.
+
+Connection errors, timeouts and 5xx answers are retried with backoff (tenacity), an
+interrupted transfer resumes with a Range request, and a file enters the cache only after
+its sha256 is checked: a failed or mismatched download leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from builder.model.errors import StackbuildError
+from builder.store.cache import Cache, CacheError
+from builder.store.files import CHUNK
+
+
+def redact(url: str) -> str:
+    """The URL without user:password@ (URLs go into logs and errors)."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        parts = parts._replace(netloc=netloc)
+    return urlunsplit(parts)
+
+
+class Progress:
+    """Download progress as a line every few seconds (downloads of CANN packages take minutes)."""
+
+    def __init__(self, name: str, say: Callable[[str], None], every: float = 5.0) -> None:
+        self.name, self.say, self.every = name, say, every
+        self.last = time.monotonic()
+
+    def __call__(self, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every:
+            return
+        self.last = now
+        share = f"{100 * done / total:.0f}% of {total / 1e6:.0f} MB" if total else f"{done / 1e6:.0f} MB"
+        self.say(f"  {self.name}: {share}")
+
+
+class DownloadError(StackbuildError):
+    pass
+
+
+class _Retryable(Exception):
+    """A failure worth another try (connection reset, timeout, 5xx)."""
+
+
+def _is_retryable(err: BaseException) -> bool:
+    return isinstance(
+        err, (_Retryable, requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
+    )
+
+
+class HttpClient:
+    def __init__(self, attempts: int = 6, timeout: float = 30.0, backoff: float = 0.5) -> None:
+        self.session = requests.Session()
+        self.session.headers["User-Agent"] = "stackbuild"
+        self.attempts = attempts
+        self.timeout = timeout
+        self.backoff = backoff
+
+    def _retrying(self) -> Retrying:
+        return Retrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=wait_exponential(multiplier=self.backoff, max=10),
+            retry=retry_if_exception(_is_retryable),
+            reraise=True,
+        )
+
+    def head(self, url: str) -> int | None:
+        """Size of the resource at url (None if the server does not say); raises if missing."""
+
+        def attempt() -> int | None:
+            resp = self.session.head(url, timeout=self.timeout, allow_redirects=True)
+            if resp.status_code >= 500:
+                raise _Retryable(f"HTTP {resp.status_code}")
+            if resp.status_code >= 400:
+                raise DownloadError(f"{redact(url)}: HTTP {resp.status_code}")
+            length = resp.headers.get("Content-Length")
+            return int(length) if length and length.isdigit() else None
+
+        try:
+            return self._retrying()(attempt)
+        except (_Retryable, requests.RequestException) as err:
+            raise DownloadError(f"{redact(url)}: {err} (after {self.attempts} attempts)") from err
+
+    def download(
+        self,
+        url: str,
+        cache: Cache,
+        expected_sha256: str | None = None,
+        progress: Callable[[int, int | None], None] | None = None,
+    ) -> str:
+        """Download url into the cache (resuming after interruptions); its sha256."""
+        if expected_sha256 and cache.has(expected_sha256):
+            return expected_sha256
+        with cache.temp_dir() as tmp:
+            part = tmp / "part"
+            part.touch()
+            try:
+                self._retrying()(lambda: self._transfer(url, part, progress))
+            except (_Retryable, requests.RequestException) as err:
+                raise DownloadError(f"{redact(url)}: {err} (after {self.attempts} attempts)") from err
+            try:
+                return cache.add_part(part, expected_sha256, redact(url))
+            except CacheError as err:
+                raise DownloadError(str(err)) from err
+
+    def _transfer(self, url: str, part: Path, progress: Callable[[int, int | None], None] | None) -> None:
+        """One attempt: fetch what part lacks (all of it, or the rest with a Range request)."""
+        have = part.stat().st_size
+        headers = {"Range": f"bytes={have}-"} if have else {}
+        with self.session.get(url, headers=headers, stream=True, timeout=self.timeout) as resp:
+            if resp.status_code >= 500:
+                raise _Retryable(f"HTTP {resp.status_code}")
+            if resp.status_code == 416 and have:
+                return  # already complete
+            if resp.status_code >= 400:
+                raise DownloadError(f"{redact(url)}: HTTP {resp.status_code}")
+            # A server that ignores Range sends the whole file again.
+            mode = "ab" if resp.status_code == 206 else "wb"
+            total = resp.headers.get("Content-Length")
+            size = (int(total) + (have if mode == "ab" else 0)) if total and total.isdigit() else None
+            with part.open(mode) as f:
+                for chunk in resp.iter_content(CHUNK):
+                    f.write(chunk)
+                    if progress:
+                        progress(f.tell(), size)
+            if size is not None and part.stat().st_size < size:
+                raise _Retryable("transfer ended early")

@@ -1,0 +1,71 @@
+"""Probes: checks run in a container of a stage just built, for the known silent failures.
+
+Built-in kinds (declared per component in the manifest):
+  elf-section  the section exists in the file and is not empty (empty kernel metadata)
+  linked-from  every shared library the file needs resolves, and the named ones resolve
+               inside a directory (the runtime linked against a stray ACL copy)
+  env          variables are set / name paths that exist
+  command      a command exits with the expected code and prints what is expected
+and, for the toolkit stage, set-env: the ENV baked into the image covers everything the
+toolkit's set_env.sh exports. All probes of a stage run in one container, by
+probe_runner.py (standard library only), so the image needs python3.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builder.engine import Engine
+from builder.manifest.model import Probe
+from builder.model.layout import TOOLKIT_ROOT
+
+RUNNER = (Path(__file__).parent / "probe_runner.py").read_text()
+# Part of every probed stage's key: a change to how probes run re-probes cached stages.
+RUNNER_SHA256 = hashlib.sha256(RUNNER.encode()).hexdigest()
+ProbeSpec = dict[str, Any]
+TOOLKIT_PROBES: tuple[ProbeSpec, ...] = (
+    {"kind": "set-env", "script": f"{TOOLKIT_ROOT}/set_env.sh"},
+    {"kind": "env", "set": [], "paths": ["ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"]},
+)
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    name: str
+    ok: bool
+    message: str
+
+
+def describe(probe: ProbeSpec) -> str:
+    kind = probe["kind"]
+    if kind == "elf-section":
+        return f"elf-section {probe['section']} in {probe['file']}"
+    if kind == "linked-from":
+        return f"linked-from {probe['file']} within {probe['within']}"
+    if kind == "env":
+        return f"env {' '.join(probe['set'] + probe['paths'])}"
+    if kind == "command":
+        return f"command {probe['run']}"
+    return str(kind)
+
+
+def specs(probes: Sequence[Probe]) -> tuple[ProbeSpec, ...]:
+    return tuple(p.model_dump(mode="json") for p in probes)
+
+
+def run_probes(engine: Engine, image: str, workdir: str, probes: Sequence[ProbeSpec]) -> list[ProbeResult]:
+    """Run the probes in one container of image; one result per probe."""
+    if not probes:
+        return []
+    out = engine.run(image, ["python3", "-c", RUNNER, json.dumps(list(probes))], workdir=workdir)
+    try:
+        answers = json.loads(out.output.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        reason = f"the probe runner failed (exit code {out.exit_code}): {out.output.strip()[-300:]}"
+        return [ProbeResult(describe(spec), False, reason) for spec in probes]
+    return [ProbeResult(describe(spec), a["ok"], a["message"]) for spec, a in zip(probes, answers, strict=True)]

@@ -1,0 +1,55 @@
+"""Smoke: the stack's smoke command in the final image, with the NPU when the host has one.
+
+Without a device node, a stack whose smoke needs one gets static checks only and the
+report says `launch: skipped (no NPU device on this host)`, never a pass.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from dataclasses import dataclass
+
+from builder.engine import NO_DEVICES, DeviceAccess, Engine
+from builder.manifest.model import Smoke
+from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS, NPU_DEVICE_GLOB, TOOLKIT_HOME
+
+
+def npu_devices() -> list[str]:
+    return sorted(p for p in glob.glob(NPU_DEVICE_GLOB) if re.fullmatch(r"/dev/davinci\d+", p))
+
+
+def device_access(devices: list[str]) -> DeviceAccess:
+    """What a container needs to use these NPUs: the device nodes, the control nodes, the host driver."""
+    if not devices:
+        return NO_DEVICES
+    return DeviceAccess(devices=(*devices, *CONTROL_DEVICES), read_only_mounts=DRIVER_MOUNTS)
+
+
+@dataclass(frozen=True)
+class SmokeResult:
+    passed: bool
+    launched: bool
+    summary: str
+    output: str
+    access: DeviceAccess = NO_DEVICES
+
+
+STATIC_CHECK = (
+    f'test -d "{TOOLKIT_HOME}" && test -f "$ASCEND_TOOLKIT_HOME/$(uname -m)-linux/ascend_toolkit_install.info"'
+    ' && echo "static checks: toolkit present, environment set"'
+)
+
+
+def run_smoke(engine: Engine, image: str, smoke: Smoke, devices: list[str] | None = None) -> SmokeResult:
+    """devices: the host's NPU device nodes (default: found under /dev)."""
+    devices = npu_devices() if devices is None else devices
+    if smoke.needs_device and not devices:
+        static = engine.run(image, ["bash", "-c", STATIC_CHECK])
+        verdict = "static checks passed" if static.exit_code == 0 else "static checks FAILED"
+        return SmokeResult(False, False, f"launch: skipped (no NPU device on this host); {verdict}", static.output)
+    access = device_access(devices)
+    result = engine.run(image, ["bash", "-c", smoke.command], access=access)
+    passed = result.exit_code == 0 and re.search(smoke.expect, result.output) is not None
+    summary = f"launch: {'passed' if passed else 'FAILED'} (exit code {result.exit_code})"
+    return SmokeResult(passed, True, summary, result.output, access)

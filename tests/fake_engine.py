@@ -1,0 +1,85 @@
+"""An in-memory Engine (the Protocol of builder.engine) for the fast tests: no Docker."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import IO
+
+from builder.engine import NO_DEVICES, BuildFailed, DeviceAccess, RunResult
+from builder.model.arch import Arch
+
+
+@dataclass
+class FakeEngine:
+    """Images are ids in dicts; builds record their Dockerfile; runs answer the probe runner with `probe_ok`."""
+
+    present: set[str] = field(default_factory=set)
+    build_seconds: float = 0.0
+    probe_ok: bool = True
+    fail_build: str | None = None  # a Dockerfile line whose build fails
+    smoke_output: str = "Kernel launch success!"
+    tagged: dict[str, str] = field(default_factory=dict)
+    removed: list[str] = field(default_factory=list)
+    dockerfiles: list[str] = field(default_factory=list)
+    runs: list[tuple[str, list[str], DeviceAccess]] = field(default_factory=list)
+    active: int = 0
+    max_active: int = 0
+    guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def image_id(self, ref: str) -> str | None:
+        if ref in self.present:
+            return f"sha256:present-{ref}"
+        return self.tagged.get(ref)
+
+    def labels(self, ref: str) -> dict[str, str]:
+        return {}
+
+    def size(self, ref: str) -> int:
+        return 1
+
+    def tag(self, image_id: str, ref: str) -> None:
+        self.tagged[ref] = image_id
+
+    def remove(self, ref: str) -> None:
+        self.removed.append(ref)
+
+    def tags(self, repository: str) -> set[str]:
+        return set(self.tagged)
+
+    def build(self, context: IO[bytes], log: Callable[[str], None], labels: Mapping[str, str], arch: Arch) -> str:
+        with tarfile.open(fileobj=io.BytesIO(context.read())) as tar:
+            handle = tar.extractfile("Dockerfile")
+            dockerfile = handle.read().decode() if handle else ""
+        with self.guard:
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+            self.dockerfiles.append(dockerfile)
+        time.sleep(self.build_seconds)
+        with self.guard:
+            self.active -= 1
+        if self.fail_build and self.fail_build in dockerfile:
+            log("make: *** [all] Error 2")
+            raise BuildFailed("The command '/bin/sh -c make' returned a non-zero code: 2", ["make: *** [all] Error 2"])
+        return f"sha256:{labels['org.stackbuild.key']}"
+
+    def run(
+        self,
+        image: str,
+        command: list[str],
+        *,
+        workdir: str | None = None,
+        access: DeviceAccess = NO_DEVICES,
+        timeout: float = 900,
+    ) -> RunResult:
+        self.runs.append((image, command, access))
+        if command[:2] == ["python3", "-c"]:  # the probe runner: one answer per probe
+            probes = json.loads(command[3])
+            answer = [{"ok": self.probe_ok, "message": "fake"} for _ in probes]
+            return RunResult(0, json.dumps(answer))
+        return RunResult(0, self.smoke_output)

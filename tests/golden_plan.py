@@ -1,0 +1,65 @@
+"""The golden stack (tests/golden/): its lock built from the manifest, and its plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from builder import lock as lock_io
+from builder import manifest
+from builder.inputs.site import SiteConfig
+from builder.lock.model import (
+    LOCK_VERSION,
+    ArchSection,
+    Lock,
+    LockedComponent,
+    LockedDownload,
+    LockedGenerated,
+    LockedGit,
+    LockedImageBase,
+    LockedToolkit,
+)
+from builder.manifest.graph import topological_order
+from builder.manifest.model import PACKAGE_ROLES, DownloadPackage, GitSource, ImageBase
+from builder.model.arch import Arch
+from builder.plan.make import make_plan
+from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.stage import Plan
+from builder.store.cache import Cache
+from tests.conftest import ROOT
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def golden_lock(loaded: manifest.Manifest) -> Lock:
+    """The golden stack's lock: fixed commits, the manifest's package sha256."""
+    packages: list[LockedDownload | LockedGenerated] = []
+    for role in PACKAGE_ROLES:
+        package = loaded.toolkit.packages.of(role)[Arch.X86_64]
+        assert isinstance(package, DownloadPackage) and package.sha256
+        packages.append(LockedDownload(role=role, file=package.file, url=package.url, sha256=package.sha256))
+    components = []
+    for i, c in enumerate(loaded.components):
+        assert isinstance(c.source, GitSource)
+        source = LockedGit(url=c.source.git, ref=c.source.ref, commit=f"{i + 1}" * 40)
+        components.append(LockedComponent(id=c.id, depends_on=c.depends_on, source=source))
+    assert isinstance(loaded.base, ImageBase)
+    return Lock(
+        lock_version=LOCK_VERSION,
+        stack=loaded.name,
+        manifest_sha256=manifest.manifest_digest(loaded),
+        toolkit=LockedToolkit(vendor="huawei", version=loaded.toolkit.version, chip=loaded.toolkit.chip),
+        base=LockedImageBase(image=loaded.base.image),
+        components=components,
+        order=topological_order({c.id: c.depends_on for c in loaded.components}),
+        architectures={Arch.X86_64: ArchSection(packages=packages)},
+    )
+
+
+def golden_request(manifest_path: Path = GOLDEN / "golden.yaml") -> Request:
+    loaded = manifest.load(manifest_path)
+    locked = lock_io.read(GOLDEN / "golden.lock.json")
+    return Request(loaded, manifest_path, locked, SiteConfig(), Cache(GOLDEN / "no-cache"), Arch.X86_64)
+
+
+def golden_plan() -> Plan:
+    return make_plan(resolve_inputs(golden_request(), prepare=False, say=print))

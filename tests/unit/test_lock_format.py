@@ -1,0 +1,129 @@
+"""The lock format contract: versions, migrations from committed old samples, per-architecture
+sections, and digests over canonical JSON pinned by golden values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builder import lock as lock_io
+from builder import manifest
+from builder.inputs import bootstrap
+from builder.inputs.site import SiteConfig
+from builder.lock.check import manifest_drift
+from builder.lock.model import LOCK_VERSION, ArchSection, Lock, LockedGenerated, LockedTarball
+from builder.lock.resolve import Resolver, resolve
+from builder.model.arch import Arch
+from builder.model.canonical import canonical_json
+from builder.model.errors import StackbuildError
+from builder.plan.resolve import Request, resolve_inputs
+from builder.store.cache import Cache
+from builder.store.http import HttpClient
+from tests.conftest import ROOT
+from tests.golden_plan import GOLDEN
+
+V1_SAMPLE = ROOT / "tests" / "lock_samples" / "reference.v1.lock.json"
+# sha256 over the golden lock's canonical JSON: changes only when the format or the golden stack does.
+GOLDEN_LOCK_SHA256 = json.loads((GOLDEN / "golden.lock.json").read_text())["lock_sha256"]
+
+
+def test_canonical_json_sorts_keys_without_whitespace() -> None:
+    assert canonical_json({"b": 1, "a": [1, {"d": None, "c": "é"}]}) == '{"a":[1,{"c":"é","d":null}],"b":1}'.encode()
+
+
+def test_golden_lock_digest_is_pinned() -> None:
+    locked = lock_io.read(GOLDEN / "golden.lock.json")
+    assert (
+        locked.content_sha256()
+        == GOLDEN_LOCK_SHA256
+        == "0a4b2bcd928beb40eea051170d977dc13165b855b6240ca8b6c6dd41ef9fd6e4"
+    )
+
+
+def test_a_new_defaulted_field_changes_no_digest() -> None:
+    class LockWithMore(Lock):
+        future_field: str = "default"
+
+    locked = lock_io.read(GOLDEN / "golden.lock.json")
+    extended = LockWithMore.model_validate(locked.model_dump())
+    assert extended.content_sha256() == locked.content_sha256()
+    assert extended.model_copy(update={"future_field": "set"}).content_sha256() != locked.content_sha256()
+
+
+def test_manifest_digest_ignores_defaults_the_user_did_not_write(tmp_path: Path) -> None:
+    text = (GOLDEN / "golden.yaml").read_text()
+    explicit = text.replace("{path: output/lib}]", "{path: output/lib, runtime: false}]")
+    assert explicit != text
+    (tmp_path / "golden.yaml").write_text(explicit)
+    written = manifest.load(tmp_path / "golden.yaml")
+    assert manifest.manifest_digest(written) == manifest.manifest_digest(manifest.load(GOLDEN / "golden.yaml"))
+
+
+def test_v1_sample_migrates_keeping_every_pin() -> None:
+    old = json.loads(V1_SAMPLE.read_text())
+    assert old["lock_version"] == 1
+    migrated = lock_io.read(V1_SAMPLE)
+    assert migrated.lock_version == LOCK_VERSION == 2
+    assert [c.id for c in migrated.components] == [c["id"] for c in old["components"]]
+    for before, after in zip(old["components"], migrated.components, strict=True):
+        assert after.source.kind == before["source"]["kind"]
+        assert getattr(after.source, "tree_sha256", None) == before["source"]["tree_sha256"]
+    for package in old["packages"]:
+        section = migrated.architectures[Arch(package["arch"])]
+        pinned = section.package(package["kind"])
+        assert isinstance(pinned, LockedGenerated)
+        assert (pinned.file, pinned.sha256, pinned.command) == (package["file"], package["sha256"], package["generate"])
+    for flavor in bootstrap.FLAVORS:
+        assert migrated.tarball(Arch.X86_64, flavor).sha256 == old["base"]["tarballs"]["x86_64"][flavor]["sha256"]
+    assert migrated.architectures[Arch.AARCH64].base == {}
+
+
+def test_v1_lock_asks_for_a_relock_saying_why() -> None:
+    migrated = lock_io.read(V1_SAMPLE)
+    loaded = manifest.load(ROOT / "stacks" / "reference.yaml")
+    drift = manifest_drift(migrated, loaded, "stacks/reference.yaml")
+    assert drift and "locked by an older stackbuild (lock_version 1)" in drift
+    request = Request(loaded, ROOT / "stacks" / "reference.yaml", migrated, SiteConfig(), Cache(), Arch.X86_64)
+    with pytest.raises(StackbuildError, match=r"run `stackbuild lock reference` \(manifest: locked by an older"):
+        resolve_inputs(request, prepare=False, say=print)
+
+
+def test_edited_v1_lock_is_refused_before_migrating(tmp_path: Path) -> None:
+    edited = V1_SAMPLE.read_text().replace('"toolkit_version": "8.3.RC1"', '"toolkit_version": "8.2.RC1"')
+    (tmp_path / "x.lock.json").write_text(edited)
+    with pytest.raises(StackbuildError, match="lock_sha256 does not match its content"):
+        lock_io.read(tmp_path / "x.lock.json")
+
+
+def test_unknown_lock_version_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "x.lock.json").write_text(json.dumps({"lock_version": 99}))
+    with pytest.raises(StackbuildError, match=r"lock_version 99 is not one this stackbuild reads \(1..2\)"):
+        lock_io.read(tmp_path / "x.lock.json")
+
+
+class CountingResolver(Resolver):
+    """Bootstraps nothing: a base tarball is a fixed value, and each request is counted."""
+
+    made: list[str]
+
+    def tarball(self, spec: manifest.model.BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
+        self.made.append(f"{arch}/{flavor}")
+        return LockedTarball(
+            sha256=f"{len(self.made):064x}", packages={}, spec_key=bootstrap.spec_key(spec.bootstrap, arch, flavor)
+        )
+
+
+def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> None:
+    loaded = manifest.load(ROOT / "stacks" / "reference.yaml")
+    resolver = CountingResolver(ROOT / "stacks", SiteConfig(), Cache(tmp_path), HttpClient(), lambda _: None)
+    object.__setattr__(resolver, "made", [])
+    both = resolve(loaded, resolver, [Arch.X86_64, Arch.AARCH64])
+    assert resolver.made == ["x86_64/devel", "x86_64/runtime", "aarch64/devel", "aarch64/runtime"]
+    again = resolve(loaded, resolver, [Arch.X86_64], previous=both)
+    assert resolver.made[4:] == ["x86_64/devel", "x86_64/runtime"]
+    assert again.architectures[Arch.AARCH64].base == both.architectures[Arch.AARCH64].base
+    assert again.architectures[Arch.X86_64].base != both.architectures[Arch.X86_64].base
+    assert set(again.architectures) == {Arch.X86_64, Arch.AARCH64}
+    assert all(isinstance(s, ArchSection) and s.packages for s in again.architectures.values())
