@@ -3,6 +3,7 @@ bases to bootstrapped tarballs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +51,8 @@ class Resolver:
     cache: Cache
     client: HttpClient
     say: Say
+    # How a base tarball is made (mmdebstrap); the tests pass a function that bootstraps nothing.
+    make_base: Callable[..., bootstrap.BaseTarball] = bootstrap.bootstrap
 
     def source(self, source: GitSource | PathSource) -> LockedGit | LockedPath:
         match source:
@@ -84,7 +87,7 @@ class Resolver:
     def tarball(self, spec: BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
         boot = spec.bootstrap
         self.say(f"  base {arch} {flavor}: mmdebstrap {boot.suite} (cached after the first run)")
-        made = bootstrap.bootstrap(boot, arch, flavor, self.cache, mirror=self.site.rewrite(boot.mirror))
+        made = self.make_base(boot, arch, flavor, self.cache, mirror=self.site.rewrite(boot.mirror))
         key = bootstrap.spec_key(boot, arch, flavor)
         return LockedTarball(sha256=made.sha256, packages=made.packages, spec_key=key)
 

@@ -13,8 +13,9 @@ from builder import manifest
 from builder.inputs import bootstrap
 from builder.inputs.site import SiteConfig
 from builder.lock.check import manifest_drift
-from builder.lock.model import LOCK_VERSION, ArchSection, Lock, LockedGenerated, LockedTarball
+from builder.lock.model import LOCK_VERSION, ArchSection, Lock, LockedGenerated
 from builder.lock.resolve import Resolver, resolve
+from builder.manifest.model import Bootstrap
 from builder.model.arch import Arch
 from builder.model.canonical import canonical_json
 from builder.model.errors import StackbuildError
@@ -103,26 +104,20 @@ def test_unknown_lock_version_is_refused(tmp_path: Path) -> None:
         lock_io.read(tmp_path / "x.lock.json")
 
 
-class CountingResolver(Resolver):
-    """Bootstraps nothing: a base tarball is a fixed value, and each request is counted."""
-
-    made: list[str]
-
-    def tarball(self, spec: manifest.model.BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
-        self.made.append(f"{arch}/{flavor}")
-        return LockedTarball(
-            sha256=f"{len(self.made):064x}", packages={}, spec_key=bootstrap.spec_key(spec.bootstrap, arch, flavor)
-        )
-
-
 def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> None:
+    made: list[str] = []
+
+    def make_base(spec: Bootstrap, arch: Arch, flavor: str, cache: Cache, mirror: str) -> bootstrap.BaseTarball:
+        """Bootstraps nothing: each tarball is a new fixed value, and each request is counted."""
+        made.append(f"{arch}/{flavor}")
+        return bootstrap.BaseTarball(f"{len(made):064x}", {})
+
     loaded = manifest.load(ROOT / "stacks" / "reference.yaml")
-    resolver = CountingResolver(ROOT / "stacks", SiteConfig(), Cache(tmp_path), HttpClient(), lambda _: None)
-    object.__setattr__(resolver, "made", [])
+    resolver = Resolver(ROOT / "stacks", SiteConfig(), Cache(tmp_path), HttpClient(), lambda _: None, make_base)
     both = resolve(loaded, resolver, [Arch.X86_64, Arch.AARCH64])
-    assert resolver.made == ["x86_64/devel", "x86_64/runtime", "aarch64/devel", "aarch64/runtime"]
+    assert made == ["x86_64/devel", "x86_64/runtime", "aarch64/devel", "aarch64/runtime"]
     again = resolve(loaded, resolver, [Arch.X86_64], previous=both)
-    assert resolver.made[4:] == ["x86_64/devel", "x86_64/runtime"]
+    assert made[4:] == ["x86_64/devel", "x86_64/runtime"]
     assert again.architectures[Arch.AARCH64].base == both.architectures[Arch.AARCH64].base
     assert again.architectures[Arch.X86_64].base != both.architectures[Arch.X86_64].base
     assert set(again.architectures) == {Arch.X86_64, Arch.AARCH64}

@@ -12,10 +12,12 @@ from builder.cli import main
 from tests.conftest import ROOT
 
 
-def run(*args: str | Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
+def run(
+    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd, env=env)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    return result  # type: ignore[no-any-return]
+    return result
 
 
 def test_wheel_installed_outside_the_checkout_renders_the_reference_stack(tmp_path: Path) -> None:
