@@ -20,28 +20,31 @@ import os
 import re
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from builder.model.errors import StackbuildError
+from builder.manifest import yamlpos
+from builder.manifest.types import GitUrl, Line
+from builder.model.errors import InputError, ManifestError
 
 SITE_FILE = "stackbuild.site.yaml"
-SECRET_KEY = re.compile(r"pass(word)?|token|secret|credential|auth", re.IGNORECASE)
-USERINFO = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s]+:[^/@\s]*@", re.IGNORECASE)
+# A key named like a secret (registry_password, token, auth); "oauth-tools" is not one.
+SECRET_KEY = re.compile(r"(^|[_-])(pass(word)?|passwd|token|secret|credentials?|auth)($|[_-])", re.IGNORECASE)
+USERINFO = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s]+@", re.IGNORECASE)
+QUERY_SECRET = re.compile(r"[?&][^=&]*(token|password|secret|key|auth)[^=&]*=", re.IGNORECASE)
 
 
 class Rewrite(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-    from_: str = Field(alias="from", min_length=1)
-    to: str
+    from_: Line = Field(alias="from", min_length=1)
+    to: Line
 
 
 class SiteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     url_rewrites: list[Rewrite] = Field(default_factory=list)
     installer_dirs: list[Path] = Field(default_factory=list)
-    cache_registry: str | None = None
-    repos: dict[str, str] = Field(default_factory=dict)
+    cache_registry: Line | None = None
+    repos: dict[str, GitUrl] = Field(default_factory=dict)
     path: Path | None = Field(default=None, exclude=True)
 
     def rewrite(self, url: str) -> str:
@@ -58,7 +61,7 @@ class SiteConfig(BaseModel):
             name = url.removeprefix("site:")
             if name not in self.repos:
                 where = self.path or f"./{SITE_FILE}"
-                raise StackbuildError(
+                raise InputError(
                     f"git URL '{url}' needs repos.{name} in the site configuration ({where}): "
                     f"add `repos: {{{name}: <your team's repository URL>}}`"
                 )
@@ -66,21 +69,27 @@ class SiteConfig(BaseModel):
         return self.rewrite(url)
 
 
-def _find_secrets(data: object, path: str = "") -> str | None:
+def _secret_in_value(data: object, path: str) -> str | None:
     if isinstance(data, dict):
-        for key, value in data.items():
-            here = f"{path}.{key}" if path else str(key)
-            if SECRET_KEY.search(str(key)):
-                return here
-            if found := _find_secrets(value, here):
-                return found
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            if found := _find_secrets(value, f"{path}[{i}]"):
-                return found
-    elif isinstance(data, str) and USERINFO.match(data):
+        return next((f for k, v in data.items() if (f := _secret_in_value(v, f"{path}.{k}" if path else str(k)))), None)
+    if isinstance(data, list):
+        return next((f for i, v in enumerate(data) if (f := _secret_in_value(v, f"{path}[{i}]"))), None)
+    if isinstance(data, str) and (USERINFO.match(data) or QUERY_SECRET.search(data)):
         return path
     return None
+
+
+def _find_secrets(data: dict[str, object]) -> str | None:
+    """The field holding a credential: a secret-like key (outside repo names), or a URL with one."""
+    for key in data:
+        if SECRET_KEY.search(str(key)):
+            return str(key)
+    rewrites = data.get("url_rewrites")
+    for i, rewrite in enumerate(rewrites if isinstance(rewrites, list) else []):
+        for key in rewrite if isinstance(rewrite, dict) else {}:
+            if SECRET_KEY.search(str(key)):
+                return f"url_rewrites[{i}].{key}"
+    return _secret_in_value(data, "")
 
 
 def candidates() -> list[Path]:
@@ -93,18 +102,26 @@ def candidates() -> list[Path]:
     return paths
 
 
+def _find() -> Path | None:
+    """The first site configuration that exists; $STACKBUILD_SITE_CONFIG must exist if set."""
+    if (env := os.environ.get("STACKBUILD_SITE_CONFIG")) and not Path(env).is_file():
+        raise InputError(f"STACKBUILD_SITE_CONFIG names {env}, which is not a file: fix or unset it")
+    return next((p for p in candidates() if p.is_file()), None)
+
+
 def load(path: Path | None = None) -> SiteConfig:
     """The site configuration at path, or the first one found; an empty one if none."""
-    if path is None:
-        path = next((p for p in candidates() if p.is_file()), None)
-        if path is None:
-            return SiteConfig()
+    if path is None and (path := _find()) is None:
+        return SiteConfig()
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as err:
-        raise StackbuildError(f"{path}: cannot read the site configuration: {err}") from err
+        data = yamlpos.read(path).data
+    except ManifestError as err:
+        raise InputError(f"cannot read the site configuration: {err.problems[0]}") from err
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: a site configuration is a YAML mapping (url_rewrites: ..., repos: ...)")
     if secret := _find_secrets(data):
-        raise StackbuildError(
+        raise InputError(
             f"{path}: {secret}: credentials do not go in the site configuration; use `docker login` "
             "(registries) or a git credential helper, or the environment"
         )
@@ -113,4 +130,4 @@ def load(path: Path | None = None) -> SiteConfig:
     except ValidationError as err:
         first = err.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise StackbuildError(f"{path}: {field}: {first['msg']}") from err
+        raise InputError(f"{path}: {field}: {first['msg'].removeprefix('Value error, ')}") from err

@@ -9,13 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
-from builder.manifest import locate
+from builder.manifest import locate, yamlpos
 from builder.manifest.graph import find_cycle, suggest
 from builder.manifest.model import PACKAGE_ROLES, SCHEMA_VERSION, Manifest, PathSource
-from builder.manifest.yamlpos import DuplicateKey, PositionedYaml
+from builder.manifest.yamlpos import PositionedYaml
 from builder.model.canonical import digest
 from builder.model.errors import Located, ManifestError
 
@@ -93,25 +92,9 @@ def check_paths(manifest: Manifest, doc: PositionedYaml, base_dir: Path) -> list
     return problems
 
 
-def _parse(path: Path) -> PositionedYaml:
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise ManifestError([Located(str(path), 0, 0, "", f"cannot read: {err.strerror}")]) from err
-    try:
-        return PositionedYaml(text, str(path))
-    except DuplicateKey as err:
-        raise ManifestError([err.located]) from err
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        problem = getattr(err, "problem", None) or str(err)
-        raise ManifestError([Located(str(path), line, col, "", f"invalid YAML: {problem}")]) from err
-
-
 def load(path: Path) -> Manifest:
     """Parse and validate a manifest; raise ManifestError listing every located problem."""
-    doc = _parse(path)
+    doc = yamlpos.read(path)
     if not isinstance(doc.data, dict):
         raise ManifestError([Located(str(path), 1, 1, "", "a manifest is a YAML mapping (schema: 1, name: ...)")])
     try:

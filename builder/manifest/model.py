@@ -11,6 +11,18 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
+from builder.manifest.types import (
+    DebPackage,
+    DownloadUrl,
+    FileName,
+    GitRef,
+    GitUrl,
+    Line,
+    MirrorUrl,
+    Regex,
+    Script,
+    Suite,
+)
 from builder.model.arch import Arch
 
 SCHEMA_VERSION = 1
@@ -27,16 +39,6 @@ class Model(BaseModel):
     TAG: ClassVar[str] = ""
 
 
-def no_credentials(url: str) -> str:
-    """URLs end up in locks and logs: a user:password@ part is refused (without echoing it)."""
-    if re.match(r"^[a-z][a-z0-9+.-]*://[^/@\s]+@", url, re.IGNORECASE):
-        raise ValueError(
-            "the URL carries credentials (user:password@): use a git credential helper, "
-            "`docker login` or the site configuration's URL rewrites instead"
-        )
-    return url
-
-
 def by_key(*members: type[Model], message: str) -> Discriminator:
     """Choose a tagged union's member by which one of the members' keys the input has."""
 
@@ -49,39 +51,28 @@ def by_key(*members: type[Model], message: str) -> Discriminator:
     return Discriminator(pick, custom_error_type="one_of", custom_error_message=message)
 
 
-def _bare_file_name(value: str) -> str:
-    if "/" in value:
-        raise ValueError(f"'file' must be a bare file name, not a path: {value}")
-    return value
-
-
 class DownloadPackage(Model):
     """An installer file downloaded from `url`."""
 
     TAG: ClassVar[str] = "url"
-    file: str = Field(description="installer file name, e.g. Ascend-cann-toolkit_8.5.0_linux-x86_64.zip")
-    url: str = Field(description="where to download it (site URL rewrites apply)")
+    file: FileName = Field(description="installer file name, e.g. Ascend-cann-toolkit_8.5.0_linux-x86_64.zip")
+    url: DownloadUrl = Field(description="where to download it (site URL rewrites apply)")
     sha256: str | None = Field(
         default=None,
         pattern=SHA256_PATTERN,
         description="expected sha256 (hex); without it the lock pins the first download",
     )
 
-    _url = field_validator("url")(no_credentials)
-    _file = field_validator("file")(_bare_file_name)
-
 
 class GeneratedPackage(Model):
     """An installer file made by a local command."""
 
     TAG: ClassVar[str] = "generate"
-    file: str
-    generate: str = Field(
+    file: FileName
+    generate: Script = Field(
         description="command (run from the manifest's directory) that writes the file into {output_dir}"
     )
     sha256: str | None = Field(default=None, pattern=SHA256_PATTERN)
-
-    _file = field_validator("file")(_bare_file_name)
 
 
 Package = Annotated[
@@ -117,13 +108,13 @@ class Toolkit(Model):
 class Host(Model):
     """What lives on the host, never in the image: the versions this image is certified for."""
 
-    driver: str = Field(description="NPU driver (HDK) version, e.g. 25.5.0; 'none' for a CPU simulation")
-    firmware: str | None = None
+    driver: Line = Field(description="NPU driver (HDK) version, e.g. 25.5.0; 'none' for a CPU simulation")
+    firmware: Line | None = None
 
 
 class Platform(Model):
     os: Literal["debian", "ubuntu", "openeuler"]
-    os_version: str
+    os_version: str = Field(pattern=r"^[0-9A-Za-z.]+$")
     python: str = Field(pattern=r"^3\.\d+$")
     architectures: list[Arch] = Field(min_length=1)
 
@@ -137,18 +128,18 @@ class Platform(Model):
 
 class Bootstrap(Model):
     tool: Literal["mmdebstrap"] = "mmdebstrap"
-    suite: str
-    mirror: str
+    suite: Suite
+    mirror: MirrorUrl
     variant: Literal["apt", "minbase", "required", "important", "standard"] = "apt"
-    packages: list[str] = Field(default_factory=list, description="packages of the build (devel) base")
-    runtime_packages: list[str] = Field(
+    packages: list[DebPackage] = Field(default_factory=list, description="packages of the build (devel) base")
+    runtime_packages: list[DebPackage] = Field(
         default_factory=list, description="packages of the smaller base the runtime image starts from"
     )
 
 
 class ImageBase(Model):
     TAG: ClassVar[str] = "image"
-    image: str = Field(pattern=r"^[^@\s]+@sha256:[0-9a-f]{64}$", description="image reference pinned by digest")
+    image: Line = Field(pattern=r"^[^@\s]+@sha256:[0-9a-f]{64}$", description="image reference pinned by digest")
 
 
 class BootstrapBase(Model):
@@ -164,15 +155,13 @@ Base = Annotated[
 
 class GitSource(Model):
     TAG: ClassVar[str] = "git"
-    git: str = Field(description="repository URL, or site:NAME for the site config's repos")
-    ref: str = Field(description="branch, tag or commit of the git source")
-
-    _git = field_validator("git")(no_credentials)
+    git: GitUrl = Field(description="repository URL, or site:NAME for the site config's repos")
+    ref: GitRef = Field(description="branch, tag or commit of the git source")
 
 
 class PathSource(Model):
     TAG: ClassVar[str] = "path"
-    path: str = Field(description="directory, relative to the manifest")
+    path: Line = Field(description="directory, relative to the manifest (inside its repository)")
 
 
 Source = Annotated[
@@ -182,7 +171,7 @@ Source = Annotated[
 
 
 class Artifact(Model):
-    path: str = Field(description="file or directory, relative to the component's directory")
+    path: Line = Field(description="file or directory, relative to the component's directory")
     runtime: bool = Field(default=False, description="also copy into the runtime image")
 
     @field_validator("path")
@@ -195,28 +184,28 @@ class Artifact(Model):
 
 class ElfSectionProbe(Model):
     kind: Literal["elf-section"]
-    file: str
-    section: str
+    file: Line
+    section: Line
 
 
 class LinkedFromProbe(Model):
     kind: Literal["linked-from"]
-    file: str
-    within: str = Field(description="directory the named libraries must resolve inside (e.g. the toolkit)")
-    libraries: list[str] = Field(default_factory=list)
+    file: Line
+    within: Line = Field(description="directory the named libraries must resolve inside (e.g. the toolkit)")
+    libraries: list[Line] = Field(default_factory=list)
 
 
 class EnvProbe(Model):
     kind: Literal["env"]
-    set: list[str] = Field(default_factory=list, description="variables that must be set")
-    paths: list[str] = Field(default_factory=list, description="variables whose value (a path) must exist")
+    set: list[Line] = Field(default_factory=list, description="variables that must be set")
+    paths: list[Line] = Field(default_factory=list, description="variables whose value (a path) must exist")
 
 
 class CommandProbe(Model):
     kind: Literal["command"]
-    run: str
+    run: Script
     exit_code: int = 0
-    expect: str | None = Field(default=None, description="regular expression the output must match")
+    expect: Regex | None = Field(default=None, description="regular expression the output must match")
 
 
 Probe = Annotated[Union[ElfSectionProbe, LinkedFromProbe, EnvProbe, CommandProbe], Field(discriminator="kind")]  # noqa: UP007
@@ -225,10 +214,13 @@ Probe = Annotated[Union[ElfSectionProbe, LinkedFromProbe, EnvProbe, CommandProbe
 class Component(Model):
     id: str = Field(pattern=ID_PATTERN)
     source: Source
-    depends_on: list[str] = Field(default_factory=list)
-    system_packages: list[str] = Field(default_factory=list)
-    build: list[str] = Field(default_factory=list, description="shell commands run in the component's directory")
-    env: dict[str, str] = Field(default_factory=dict, description="variables exported to later stages and the image")
+    depends_on: list[Line] = Field(default_factory=list)
+    system_packages: list[DebPackage] = Field(default_factory=list)
+    build: list[Script] = Field(
+        default_factory=list,
+        description="shell scripts run one after the other in the component's directory (bash -eo pipefail)",
+    )
+    env: dict[str, Line] = Field(default_factory=dict, description="variables exported to later stages and the image")
     artifacts: list[Artifact] = Field(default_factory=list)
     probes: list[Probe] = Field(default_factory=list)
 
@@ -242,15 +234,15 @@ class Component(Model):
 
 
 class Smoke(Model):
-    command: str = Field(min_length=1)
-    expect: str = Field(description="regular expression the output of a successful run matches")
+    command: Script = Field(min_length=1)
+    expect: Regex = Field(description="regular expression the output of a successful run matches")
     needs_device: bool = Field(default=False, description="the command launches on an NPU")
 
 
 class Manifest(Model):
     schema_: Literal[1] = Field(alias="schema")
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    description: str = ""
+    description: Script = ""
     toolkit: Toolkit
     host: Host
     platform: Platform

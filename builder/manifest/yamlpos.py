@@ -1,14 +1,47 @@
-"""YAML loaded together with the position of every node, to locate errors by field path."""
+"""YAML loaded together with the position of every node, to locate errors by field path.
+
+Reading is bounded: a file over 1 MB, nesting deeper than 50 levels, or aliases that expand
+to more than 100,000 nodes (an "alias bomb") is refused with one located line instead of
+hanging or exhausting the stack.
+"""
 
 from __future__ import annotations
 
+import pathlib
 from typing import Any
 
 import yaml
 
-from builder.model.errors import Located
+from builder.model.errors import Located, ManifestError
 
 Path = tuple[str | int, ...]
+MAX_BYTES = 1_000_000
+MAX_DEPTH = 50
+MAX_NODES = 100_000
+
+
+class TooComplex(yaml.YAMLError):
+    def __init__(self, message: str, node: yaml.Node) -> None:
+        super().__init__(message)
+        self.message, self.node = message, node
+
+
+def _expanded_size(node: yaml.Node, depth: int, sizes: dict[int, int]) -> int:
+    """Nodes the document has once aliases are expanded (memoised, so a bomb is counted, not walked)."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    if depth > MAX_DEPTH:
+        raise TooComplex(f"is nested more than {MAX_DEPTH} levels deep", node)
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.MappingNode):
+        children = [n for pair in node.value for n in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    size = 1 + sum(_expanded_size(child, depth + 1, sizes) for child in children)
+    if size > MAX_NODES:
+        raise TooComplex(f"expands to more than {MAX_NODES} values (repeated YAML aliases?)", node)
+    sizes[id(node)] = size
+    return size
 
 
 def field_path(loc: Path) -> str:
@@ -24,6 +57,8 @@ class PositionedYaml:
         loader = yaml.SafeLoader(text)
         try:
             node = loader.get_single_node()
+            if node is not None:
+                _expanded_size(node, 0, {})
             self.data: Any = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
@@ -76,3 +111,34 @@ class DuplicateKey(yaml.YAMLError):
     def __init__(self, located: Located) -> None:
         super().__init__(str(located))
         self.located = located
+
+
+def _located_yaml_error(err: yaml.YAMLError, filename: str) -> Located:
+    if isinstance(err, TooComplex):
+        mark = err.node.start_mark
+        return Located(filename, mark.line + 1, mark.column + 1, "", f"the YAML {err.message}")
+    mark = getattr(err, "problem_mark", None)
+    line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+    problem = getattr(err, "problem", None) or str(err)
+    return Located(filename, line, col, "", f"invalid YAML: {problem}")
+
+
+def read(path: pathlib.Path) -> PositionedYaml:
+    """A YAML file with positions; ManifestError (one located line) for anything unreadable."""
+    name = str(path)
+    try:
+        if path.is_file() and path.stat().st_size > MAX_BYTES:
+            raise ManifestError([Located(name, 0, 0, "", f"larger than {MAX_BYTES // 1_000_000} MB: not a manifest")])
+        text = path.read_bytes().decode("utf-8")
+    except OSError as err:
+        raise ManifestError([Located(name, 0, 0, "", f"cannot read: {err.strerror}")]) from err
+    except UnicodeDecodeError as err:
+        raise ManifestError([Located(name, 0, 0, "", f"not UTF-8 text (byte {err.start})")]) from err
+    try:
+        return PositionedYaml(text, name)
+    except DuplicateKey as err:
+        raise ManifestError([err.located]) from err
+    except yaml.YAMLError as err:
+        raise ManifestError([_located_yaml_error(err, name)]) from err
+    except RecursionError as err:
+        raise ManifestError([Located(name, 0, 0, "", "the YAML is nested too deeply")]) from err

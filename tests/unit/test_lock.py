@@ -46,7 +46,8 @@ smoke: {command: "true", expect: ""}
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path, str]]:
     """(project root, repos dir, git daemon URL) with stacks/demo.yaml."""
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("STACKBUILD_SITE_CONFIG", str(tmp_path / "no-site.yaml"))
+    (tmp_path / "empty-site.yaml").write_text("{}\n")
+    monkeypatch.setenv("STACKBUILD_SITE_CONFIG", str(tmp_path / "empty-site.yaml"))
     repos = tmp_path / "repos"
     make_repo(repos / "lib")
     make_repo(repos / "tool")
@@ -221,7 +222,7 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
         f"repos:\n  ascend-c: file://{repos}/team/ascend-c.git\n  tilelang: file://{repos}/team/tilelang.git\n"
     )
     code, _, err = run_cli(capsys, *lock_allowed)
-    assert code == 1 and "needs repos.tilelang-compiler in the site configuration" in err
+    assert code == 2 and "needs repos.tilelang-compiler in the site configuration" in err  # bad input
     with http_server(get) as url:
         names = ["tilelang-compiler", "ascend-kernel", "runtime", "harness"]
         more = fake_upstream(tmp_path / "more", [f"team/{n}" for n in names])

@@ -1,0 +1,127 @@
+"""The string types of manifests (and of the locks and site configs checked against them).
+
+Every string that can reach a Dockerfile, a command line or a log is checked here: one line
+(no control characters) unless it is a script, and for names, URLs, refs and paths the
+shape the tools that receive them expect, so nothing read from a file can add a Dockerfile
+instruction or reach a command as an option.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator
+
+CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+SCRIPT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+PACKAGE_SCHEMES = ("http", "https", "file")
+GIT_SCHEMES = ("http", "https", "git", "ssh", "file")
+GIT_REF = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)[A-Za-z0-9._/+@-]+(?<![./])$")
+DEB_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]*(:[a-z0-9-]+)?(=[A-Za-z0-9.+~:-]+)?$")
+SUITE = re.compile(r"^[a-z][a-z0-9.-]*$")
+SCP_LIKE = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+:(?!//)[^\s]+$")
+
+
+def one_line(value: str) -> str:
+    if match := CONTROL.search(value):
+        raise ValueError(
+            f"contains a control character ({match.group()!r}): this field is one line of text"
+            if match.group() != "\n"
+            else "contains a line break: this field is one line of text"
+        )
+    return value
+
+
+def script(value: str) -> str:
+    if match := SCRIPT_CONTROL.search(value):
+        raise ValueError(f"contains a control character ({match.group()!r}): only tabs and line breaks may appear")
+    return value
+
+
+def regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as err:
+        raise ValueError(f"{value!r} is not a valid regular expression: {err}") from None
+    return value
+
+
+def no_option(value: str) -> str:
+    if value.startswith("-"):
+        raise ValueError(f"{value[:60]!r} starts with '-': it would reach a command as an option")
+    return value
+
+
+def file_name(value: str) -> str:
+    if "/" in value:
+        raise ValueError(f"'file' must be a bare file name, not a path: {value[:80]}")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", value):
+        raise ValueError(f"{value[:80]!r} is not a package file name (letters, digits, '.', '_', '+', '-')")
+    return value
+
+
+def no_credentials(url: str) -> str:
+    """URLs end up in locks and logs: a user[:password]@ part is refused (without echoing it)."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://[^/@\s]+@", url, re.IGNORECASE):
+        raise ValueError(
+            "the URL carries credentials (user:password@): use a git credential helper, "
+            "`docker login` or the site configuration's URL rewrites instead"
+        )
+    return url
+
+
+def _scheme(url: str, schemes: tuple[str, ...]) -> str:
+    try:
+        parts = urlsplit(url)
+    except ValueError as err:
+        raise ValueError(f"not a valid URL ({err})") from None
+    if parts.scheme not in schemes:
+        raise ValueError(f"a URL with one of the schemes {', '.join(schemes)} is expected")
+    return url
+
+
+def download_url(url: str) -> str:
+    return no_credentials(_scheme(no_option(url), PACKAGE_SCHEMES))
+
+
+def git_url(url: str) -> str:
+    no_option(url)
+    if url.startswith("site:"):
+        if not re.fullmatch(r"site:[A-Za-z0-9._-]+", url):
+            raise ValueError("site:NAME takes a name of letters, digits, '.', '_' and '-'")
+        return url
+    if "://" not in url and SCP_LIKE.match(url):
+        return url  # git@host:org/repo.git
+    return no_credentials(_scheme(url, GIT_SCHEMES))
+
+
+def git_ref(value: str) -> str:
+    if not GIT_REF.match(value):
+        raise ValueError(f"{value[:80]!r} is not a branch, tag or commit name git accepts")
+    return value
+
+
+def deb_package(value: str) -> str:
+    if not DEB_PACKAGE.match(value):
+        raise ValueError(f"{value[:80]!r} is not a Debian package name (name[:arch][=version])")
+    return value
+
+
+def suite(value: str) -> str:
+    if not SUITE.match(value):
+        raise ValueError(f"{value[:80]!r} is not a Debian suite name (e.g. bookworm)")
+    return value
+
+
+Line = Annotated[str, AfterValidator(one_line)]
+Script = Annotated[str, AfterValidator(script)]
+Regex = Annotated[str, AfterValidator(one_line), AfterValidator(regex)]
+FileName = Annotated[str, AfterValidator(one_line), AfterValidator(file_name)]
+DownloadUrl = Annotated[str, AfterValidator(one_line), AfterValidator(download_url)]
+GitUrl = Annotated[str, AfterValidator(one_line), AfterValidator(git_url)]
+GitRef = Annotated[str, AfterValidator(one_line), AfterValidator(git_ref)]
+DebPackage = Annotated[str, AfterValidator(deb_package)]
+Suite = Annotated[str, AfterValidator(suite)]
+MirrorUrl = Annotated[str, AfterValidator(one_line), AfterValidator(download_url)]
