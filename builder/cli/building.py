@@ -15,6 +15,7 @@ from builder.engine import Engine
 from builder.engine.docker_engine import DockerEngine
 from builder.execute.pipeline import BuildOptions, execute, find_cached, smoke, tag_finals
 from builder.model.arch import ARCHITECTURES, Arch
+from builder.model.errors import InputError
 from builder.plan.make import make_plan
 from builder.plan.resolve import Request, resolve_inputs
 from builder.plan.stage import Plan
@@ -37,11 +38,19 @@ def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
     if args.output is None:
         for stage in staged.order():
             print(f"### {stage.name}.Dockerfile\n{stage.dockerfile}")
+            for path, text in stage.files:
+                print(f"### {stage.name}/{path}\n{text}")
         return 0
-    args.output.mkdir(parents=True, exist_ok=True)
-    for stage in staged.order():
-        (args.output / f"{stage.name}.Dockerfile").write_text(stage.dockerfile)
-    print(f"{len(staged.stages)} Dockerfiles in {args.output}")
+    try:
+        args.output.mkdir(parents=True, exist_ok=True)
+        for stage in staged.order():
+            (args.output / f"{stage.name}.Dockerfile").write_text(stage.dockerfile)
+            for path, text in stage.files:
+                (args.output / stage.name / path).parent.mkdir(parents=True, exist_ok=True)
+                (args.output / stage.name / path).write_text(text)
+    except OSError as err:
+        raise InputError(f"-o {args.output}: cannot write there: {err.strerror or err}") from err
+    print(f"{len(staged.stages)} Dockerfiles in {args.output} (build scripts in <stage>/steps/)")
     return 0
 
 

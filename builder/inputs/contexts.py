@@ -43,7 +43,16 @@ class GitTree:
     commit: str
 
 
-ContextItem = FileItem | LocalTree | GitTree
+@dataclass(frozen=True)
+class BytesItem:
+    """A file the plan wrote (a build script), with its mode."""
+
+    arcname: str
+    data: bytes
+    mode: int = 0o755
+
+
+ContextItem = FileItem | LocalTree | GitTree | BytesItem
 
 
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
@@ -62,5 +71,7 @@ def write_context(out: IO[bytes], dockerfile: str, items: Sequence[ContextItem],
                 case LocalTree(prefix, root):
                     for rel in tree_files(root):
                         tar.add(root / rel, arcname=f"{prefix}{rel.as_posix()}", recursive=False)
+                case BytesItem(arcname, data, mode):
+                    _add_bytes(tar, arcname, data, mode)
                 case GitTree(prefix, url, commit):
                     git.add_commit_tree(tar, git.mirror(url, cache), commit, prefix, cache)

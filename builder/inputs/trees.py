@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path
 
 from builder.inputs.git import SourceError, git
@@ -17,7 +18,7 @@ def _listed_files(root: Path) -> list[Path]:
     try:
         out = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".", cwd=root)
         names = [n for n in out.split("\0") if n]
-        return sorted(Path(n) for n in names if (root / n).is_file() or (root / n).is_symlink())
+        return sorted(Path(n) for n in names if (root / n).exists() or (root / n).is_symlink())
     except SourceError:
         files = []
         for dirpath, dirnames, filenames in os.walk(root):
@@ -26,8 +27,19 @@ def _listed_files(root: Path) -> list[Path]:
         return sorted(files)
 
 
+def _refuse_special(root: Path, rel: Path) -> None:
+    """A FIFO would hang a read and a device or socket has no content: refused by name."""
+    mode = (root / rel).lstat().st_mode
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device")):
+        if test(mode) or (kind == "a device" and stat.S_ISBLK(mode)):
+            raise SourceError(f"{root / rel} is {kind}: a source tree holds files, links and directories only")
+
+
 def tree_files(root: Path) -> list[Path]:
-    return [p for p in _listed_files(root) if not ALWAYS_IGNORED.intersection(p.parts)]
+    files = [p for p in _listed_files(root) if not ALWAYS_IGNORED.intersection(p.parts)]
+    for rel in files:
+        _refuse_special(root, rel)
+    return files
 
 
 def tree_hash(root: Path) -> str:

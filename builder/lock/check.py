@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from builder.inputs import packages
+from builder.lock.agree import disagreements
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
 from builder.lock.model import Lock, LockedGenerated, LockedGit, LockedPath
 from builder.lock.resolve import Resolver
@@ -69,4 +70,5 @@ def _package_drift(lock: Lock, manifest: Manifest, resolver: Resolver) -> list[s
 def check(lock: Lock, manifest: Manifest, resolver: Resolver, manifest_name: str) -> list[str]:
     """Why the lock no longer matches the manifest and the sources; empty if it does."""
     problems = [line for line in [manifest_drift(lock, manifest, manifest_name)] if line]
+    problems += [f"lock disagrees with the manifest: {line}" for line in disagreements(lock, manifest)]
     return problems + _component_drift(lock, manifest, resolver) + _package_drift(lock, manifest, resolver)

@@ -13,7 +13,8 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 from builder.inputs.bootstrap import Flavor
-from builder.manifest.model import PackageRole
+from builder.manifest.model import CHIP_PATTERN, ID_PATTERN, IMAGE_PATTERN, NAME_PATTERN, VERSION_PATTERN, PackageRole
+from builder.manifest.types import DownloadUrl, FileName, GitRef, GitUrl, Line, MirrorUrl, Script, Suite
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import StackbuildError
@@ -29,8 +30,8 @@ class Frozen(BaseModel):
 
 class LockedGit(Frozen):
     kind: Literal["git"] = "git"
-    url: str
-    ref: str
+    url: GitUrl
+    ref: GitRef
     commit: str = Field(pattern=COMMIT)
 
     def describe(self) -> str:
@@ -39,7 +40,7 @@ class LockedGit(Frozen):
 
 class LockedPath(Frozen):
     kind: Literal["path"] = "path"
-    path: str
+    path: Line
     tree_sha256: str = Field(pattern=SHA256)
 
     def describe(self) -> str:
@@ -50,16 +51,16 @@ LockedSource = Annotated[Union[LockedGit, LockedPath], Field(discriminator="kind
 
 
 class LockedComponent(Frozen):
-    id: str
-    depends_on: list[str] = Field(default_factory=list)
+    id: str = Field(pattern=ID_PATTERN)
+    depends_on: list[Line] = Field(default_factory=list)
     source: LockedSource
 
 
 class LockedDownload(Frozen):
     kind: Literal["download"] = "download"
     role: PackageRole
-    file: str
-    url: str
+    file: FileName
+    url: DownloadUrl
     sha256: str = Field(pattern=SHA256)
     size: int | None = None
 
@@ -67,8 +68,8 @@ class LockedDownload(Frozen):
 class LockedGenerated(Frozen):
     kind: Literal["generate"] = "generate"
     role: PackageRole
-    file: str
-    command: str
+    file: FileName
+    command: Script
     sha256: str = Field(pattern=SHA256)
     size: int | None = None
 
@@ -78,9 +79,9 @@ LockedPackage = Annotated[Union[LockedDownload, LockedGenerated], Field(discrimi
 
 class LockedTarball(Frozen):
     sha256: str = Field(pattern=SHA256)
-    packages: dict[str, str]
+    packages: dict[Line, Line]
     # The bootstrap spec it was made from (inputs.bootstrap.spec_key): kept across relocks while it matches.
-    spec_key: str | None = None
+    spec_key: str | None = Field(default=None, pattern=SHA256)
 
 
 class ArchSection(Frozen):
@@ -93,14 +94,14 @@ class ArchSection(Frozen):
 
 class LockedImageBase(Frozen):
     kind: Literal["image"] = "image"
-    image: str
+    image: Line = Field(pattern=IMAGE_PATTERN)
 
 
 class LockedBootstrapBase(Frozen):
     kind: Literal["bootstrap"] = "bootstrap"
-    suite: str
-    mirror: str
-    variant: str
+    suite: Suite
+    mirror: MirrorUrl
+    variant: Literal["apt", "minbase", "required", "important", "standard"]
     source_date_epoch: int
 
 
@@ -108,24 +109,28 @@ LockedBase = Annotated[Union[LockedImageBase, LockedBootstrapBase], Field(discri
 
 
 class LockedToolkit(Frozen):
-    vendor: str
-    version: str
-    chip: str
+    vendor: Literal["huawei", "cpusim"]
+    version: str = Field(pattern=VERSION_PATTERN)
+    chip: str = Field(pattern=CHIP_PATTERN)
 
 
 class Lock(Frozen):
     lock_version: Literal[2]
-    stack: str
-    manifest_sha256: str
+    stack: str = Field(pattern=NAME_PATTERN)
+    manifest_sha256: str = Field(pattern=r"^(legacy-v1:)?[0-9a-f]{64}$")
     toolkit: LockedToolkit
     base: LockedBase
     components: list[LockedComponent]
-    order: list[str]
+    order: list[Line]
     architectures: dict[Arch, ArchSection]
     lock_sha256: str = ""
 
     def content_sha256(self) -> str:
         return digest(self.model_dump(mode="json", exclude={"lock_sha256"}, exclude_defaults=True))
+
+    def package(self, arch: Arch, role: PackageRole) -> LockedDownload | LockedGenerated | None:
+        section = self.architectures.get(arch)
+        return section.package(role) if section else None
 
     def sealed(self) -> Lock:
         return self.model_copy(update={"lock_sha256": self.content_sha256()})

@@ -78,17 +78,31 @@ def check_packages(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
     return problems
 
 
+def source_boundary(manifest_dir: Path) -> Path:
+    """What path sources must stay inside: the repository holding the manifest (so monorepo
+    layouts like ../src/x work), or the manifest's directory outside a repository."""
+    here = manifest_dir.resolve()
+    return next((d for d in (here, *here.parents) if (d / ".git").exists()), here)
+
+
+def _path_problem(base_dir: Path, path: str) -> str | None:
+    if Path(path).is_absolute():
+        return f"{path} is absolute: path sources are relative to the manifest"
+    boundary = source_boundary(base_dir)
+    target = (base_dir / path).resolve()
+    if not target.is_relative_to(boundary):
+        return f"{path} leads outside {boundary} (the repository holding the manifest): path sources stay inside it"
+    if not target.is_dir():
+        return f"directory {path} does not exist (paths are relative to the manifest)"
+    return None
+
+
 def check_paths(manifest: Manifest, doc: PositionedYaml, base_dir: Path) -> list[Located]:
     problems = []
     for i, comp in enumerate(manifest.components):
         source = comp.source
-        if isinstance(source, PathSource) and not (base_dir / source.path).is_dir():
-            problems.append(
-                doc.locate(
-                    ("components", i, "source", "path"),
-                    f"directory {source.path} does not exist (paths are relative to the manifest)",
-                )
-            )
+        if isinstance(source, PathSource) and (problem := _path_problem(base_dir, source.path)):
+            problems.append(doc.locate(("components", i, "source", "path"), problem))
     return problems
 
 

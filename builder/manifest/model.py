@@ -29,6 +29,10 @@ SCHEMA_VERSION = 1
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+VERSION_PATTERN = r"^\d+\.\d+\.(\d+|RC\d+)(\.\w+)?$"
+CHIP_PATTERN = r"^(910b|910|310p|a3|950)$"
+IMAGE_PATTERN = r"^[^@\s]+@sha256:[0-9a-f]{64}$"
 PackageRole = Literal["toolkit", "ops", "nnal"]
 PACKAGE_ROLES: tuple[PackageRole, ...] = ("toolkit", "ops", "nnal")
 
@@ -100,8 +104,8 @@ class Toolkit(Model):
     vendor: Literal["huawei", "cpusim"] = Field(
         description="huawei = real CANN; cpusim = the reference stack's CPU simulation"
     )
-    version: str = Field(pattern=r"^\d+\.\d+\.(\d+|RC\d+)(\.\w+)?$", description="CANN version, e.g. 8.5.0, 8.3.RC1")
-    chip: str = Field(pattern=r"^(910b|910|310p|a3|950)$", description="NPU chip: 910b, 910, 310p, a3, 950")
+    version: str = Field(pattern=VERSION_PATTERN, description="CANN version, e.g. 8.5.0, 8.3.RC1")
+    chip: str = Field(pattern=CHIP_PATTERN, description="NPU chip: 910b, 910, 310p, a3, 950")
     packages: Packages
 
 
@@ -139,7 +143,7 @@ class Bootstrap(Model):
 
 class ImageBase(Model):
     TAG: ClassVar[str] = "image"
-    image: Line = Field(pattern=r"^[^@\s]+@sha256:[0-9a-f]{64}$", description="image reference pinned by digest")
+    image: Line = Field(pattern=IMAGE_PATTERN, description="image reference pinned by digest")
 
 
 class BootstrapBase(Model):
@@ -241,7 +245,7 @@ class Smoke(Model):
 
 class Manifest(Model):
     schema_: Literal[1] = Field(alias="schema")
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(pattern=NAME_PATTERN)
     description: Script = ""
     toolkit: Toolkit
     host: Host

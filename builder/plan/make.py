@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from builder.inputs.contexts import BytesItem
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir
@@ -33,15 +34,18 @@ class _Graph:
         located: Located = NO_CONTEXT,
         probes: tuple[ProbeSpec, ...] = (),
         workdir: str = "/",
+        files: tuple[tuple[str, str], ...] = (),
     ) -> None:
+        definition = digest({"Dockerfile": dockerfile, **dict(files)}) if files else sha256_text(dockerfile)
         inputs = StageInputs(
-            dockerfile=sha256_text(dockerfile),
+            dockerfile=definition,
             context=located.content,
             parents=tuple((p, self.stages[p].key) for p in parents),
             platform=self.platform,
             probes=digest({"probes": list(probes), "runner": probe_specs.RUNNER_SHA256}) if probes else "",
         )
-        self.stages[name] = Stage(name, kind, parents, dockerfile, located.items, inputs, probes, workdir)
+        items = (*located.items, *(BytesItem(path, text.encode()) for path, text in files))
+        self.stages[name] = Stage(name, kind, parents, dockerfile, items, inputs, files, probes, workdir)
 
 
 def repository_for(stack: str) -> str:
@@ -70,7 +74,8 @@ def make_plan(inputs: Inputs) -> Plan:
         deps = needs[cid]
         dockerfile = render.component(manifest, lock, cid, graph.image("toolkit"), [(d, graph.image(d)) for d in deps])
         probes = probe_specs.specs(manifest.component(cid).probes)
-        graph.add(cid, "component", ("toolkit", *deps), dockerfile, inputs.sources[cid], probes, stack_dir(cid))
+        files = render.component_files(manifest, cid)
+        graph.add(cid, "component", ("toolkit", *deps), dockerfile, inputs.sources[cid], probes, stack_dir(cid), files)
     built = [(cid, graph.image(cid)) for cid in lock.order]
     graph.add("devel-image", "devel", ("toolkit", *lock.order), render.devel(manifest, graph.image("toolkit"), built))
     runtime_file = render.runtime(manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch)

@@ -6,6 +6,8 @@ so the same lock renders byte-identical Dockerfiles.
 
 from __future__ import annotations
 
+import json
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +18,7 @@ from builder.inputs.bootstrap import Flavor
 from builder.lock.model import Lock, LockedBootstrapBase, LockedDownload, LockedGenerated, LockedImageBase
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
-from builder.model.layout import STACK_ROOT, TOOLKIT_ENV, TOOLKIT_ROOT
+from builder.model.layout import STACK_ROOT, TOOLKIT_ENV, TOOLKIT_ROOT, stack_dir
 
 # Installer flags per package role (official scripts; the toolkit takes --full).
 INSTALL_FLAGS = {
@@ -34,6 +36,13 @@ _env = jinja2.Environment(
     keep_trailing_newline=True,
     autoescape=False,
 )
+
+
+# Values reach templates only through these: JSON (Dockerfile exec and COPY forms) and
+# shell quoting (scripts), so no value can end an instruction or a command.
+_env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
+_env.filters["sh"] = lambda value: shlex.quote(str(value))
+STEPS_ROOT = "/opt/stackbuild/steps"
 
 
 def render(template: str, **values: Any) -> str:
@@ -104,20 +113,43 @@ def component_env(manifest: Manifest, ids: Sequence[str]) -> list[tuple[str, str
     return [(n, v) for cid in ids for n, v in manifest.component(cid).env.items()]
 
 
+def component_files(manifest: Manifest, component_id: str) -> tuple[tuple[str, str], ...]:
+    """(context path, text) of the scripts a component's build runs: build.sh and one file per step."""
+    comp = manifest.component(component_id)
+    if not comp.build and not comp.artifacts:
+        return ()
+    steps_dir = f"{STEPS_ROOT}/{component_id}"
+    steps = []
+    files = []
+    for n, text in enumerate(comp.build, start=1):
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        summary = f"{n}/{len(comp.build)}: {first[:100]}{' ...' if len(first) > 100 or text.strip() != first else ''}"
+        steps.append({"summary": summary, "path": f"{steps_dir}/step-{n}.sh"})
+        files.append((f"steps/step-{n}.sh", text if text.endswith("\n") else text + "\n"))
+    build = _env.get_template("build.sh.j2").render(
+        id=component_id,
+        stack_dir=stack_dir(component_id),
+        steps=steps,
+        artifacts=[a.path for a in comp.artifacts],
+    )
+    return (("steps/build.sh", build), *files)
+
+
 def component(
     manifest: Manifest, lock: Lock, component_id: str, toolkit_image: str, deps: Sequence[tuple[str, str]]
 ) -> str:
     """deps: (id, image) of every component this one needs, in build order."""
-    comp = manifest.component(component_id)
+    has_build = bool(component_files(manifest, component_id))
     return render(
         "component",
         id=component_id,
         source=lock.component(component_id).source.describe(),
         toolkit_image=toolkit_image,
-        deps=[{"id": d, "image": image} for d, image in deps],
+        deps=[{"path": stack_dir(d), "image": image} for d, image in deps],
         env=env_block(component_env(manifest, [d for d, _ in deps] + [component_id])),
-        steps=comp.build,
-        artifacts=[a.path for a in comp.artifacts],
+        stack_dir=stack_dir(component_id),
+        steps_dir=f"{STEPS_ROOT}/{component_id}",
+        build_script=f"{STEPS_ROOT}/{component_id}/build.sh" if has_build else "",
     )
 
 
@@ -125,7 +157,7 @@ def devel(manifest: Manifest, toolkit_image: str, components: Sequence[tuple[str
     return render(
         "devel",
         toolkit_image=toolkit_image,
-        components=[{"id": c, "image": image} for c, image in components],
+        components=[{"path": stack_dir(c), "image": image} for c, image in components],
         env=env_block(component_env(manifest, [c for c, _ in components])),
     )
 

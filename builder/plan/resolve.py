@@ -15,11 +15,12 @@ from builder.inputs import bootstrap, packages, trees
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.contexts import FileItem, GitTree, LocalTree
 from builder.inputs.site import SiteConfig
+from builder.lock.agree import disagreements
 from builder.lock.check import manifest_drift
 from builder.lock.model import Lock, LockedDownload, LockedGenerated, LockedGit, LockedPath, LockedTarball
 from builder.manifest.model import Bootstrap, ImageBase, Manifest
 from builder.model.arch import Arch
-from builder.model.errors import StackbuildError
+from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
 from builder.plan.stage import ContextInput, sha256_text
 from builder.store.cache import Cache
@@ -142,6 +143,12 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
     if (drift := manifest_drift(lock, manifest, str(request.manifest_path))) is not None:
         fix = f"run `stackbuild lock {manifest.name}`"
         raise StackbuildError(f"the manifest of {manifest.name} changed since it was locked: {fix} ({drift})")
+    if problems := disagreements(lock, manifest):
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(
+            f"the lock of {manifest.name} does not match its manifest: {problems[0]}{more}: "
+            f"relock with `stackbuild lock {manifest.name}`"
+        )
     section = lock.section(request.arch)
     if section.package("toolkit") is None:
         raise StackbuildError(f"the lock of {manifest.name} has no toolkit package for {request.arch}")

@@ -30,7 +30,7 @@ class ContextInput:
 class StageInputs:
     """Everything that decides a stage's result; its key is the digest of these."""
 
-    dockerfile: str  # sha256 of the rendered Dockerfile
+    dockerfile: str  # sha256 of the rendered Dockerfile and the scripts beside it
     context: ContextInput
     parents: tuple[tuple[str, str], ...]  # (stage, key)
     platform: str
@@ -56,6 +56,7 @@ class Stage:
     dockerfile: str
     context: tuple[ContextItem, ...]
     inputs: StageInputs
+    files: tuple[tuple[str, str], ...] = ()  # (context path, text): scripts rendered beside the Dockerfile
     probes: tuple[ProbeSpec, ...] = ()
     probe_workdir: str = "/"
 

@@ -18,6 +18,7 @@ from typing import IO
 
 import pytest
 
+from builder.model.arch import Arch
 from tests.conftest import ROOT
 from tests.docker.conftest import stackbuild, write_variant
 from tests.helpers import http_server
@@ -109,9 +110,30 @@ def test_failing_command_probe_and_build_step(workspace: Path) -> None:
         ],
     )
     assert run.returncode == 1
-    assert "stage runtime failed: The command '/bin/bash -o pipefail -c cmake -S . -B build" in run.stderr
-    assert "ASCENDCL not found under /usr/local/Ascend/nowhere" in run.stderr  # from the log tail
+    assert "stage runtime failed: The command '/bin/bash /opt/stackbuild/steps/runtime/build.sh' returned" in run.stderr
+    # From the log tail: the failing step by number and first line, and the tool's own message.
+    assert "stackbuild: runtime: build step 1/2: cmake -S . -B build -DASCEND_CANN_PACKAGE_PATH=" in run.stderr
+    assert "ASCENDCL not found under /usr/local/Ascend/nowhere" in run.stderr
     assert "full log: " in run.stderr and "likely cause: toolkit not installed or set_env.sh not sourced" in run.stderr
+
+
+def test_build_steps_are_scripts_comments_and_lines_are_harmless(workspace: Path) -> None:
+    """A trailing shell comment no longer hides later steps or the artifact checks; a multi-line script runs."""
+    run = build_variant(
+        workspace,
+        "reftest-comment",
+        [
+            (
+                "    build: [make]\n    env:\n      ASCEND_C_HOME",
+                "    build:\n      - make  # compile\n      - |\n        echo first line\n        rm build/libascendc.so\n"
+                "    env:\n      ASCEND_C_HOME",
+            )
+        ],
+    )
+    assert run.returncode == 1
+    assert "stackbuild: ascend-c did not produce the artifact build/libascendc.so" in run.stderr
+    log = (workspace / ".stackbuild" / "logs" / "reftest-comment" / str(Arch.host()) / "ascend-c.log").read_text()
+    assert "stackbuild: ascend-c: step 2/2: echo first line ..." in log and "\nfirst line\n" in log
 
 
 def wait_for_line(stream: IO[str], prefix: str, seconds: float) -> bool:

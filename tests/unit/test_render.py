@@ -40,6 +40,9 @@ def test_rewrite_golden_files() -> None:
     staged = golden_plan()
     for stage in staged.order():
         (GOLDEN / f"{stage.name}.Dockerfile").write_text(stage.dockerfile)
+        for path, text in stage.files:
+            (GOLDEN / stage.name / path).parent.mkdir(parents=True, exist_ok=True)
+            (GOLDEN / stage.name / path).write_text(text)
     keys = {s.name: s.key for s in staged.order()}
     (GOLDEN / "keys.json").write_text(json.dumps(keys, indent=1) + "\n")
     pytest.skip("golden files rewritten: review `git diff tests/golden`, then run the tests without the variable")
@@ -51,6 +54,10 @@ def test_rendered_dockerfiles_match_golden_files() -> None:
     for stage in staged.order():
         expected = (GOLDEN / f"{stage.name}.Dockerfile").read_text()
         assert stage.dockerfile == expected, f"{stage.name}: rerun with STACKBUILD_UPDATE_GOLDEN=1 and review the diff"
+        golden_files = sorted(p for p in (GOLDEN / stage.name).rglob("*") if p.is_file())
+        assert [(GOLDEN / stage.name / path) for path, _ in sorted(stage.files)] == golden_files, stage.name
+        for path, text in stage.files:
+            assert text == (GOLDEN / stage.name / path).read_text(), f"{stage.name}/{path}"
     assert {s.name: s.key for s in staged.order()} == json.loads((GOLDEN / "keys.json").read_text())
 
 
@@ -72,8 +79,10 @@ def test_render_is_identical_across_processes_and_hash_seeds(tmp_path: Path) -> 
             text=True,
         )
         assert run.returncode == 0, run.stderr
-        outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
-    assert sorted(p.removesuffix(".Dockerfile") for p in outputs[0]) == sorted(REFERENCE_STAGES)
+        outputs.append({p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    dockerfiles = [p.removesuffix(".Dockerfile") for p in outputs[0] if p.endswith(".Dockerfile")]
+    assert sorted(dockerfiles) == sorted(REFERENCE_STAGES)
+    assert "harness/steps/build.sh" in outputs[0]
     assert outputs[0] == outputs[1]
 
 

@@ -1,0 +1,102 @@
+"""A lock agrees with its manifest: checked on every read, so a lock cannot override what the
+manifest pins (a resealed lock pointing a package at another URL, a base at another image).
+
+Fields only the lock has (commits, tree hashes, sha256 the manifest leaves open) are checked
+for shape when read and re-resolved by `lock --check`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from builder.lock.model import (
+    Lock,
+    LockedBootstrapBase,
+    LockedDownload,
+    LockedGenerated,
+    LockedGit,
+    LockedImageBase,
+    LockedPath,
+)
+from builder.manifest.graph import topological_order
+from builder.manifest.model import (
+    PACKAGE_ROLES,
+    BootstrapBase,
+    DownloadPackage,
+    GeneratedPackage,
+    GitSource,
+    ImageBase,
+    Manifest,
+    PathSource,
+)
+
+
+def _differs(field: str, locked: object, wanted: object) -> Iterator[str]:
+    if locked != wanted:
+        yield f"{field}: the lock has {locked!r}, the manifest {wanted!r}"
+
+
+def _toolkit_and_base(lock: Lock, manifest: Manifest) -> Iterator[str]:
+    yield from _differs("stack", lock.stack, manifest.name)
+    toolkit = manifest.toolkit
+    for name in ("vendor", "version", "chip"):
+        yield from _differs(f"toolkit.{name}", getattr(lock.toolkit, name), getattr(toolkit, name))
+    match lock.base, manifest.base:
+        case LockedImageBase(image=locked), ImageBase(image=wanted):
+            yield from _differs("base.image", locked, wanted)
+        case LockedBootstrapBase() as locked_boot, BootstrapBase(bootstrap=boot):
+            for name in ("suite", "mirror", "variant"):
+                yield from _differs(f"base.{name}", getattr(locked_boot, name), getattr(boot, name))
+        case _:
+            yield f"base: the lock has a {lock.base.kind} base, the manifest does not"
+
+
+def _components(lock: Lock, manifest: Manifest) -> Iterator[str]:
+    yield from _differs("components", [c.id for c in lock.components], [c.id for c in manifest.components])
+    yield from _differs("order", lock.order, topological_order({c.id: c.depends_on for c in manifest.components}))
+    wanted = {c.id: c for c in manifest.components}
+    for comp in lock.components:
+        if comp.id not in wanted:
+            continue
+        spec = wanted[comp.id]
+        yield from _differs(f"components.{comp.id}.depends_on", comp.depends_on, spec.depends_on)
+        match comp.source, spec.source:
+            case LockedGit(url=url, ref=ref), GitSource(git=want_url, ref=want_ref):
+                yield from _differs(f"components.{comp.id}.source.url", url, want_url)
+                yield from _differs(f"components.{comp.id}.source.ref", ref, want_ref)
+            case LockedPath(path=path), PathSource(path=want_path):
+                yield from _differs(f"components.{comp.id}.source.path", path, want_path)
+            case _:
+                yield f"components.{comp.id}.source: the lock has a {comp.source.kind} source, the manifest does not"
+
+
+def _package(
+    field: str, locked: LockedDownload | LockedGenerated, spec: DownloadPackage | GeneratedPackage
+) -> Iterator[str]:
+    yield from _differs(f"{field}.file", locked.file, spec.file)
+    match locked, spec:
+        case LockedDownload(url=url), DownloadPackage(url=want_url):
+            yield from _differs(f"{field}.url", url, want_url)
+        case LockedGenerated(command=command), GeneratedPackage(generate=want_command):
+            yield from _differs(f"{field}.command", command, want_command)
+        case _:
+            yield f"{field}: the lock has a {locked.kind} package, the manifest does not"
+    if spec.sha256 is not None:
+        yield from _differs(f"{field}.sha256", locked.sha256, spec.sha256)
+
+
+def _packages(lock: Lock, manifest: Manifest) -> Iterator[str]:
+    yield from _differs("architectures", sorted(lock.architectures), sorted(manifest.platform.architectures))
+    for arch, section in lock.architectures.items():
+        roles = [p.role for p in section.packages]
+        wanted_roles = [r for r in PACKAGE_ROLES if arch in manifest.toolkit.packages.of(r)]
+        yield from _differs(f"architectures.{arch}.packages", sorted(roles), sorted(wanted_roles))
+        for package in section.packages:
+            spec = manifest.toolkit.packages.of(package.role).get(arch)
+            if spec is not None:
+                yield from _package(f"architectures.{arch}.packages.{package.role}", package, spec)
+
+
+def disagreements(lock: Lock, manifest: Manifest) -> list[str]:
+    """Every field where the lock says something else than the manifest pins."""
+    return [*_toolkit_and_base(lock, manifest), *_components(lock, manifest), *_packages(lock, manifest)]
