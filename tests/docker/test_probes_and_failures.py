@@ -125,7 +125,8 @@ def test_build_steps_are_scripts_comments_and_lines_are_harmless(workspace: Path
         [
             (
                 "    build: [make]\n    env:\n      ASCEND_C_HOME",
-                "    build:\n      - make  # compile\n      - |\n        echo first line\n        rm build/libascendc.so\n"
+                "    build:\n      - make  # compile\n"
+                "      - |\n        echo first line\n        rm build/libascendc.so\n"
                 "    env:\n      ASCEND_C_HOME",
             )
         ],
