@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 from builder.cli.common import Context, SubParsers, command, say
 from builder.manifest import compat, load, new
 from builder.manifest.load import json_schema
-from builder.manifest.model import PACKAGE_ROLES, DownloadPackage, Manifest
-from builder.model.errors import ManifestError, StackbuildError
+from builder.manifest.model import NAME_PATTERN, PACKAGE_ROLES, DownloadPackage, Manifest
+from builder.model.errors import InputError, ManifestError, StackbuildError
 
 
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> int:
@@ -64,10 +65,16 @@ def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
 def cmd_new(ctx: Context, args: argparse.Namespace) -> int:
     template, path = ctx.load(args.from_stack)
     name = args.name or args.version
+    if not re.fullmatch(NAME_PATTERN, name):
+        raise InputError(f"--name {name[:80]!r}: a stack name uses letters, digits, '.', '_' and '-'")
     data = new.new_manifest(template, args.version, args.chip, name)
     out = args.output or ctx.root / "stacks" / f"{name}.yaml"
     new.write_manifest(data, out, f"{path.name} and the CANN {args.version} catalog")
-    load(out)  # prove what was written loads
+    try:
+        load(out)  # prove what was written loads; never leave a manifest that does not
+    except ManifestError:
+        out.unlink()
+        raise
     print(out)
     return 0
 

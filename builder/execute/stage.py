@@ -52,7 +52,15 @@ class StageBuilder:
         }
 
     def __call__(self, stage: Stage, report: Report) -> str:
-        """Build, probe and tag stage; its image id. Raises StageFailed, naming the log."""
+        """Build, probe and tag stage; its image id. Raises StageFailed, naming the log.
+
+        Another build of the same stage (another stackbuild at once) holds its lock: when it is
+        released, the image it tagged is taken instead of building it again."""
+        with self.cache.lock(f"stage-{stage.key}"):
+            done = self.engine.image_id(stage.tag())
+            return done if done else self._build_new(stage, report)
+
+    def _build_new(self, stage: Stage, report: Report) -> str:
         log_file = self.log_file(stage)
         log_file.parent.mkdir(parents=True, exist_ok=True)
         with log_file.open("w") as log, tempfile.TemporaryFile() as context:

@@ -83,11 +83,17 @@ def _command(spec: Bootstrap, arch: Arch, flavor: Flavor, out: Path, mirror: str
     ]
     if packages:
         cmd.append("--include=" + ",".join(packages))
-    return [*cmd, spec.suite, str(out), mirror]
+    # The suite and mirror are checked at validation; `--` still ends the options before them.
+    return [*cmd, "--", spec.suite, str(out), mirror]
 
 
 def bootstrap(spec: Bootstrap, arch: Arch, flavor: Flavor, cache: Cache, mirror: str | None = None) -> BaseTarball:
     """The base tarball for arch ('devel' or 'runtime' package set), bootstrapping if not cached."""
+    with cache.lock(f"base-{spec_key(spec, arch, flavor)}"):
+        return _bootstrap(spec, arch, flavor, cache, mirror)
+
+
+def _bootstrap(spec: Bootstrap, arch: Arch, flavor: Flavor, cache: Cache, mirror: str | None) -> BaseTarball:
     if (known := recorded(spec, arch, flavor, cache)) is not None:
         return known
     if not shutil.which("mmdebstrap"):

@@ -19,10 +19,24 @@ class SourceError(StackbuildError):
     pass
 
 
+# A source tree's own repository configuration must not run anything: no fsmonitor command,
+# no hooks, and only the transports stackbuild uses (no ext::, no fd::).
+SAFE_CONFIG = (
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "protocol.allow=never",
+    *(arg for proto in ("file", "git", "http", "https", "ssh") for arg in ("-c", f"protocol.{proto}.allow=always")),
+)
+
+
 def git(*args: str, cwd: Path | None = None, timeout: float = 120) -> str:
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C")
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C", GIT_PROTOCOL_FROM_USER="0")
     try:
-        run = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+        command = ["git", *SAFE_CONFIG, *args]
+        run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError as err:
         raise SourceError("git is not installed (run `python -m builder.hostsetup`)") from err
     except subprocess.TimeoutExpired as err:
@@ -53,10 +67,14 @@ def resolve_ref(url: str, ref: str) -> str:
 def mirror(url: str, cache: Cache) -> Path:
     """The cache's mirror of the repository at url, cloned or fetched now."""
     path = cache.git_mirror(url)
-    if not path.is_dir():
-        git("clone", "--quiet", "--mirror", "--", url, str(path), timeout=1800)
-    else:
-        git("-C", str(path), "fetch", "--quiet", "--prune", timeout=1800)
+    with cache.lock(f"git-{path.stem}"):
+        if not path.is_dir():
+            with cache.temp_dir() as tmp:  # a clone cut short never looks like a mirror
+                git("clone", "--quiet", "--mirror", "--", url, str(tmp / "mirror.git"), timeout=1800)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(tmp / "mirror.git", path)
+        else:
+            git("-C", str(path), "fetch", "--quiet", "--prune", timeout=1800)
     return path
 
 

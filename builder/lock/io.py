@@ -40,7 +40,7 @@ def read(path: Path) -> Lock:
     if migrated_from is not None:
         return lock.sealed()  # checked against its own version's digest before migrating
     if lock.lock_sha256 != lock.content_sha256():
-        raise StackbuildError(f"{path}: lock_sha256 does not match its content (edited by hand?): relock")
+        raise InputError(f"{path}: lock_sha256 does not match its content (edited by hand?): relock")
     return lock
 
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from builder.model.errors import InputError, StackbuildError
+from builder.model.errors import InputError
 
 Data = dict[str, Any]
 # A manifest digest from before the canonical form: it can never equal a current one, so a
@@ -40,7 +40,7 @@ def _v1_package(package: Data) -> Data:
 def v1_to_v2(data: Data) -> Data:
     """v1: flat package list with an `arch` each, base tarballs keyed arch -> flavor, toolkit fields at the top."""
     if data.get("lock_sha256") != _v1_digest(data):
-        raise StackbuildError("lock_sha256 does not match its content (edited by hand?): relock")
+        raise InputError("lock_sha256 does not match its content (edited by hand?): relock")
     base = data["base"]
     arches = sorted({p["arch"] for p in data["packages"]} | set(base.get("tarballs", {})))
     sections = {

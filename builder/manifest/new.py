@@ -11,7 +11,7 @@ import yaml
 from builder.manifest import catalog
 from builder.manifest.model import Manifest
 from builder.model.arch import ARCHITECTURES
-from builder.model.errors import StackbuildError
+from builder.model.errors import InputError, StackbuildError
 
 
 def catalog_packages(version: str, chip: str, arches: Sequence[str]) -> dict[str, dict[str, dict[str, str]]]:
@@ -50,9 +50,13 @@ def new_manifest(template: Manifest, version: str, chip: str, name: str) -> dict
 
 
 def write_manifest(data: dict[str, Any], path: Path, source_note: str) -> None:
-    if path.exists():
-        raise StackbuildError(f"{path} exists: choose another name with -o")
     header = f"# Written by `stackbuild new` from {source_note}. Review, then `stackbuild lock {data['name']}`.\n"
     text = header + yaml.safe_dump(data, sort_keys=False, width=110)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("x") as out:  # never over an existing file
+            out.write(text)
+    except FileExistsError as err:
+        raise InputError(f"{path} exists: choose another name with -o") from err
+    except OSError as err:
+        raise InputError(f"{path}: cannot write there: {err.strerror or err}") from err

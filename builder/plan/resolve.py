@@ -76,6 +76,10 @@ def _obtain_package(request: Request, package: LockedDownload | LockedGenerated,
     cache = request.cache
 
     def obtain() -> Path:
+        with cache.lock(f"blob-{package.sha256}"):
+            return fetch()
+
+    def fetch() -> Path:
         if cache.has(package.sha256):
             return cache.blob(package.sha256)
         match package:

@@ -3,12 +3,14 @@
 blobs/sha256/<hex>        downloads, generated packages, base tarballs (content-addressed)
 tmp/                      partial files; a blob enters blobs/ only once its sha256 is checked
 records/<kind>/.../*.json small records (base bootstraps, last builds, smoke passes)
+locks/<name>.lock         file locks: one build at a time does a given stage, download or bootstrap
 git/<url hash>.git        mirrors of git sources
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -85,6 +87,20 @@ class Cache:
 
     def write_record(self, data: dict[str, Any], kind: str, *names: str) -> None:
         write_atomic(self._record(kind, *names), json.dumps(data, indent=1, sort_keys=True))
+
+    # -- locks ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """Held by one build (process or thread) at a time: two builds at once each do a piece of work once."""
+        path = self.root / "locks" / f"{name}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     # -- git mirrors ---------------------------------------------------------------------
 

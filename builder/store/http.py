@@ -7,10 +7,11 @@ its sha256 is checked: a failed or mismatched download leaves nothing behind.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import requests
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
@@ -21,13 +22,16 @@ from builder.store.files import CHUNK
 
 
 def redact(url: str) -> str:
-    """The URL without user:password@ (URLs go into logs and errors)."""
-    parts = urlsplit(url)
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        netloc = f"{host}:{parts.port}" if parts.port else host
-        parts = parts._replace(netloc=netloc)
-    return urlunsplit(parts)
+    """The URL without user:password@ or query string (URLs go into logs and errors; both may hold tokens)."""
+    try:
+        parts = urlsplit(url)
+        if "@" in parts.netloc:
+            parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])
+        if parts.query:
+            parts = parts._replace(query="<redacted>")
+        return urlunsplit(parts)
+    except ValueError:
+        return "<an unparsable URL>"
 
 
 class Progress:
@@ -103,11 +107,14 @@ class HttpClient:
         """Download url into the cache (resuming after interruptions); its sha256."""
         if expected_sha256 and cache.has(expected_sha256):
             return expected_sha256
+        if url.startswith("file://"):
+            return self._local(url, cache, expected_sha256)
         with cache.temp_dir() as tmp:
             part = tmp / "part"
             part.touch()
+            pinning = expected_sha256 is None
             try:
-                self._retrying()(lambda: self._transfer(url, part, progress))
+                self._retrying()(lambda: self._transfer(url, part, progress, pinning))
             except (_Retryable, requests.RequestException) as err:
                 raise DownloadError(f"{redact(url)}: {err} (after {self.attempts} attempts)") from err
             try:
@@ -115,25 +122,65 @@ class HttpClient:
             except CacheError as err:
                 raise DownloadError(str(err)) from err
 
-    def _transfer(self, url: str, part: Path, progress: Callable[[int, int | None], None] | None) -> None:
+    def _local(self, url: str, cache: Cache, expected_sha256: str | None) -> str:
+        """A file:// URL (a site rewrite to a local mirror): copied into the cache, checked the same way."""
+        path = Path(unquote(urlsplit(url).path))
+        if not path.is_file():
+            raise DownloadError(f"{redact(url)}: no such file")
+        try:
+            return cache.add_file(path, expected_sha256)
+        except CacheError as err:
+            raise DownloadError(str(err)) from err
+
+    def _transfer(
+        self, url: str, part: Path, progress: Callable[[int, int | None], None] | None, pinning: bool
+    ) -> None:
         """One attempt: fetch what part lacks (all of it, or the rest with a Range request)."""
         have = part.stat().st_size
         headers = {"Range": f"bytes={have}-"} if have else {}
         with self.session.get(url, headers=headers, stream=True, timeout=self.timeout) as resp:
-            if resp.status_code >= 500:
-                raise _Retryable(f"HTTP {resp.status_code}")
-            if resp.status_code == 416 and have:
-                return  # already complete
-            if resp.status_code >= 400:
-                raise DownloadError(f"{redact(url)}: HTTP {resp.status_code}")
-            # A server that ignores Range sends the whole file again.
-            mode = "ab" if resp.status_code == 206 else "wb"
-            total = resp.headers.get("Content-Length")
-            size = (int(total) + (have if mode == "ab" else 0)) if total and total.isdigit() else None
+            mode = _check_answer(resp, have, part)
+            size = _expected_size(resp, have if mode == "ab" else 0)
+            if size is None and pinning:
+                raise DownloadError(
+                    f"{redact(url)}: the server sends no Content-Length, so a cut-off transfer would look complete: "
+                    "give the package's sha256 in the manifest"
+                )
             with part.open(mode) as f:
                 for chunk in resp.iter_content(CHUNK):
                     f.write(chunk)
                     if progress:
                         progress(f.tell(), size)
-            if size is not None and part.stat().st_size < size:
+            got = part.stat().st_size
+            if size is not None and got < size:
                 raise _Retryable("transfer ended early")
+            if size is not None and got > size:
+                part.write_bytes(b"")
+                raise _Retryable(f"the server sent {got - size} bytes more than it announced: starting again")
+
+
+def _check_answer(resp: requests.Response, have: int, part: Path) -> str:
+    """The file mode to write the body with ('wb' from the start, 'ab' to resume), or why not to."""
+    if resp.status_code >= 500:
+        raise _Retryable(f"HTTP {resp.status_code}")
+    if resp.status_code == 416 and have:
+        part.write_bytes(b"")
+        raise _Retryable("the server refused to resume (HTTP 416): starting again")
+    if resp.status_code >= 400:
+        raise DownloadError(f"{redact(resp.url)}: HTTP {resp.status_code}")
+    if resp.status_code == 204 or resp.status_code not in (200, 206):
+        raise DownloadError(f"{redact(resp.url)}: HTTP {resp.status_code} is not a file")
+    if resp.status_code == 200 or not have:
+        return "wb"  # a server that ignores Range sends the whole file again
+    match = re.fullmatch(r"bytes (\d+)-\d+/(\d+|\*)", resp.headers.get("Content-Range", ""))
+    if match is None or int(match.group(1)) != have:
+        part.write_bytes(b"")
+        raise _Retryable(
+            f"the server resumed at {resp.headers.get('Content-Range')!r}, not at byte {have}: starting again"
+        )
+    return "ab"
+
+
+def _expected_size(resp: requests.Response, offset: int) -> int | None:
+    length = resp.headers.get("Content-Length")
+    return int(length) + offset if length and length.isdigit() else None

@@ -48,6 +48,8 @@ class Flaky:
                 start = int(rng.removeprefix("bytes=").split("-")[0])
             body = PAYLOAD[start:]
             h.send_response(206 if start else 200)
+            if start:
+                h.send_header("Content-Range", f"bytes {start}-{len(PAYLOAD) - 1}/{len(PAYLOAD)}")
             h.send_header("Content-Length", str(len(body)))
             h.end_headers()
             h.wfile.write(body)
@@ -125,3 +127,80 @@ def test_progress_lines_are_throttled() -> None:
     quiet = Progress("x", lines.append, every=3600)
     quiet(1, 2)
     assert len(lines) == 2
+
+
+class BadResume:
+    """Cuts the first transfer short, then answers the resume wrongly (`how`), then serves properly."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+        self.requests: list[str | None] = []
+
+    def __call__(self, h: http.server.BaseHTTPRequestHandler) -> None:
+        rng = h.headers.get("Range")
+        self.requests.append(rng)
+        if len(self.requests) == 1:
+            h.send_response(200)
+            h.send_header("Content-Length", str(len(PAYLOAD)))
+            h.end_headers()
+            h.wfile.write(PAYLOAD[: len(PAYLOAD) // 2])
+            h.wfile.flush()
+            h.close_connection = True
+            h.connection.shutdown(2)
+        elif rng and self.how == "206-whole-body":
+            h.send_response(206)
+            h.send_header("Content-Range", f"bytes 0-{len(PAYLOAD) - 1}/{len(PAYLOAD)}")
+            h.send_header("Content-Length", str(len(PAYLOAD)))
+            h.end_headers()
+            h.wfile.write(PAYLOAD)
+        elif rng and self.how == "416":
+            h.send_response(416)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+        else:
+            h.send_response(200)
+            h.send_header("Content-Length", str(len(PAYLOAD)))
+            h.end_headers()
+            h.wfile.write(PAYLOAD)
+
+
+@pytest.mark.parametrize("how", ["206-whole-body", "416"])
+def test_a_wrong_resume_restarts_instead_of_pinning_a_wrong_file(tmp_path: Path, how: str) -> None:
+    """Without a sha256 to check against (pinning), a bad resume must not end up in the cache."""
+    cache = Cache(tmp_path / "cache")
+    server = BadResume(how)
+    with http_server(server) as url:
+        sha = client().download(f"{url}/x.run", cache)
+    assert sha == SHA and cache.blob(SHA).read_bytes() == PAYLOAD
+    assert server.requests[-1] is None  # started again from byte 0
+    assert blobs(cache) == [cache.blob(SHA)]
+
+
+@pytest.mark.parametrize("answer", ["204", "no-length"])
+def test_no_content_or_no_length_is_not_pinned(tmp_path: Path, answer: str) -> None:
+    def serve(h: http.server.BaseHTTPRequestHandler) -> None:
+        if answer == "204":
+            h.send_response(204)
+            h.end_headers()
+            return
+        h.send_response(200)
+        h.send_header("Connection", "close")
+        h.end_headers()
+        h.wfile.write(b"48 bytes of an error page, not a CANN package..")
+        h.close_connection = True
+
+    cache = Cache(tmp_path / "cache")
+    with http_server(serve) as url, pytest.raises(DownloadError) as info:
+        client().download(f"{url}/Ascend-cann-toolkit.zip", cache)
+    assert ("HTTP 204 is not a file" if answer == "204" else "sends no Content-Length") in str(info.value)
+    assert blobs(cache) == []
+
+
+def test_file_urls_are_copied_and_checked(tmp_path: Path) -> None:
+    local = tmp_path / "mirror" / "Ascend cann.run"
+    local.parent.mkdir()
+    local.write_bytes(PAYLOAD)
+    cache = Cache(tmp_path / "cache")
+    assert client().download(f"file://{local.parent}/Ascend%20cann.run", cache, SHA) == SHA
+    with pytest.raises(DownloadError, match="sha256 mismatch"):
+        client().download(f"file://{local}".replace("%20", " "), Cache(tmp_path / "other"), "0" * 64)

@@ -125,7 +125,7 @@ def test_tampered_lock_is_refused(project: tuple[Path, Path, str], capsys: pytes
     path = root / "lockfiles" / "demo.lock.json"
     path.write_text(path.read_text().replace('"stack": "demo"', '"stack": "dem0"'))
     code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
-    assert code == 1 and "lock_sha256 does not match its content" in err
+    assert code == 2 and "lock_sha256 does not match its content" in err  # bad input
 
 
 def test_missing_ref_is_a_clear_error(project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]) -> None:
