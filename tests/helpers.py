@@ -47,7 +47,7 @@ def http_server(handle_get: Handler, handle_head: Handler | None = None) -> Iter
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
+import importlib
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from builder import __version__
-from builder.cli import building, locking, stacks
+from builder.cli import commands
 from builder.cli.common import Context
 from builder.model.errors import ManifestError, StackbuildError
 
@@ -25,6 +28,7 @@ which is all a build reads. Exit codes: 0 ok, 1 failure, 2 invalid input.
 """
 
 
+@functools.cache  # built once per process: the tests call main() thousands of times
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stackbuild",
@@ -37,9 +41,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--site-config", type=Path, help="site configuration file (default: see README)")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for family in (stacks, locking, building):
-        family.add_commands(sub)
+    commands.add_stack_commands(sub)
+    commands.add_lock_commands(sub)
+    commands.add_build_commands(sub)
     return parser
+
+
+def _run(ctx: Context, args: argparse.Namespace) -> int:
+    module, _, function = args.target.partition(":")
+    run: Callable[[Context, argparse.Namespace], int] = getattr(
+        importlib.import_module(f"builder.cli.{module}"), function
+    )
+    return run(ctx, args)
 
 
 def _crash_log(ctx: Context) -> Path:
@@ -55,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     ctx = Context(root=args.root.resolve(), site_path=args.site_config, debug=args.debug)
     try:
-        code: int = args.func(ctx, args)
+        code = _run(ctx, args)
     except ManifestError as err:
         print(err, file=sys.stderr)
         return err.exit_code

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 import time
-from pathlib import Path
 
-from builder.cli.common import Context, SubParsers, command, say
+from builder.cli.common import Context, say
 from builder.engine import Engine
 from builder.engine.docker_engine import DockerEngine
 from builder.execute.pipeline import BuildOptions, execute, find_cached, smoke, tag_finals
-from builder.model.arch import ARCHITECTURES, Arch
+from builder.model.arch import Arch
 from builder.model.errors import InputError
 from builder.plan.make import make_plan
 from builder.plan.resolve import Request, resolve_inputs
@@ -22,10 +20,6 @@ from builder.plan.stage import Plan
 from builder.plan.why import why
 from builder.verify.diagnose import diagnose
 from builder.verify.smoke import SmokeResult, run_smoke
-
-
-def default_jobs() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
 
 
 def _plan(ctx: Context, args: argparse.Namespace) -> tuple[Request, Plan]:
@@ -116,27 +110,3 @@ def cmd_smoke(ctx: Context, args: argparse.Namespace) -> int:
     outcome = run_smoke(DockerEngine(), args.image, loaded.smoke)
     print(outcome.output.rstrip())
     return _report_smoke(outcome, args.image, loaded.smoke.command)
-
-
-def _stage_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("stack", nargs="?", default="reference", help="stack name or manifest (default reference)")
-    p.add_argument("--arch", choices=ARCHITECTURES, default=Arch.host().value, help="default: this host's")
-
-
-def add_commands(sub: SubParsers) -> None:
-    p = command(sub, "render", cmd_render, "write the stages' Dockerfiles (to stdout, or one file per stage in -o DIR)")
-    _stage_options(p)
-    p.add_argument("-o", "--output", type=Path, help="directory to write <stage>.Dockerfile files into")
-    p = command(sub, "plan", cmd_plan, "show each stage as cached or to build, and why")
-    _stage_options(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p = command(sub, "build", cmd_build, "build the stack from its lock, probe each stage, smoke the result")
-    _stage_options(p)
-    p.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="stages built at once (default %(default)s)")
-    p.add_argument(
-        "--frozen", action="store_true", help="fail instead of building sources or a base that differ from the lock"
-    )
-    p.add_argument("--no-smoke", action="store_true", help="skip the smoke launch")
-    p = command(sub, "smoke", cmd_smoke, "run the stack's smoke command in an image, with the NPU if the host has one")
-    p.add_argument("image", help="image reference (e.g. a tag printed by build)")
-    p.add_argument("--stack", default="reference", help="stack whose smoke command to run (default reference)")

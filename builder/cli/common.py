@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING
 
-from builder import lock as lock_io
-from builder.inputs import site as site_config
 from builder.manifest import load
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
-from builder.plan.resolve import Request
-from builder.store.cache import Cache
 
-Command = Callable[["Context", argparse.Namespace], int]
-SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
-
-
-def command(sub: SubParsers, name: str, func: Command, text: str) -> argparse.ArgumentParser:
-    """A subcommand whose --help starts with what it does."""
-    parser = sub.add_parser(name, help=text, description=text)
-    parser.set_defaults(func=func)
-    return parser
+if TYPE_CHECKING:  # the build core is imported by the commands that use it, so `validate` starts fast
+    from builder.inputs.site import SiteConfig
+    from builder.plan.resolve import Request
 
 
 def say(message: str) -> None:
@@ -55,16 +43,22 @@ class Context:
         path = self.manifest_path(stack)
         return load(path), path
 
-    def site(self) -> site_config.SiteConfig:
-        return site_config.load(self.site_path)
+    def site(self) -> SiteConfig:
+        from builder.inputs.site import load as load_site
+
+        return load_site(self.site_path)
 
     def lock_path(self, stack: str) -> Path:
-        return lock_io.lock_path(self.root, stack)
+        return self.root / "lockfiles" / f"{stack}.lock.json"
 
     def log_dir(self) -> Path:
         return self.root / ".stackbuild" / "logs"
 
     def request(self, stack: str, arch: Arch, frozen: bool = False) -> Request:
+        from builder import lock as lock_io
+        from builder.plan.resolve import Request
+        from builder.store.cache import Cache
+
         manifest, path = self.load(stack)
         locked = lock_io.read(self.lock_path(manifest.name))
         return Request(manifest, path, locked, self.site(), Cache(), arch, frozen)

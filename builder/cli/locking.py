@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builder import lock as lock_io
-from builder.cli.common import Context, SubParsers, command, say
+from builder.cli.common import Context, say
 from builder.cli.stacks import run_compat
 from builder.lock.check import check
 from builder.lock.model import Lock
 from builder.lock.resolve import Resolver, resolve
-from builder.model.arch import ARCHITECTURES, Arch
+from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
@@ -67,17 +67,3 @@ def _previous(target: Path) -> Lock | None:
     except StackbuildError as err:
         say(f"note: not keeping pins of the current lock: {err}")
         return None
-
-
-def add_commands(sub: SubParsers) -> None:
-    p = command(sub, "lock", cmd_lock, "resolve a stack into lockfiles/<name>.lock.json, or check it (--check)")
-    p.add_argument("stack", help="stack name or manifest path")
-    p.add_argument("--check", action="store_true", help="exit 1 with a diff if the manifest or a source moved")
-    p.add_argument("--update", metavar="COMPONENT", help="move only this component's git ref")
-    p.add_argument(
-        "--arch",
-        action="append",
-        choices=ARCHITECTURES,
-        help="base architectures to bootstrap (others keep their pins)",
-    )
-    p.add_argument("--allow-unsupported", action="store_true", help="lock a known-bad combination anyway")

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from builder.cli.common import Context, SubParsers, command, say
+from builder.cli.common import Context, say
 from builder.manifest import compat, load, new
 from builder.manifest.load import json_schema
 from builder.manifest.model import NAME_PATTERN, PACKAGE_ROLES, DownloadPackage, Manifest
@@ -77,18 +77,3 @@ def cmd_new(ctx: Context, args: argparse.Namespace) -> int:
         raise
     print(out)
     return 0
-
-
-def add_commands(sub: SubParsers) -> None:
-    p = command(sub, "validate", cmd_validate, "check manifests against the schema and the dependency graph")
-    p.add_argument("manifests", nargs="+", metavar="MANIFEST")
-    p = command(sub, "schema", cmd_schema, "print the manifest JSON Schema (for editors)")
-    p = command(sub, "check", cmd_check, "check toolkit x chip x driver x OS x Python against the CANN catalog")
-    p.add_argument("stack", help="stack name or manifest path")
-    p.add_argument("--allow-unsupported", action="store_true", help="report known-bad combinations, don't fail")
-    p = command(sub, "new", cmd_new, "write a manifest for a CANN release with the catalog's packages")
-    p.add_argument("version", help="CANN version, e.g. 8.3.RC1")
-    p.add_argument("--chip", required=True, help="NPU chip: 910b, 910, 310p, a3")
-    p.add_argument("--from", dest="from_stack", default="8.5.0", help="stack to copy the rest from (default 8.5.0)")
-    p.add_argument("--name", help="stack name (default: the version)")
-    p.add_argument("-o", "--output", type=Path, help="file to write (default stacks/<name>.yaml)")

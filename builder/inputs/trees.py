@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 from builder.inputs.git import SourceError, git
+from builder.model.errors import InputError
 
 # Never part of a component's pinned tree, even outside a git checkout.
 ALWAYS_IGNORED = {".git", "__pycache__", "build", ".pytest_cache", ".mypy_cache"}
@@ -18,7 +19,7 @@ def _listed_files(root: Path) -> list[Path]:
     try:
         out = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".", cwd=root)
         names = [n for n in out.split("\0") if n]
-        return sorted(Path(n) for n in names if (root / n).exists() or (root / n).is_symlink())
+        return sorted(Path(n) for n in names if (root / n).is_file() or (root / n).is_symlink())
     except SourceError:
         files = []
         for dirpath, dirnames, filenames in os.walk(root):
@@ -32,14 +33,16 @@ def _refuse_special(root: Path, rel: Path) -> None:
     mode = (root / rel).lstat().st_mode
     for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device")):
         if test(mode) or (kind == "a device" and stat.S_ISBLK(mode)):
-            raise SourceError(f"{root / rel} is {kind}: a source tree holds files, links and directories only")
+            raise InputError(f"{root / rel} is {kind}: a source tree holds files, links and directories only")
 
 
 def tree_files(root: Path) -> list[Path]:
-    files = [p for p in _listed_files(root) if not ALWAYS_IGNORED.intersection(p.parts)]
-    for rel in files:
-        _refuse_special(root, rel)
-    return files
+    # git leaves special files out of its listing without a word; they are refused here instead.
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in ALWAYS_IGNORED]
+        for name in filenames:
+            _refuse_special(root, Path(dirpath, name).relative_to(root))
+    return [p for p in _listed_files(root) if not ALWAYS_IGNORED.intersection(p.parts)]
 
 
 def tree_hash(root: Path) -> str:

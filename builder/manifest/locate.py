@@ -90,19 +90,25 @@ def _keys(annotation: Any) -> list[str]:
     return [f.alias or n for n, f in annotation.model_fields.items()] if _is_model(annotation) else []
 
 
+def _short(value: object) -> str:
+    """A value as it is quoted in an error: never more than a line of it."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
+
+
 def _message(item: ErrorDetails, loc: Loc, schema_version: int) -> str:
     kind, message = item["type"], item["msg"]
     if kind == "literal_error" and loc == ("schema",):
-        return f"unsupported schema version {item['input']!r}: this stackbuild reads schema {schema_version}"
+        return f"unsupported schema version {_short(item['input'])}: this stackbuild reads schema {schema_version}"
     if kind == "string_pattern_mismatch":
         hint = PATTERN_HINTS.get(str(loc[-1]), f"expected a match of {item.get('ctx', {}).get('pattern')}")
-        return f"{item['input']!r} is not valid: {hint}"
+        return f"{_short(item['input'])} is not valid: {hint}"
     if kind == "string_type":
-        return f"expected a string, got {item['input']!r}: quote the value in YAML"
+        return f"expected a string, got {_short(item['input'])}: quote the value in YAML"
     if kind == "value_error":
         return message.removeprefix("Value error, ")
     if kind == "union_tag_invalid" and isinstance(item["input"], dict):
-        return f"unknown probe kind {item['input'].get('kind')!r}"
+        return f"unknown probe kind {_short(item['input'].get('kind'))}"
     return message
 
 

@@ -233,7 +233,7 @@ class Component(Model):
     def env_names(cls, value: dict[str, str]) -> dict[str, str]:
         for name in value:
             if not re.fullmatch(ENV_NAME_PATTERN, name):
-                raise ValueError(f"'{name}' is not a valid environment variable name")
+                raise ValueError(f"{name[:80]!r} is not a valid environment variable name")
         return value
 
 

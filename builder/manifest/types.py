@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator
 
-CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-SCRIPT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+SCRIPT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 PACKAGE_SCHEMES = ("http", "https", "file")
 GIT_SCHEMES = ("http", "https", "git", "ssh", "file")
 GIT_REF = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)[A-Za-z0-9._/+@-]+(?<![./])$")

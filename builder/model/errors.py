@@ -6,7 +6,11 @@ an exit code (InputError: 2, bad input; StackbuildError: 1, a failure).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# C0 and C1 controls and the Unicode line separators: anything str.splitlines breaks at.
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class StackbuildError(Exception):
@@ -31,7 +35,13 @@ class Located:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}:{self.col}" if self.line else self.file
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        text = f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return one_line(text)
+
+
+def one_line(text: str) -> str:
+    """Control characters shown as escapes: one problem is always one line."""
+    return CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), text)
 
 
 class ManifestError(InputError):

@@ -1,0 +1,94 @@
+"""The command table: every subcommand's options, and the function that runs it by name.
+
+The implementations (builder.cli.stacks, .locking, .building) are imported only when their
+command runs, so `stackbuild validate` does not pay for the Docker client and the build core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TypeAlias
+
+from builder.model.arch import ARCHITECTURES, Arch
+
+SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def command(sub: SubParsers, name: str, target: str, text: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help starts with what it does; target is "module:function" under builder.cli."""
+    parser = sub.add_parser(name, help=text, description=text)
+    parser.set_defaults(target=target)
+    return parser
+
+
+def default_jobs() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _stage_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("stack", nargs="?", default="reference", help="stack name or manifest (default reference)")
+    p.add_argument("--arch", choices=ARCHITECTURES, default=Arch.host().value, help="default: this host's")
+
+
+def add_stack_commands(sub: SubParsers) -> None:
+    p = command(sub, "validate", "stacks:cmd_validate", "check manifests against the schema and the dependency graph")
+    p.add_argument("manifests", nargs="+", metavar="MANIFEST")
+    p = command(sub, "schema", "stacks:cmd_schema", "print the manifest JSON Schema (for editors)")
+    p = command(
+        sub, "check", "stacks:cmd_check", "check toolkit x chip x driver x OS x Python against the CANN catalog"
+    )
+    p.add_argument("stack", help="stack name or manifest path")
+    p.add_argument("--allow-unsupported", action="store_true", help="report known-bad combinations, don't fail")
+    p = command(sub, "new", "stacks:cmd_new", "write a manifest for a CANN release with the catalog's packages")
+    p.add_argument("version", help="CANN version, e.g. 8.3.RC1")
+    p.add_argument("--chip", required=True, help="NPU chip: 910b, 910, 310p, a3")
+    p.add_argument("--from", dest="from_stack", default="8.5.0", help="stack to copy the rest from (default 8.5.0)")
+    p.add_argument("--name", help="stack name (default: the version)")
+    p.add_argument("-o", "--output", type=Path, help="file to write (default stacks/<name>.yaml)")
+
+
+def add_lock_commands(sub: SubParsers) -> None:
+    p = command(
+        sub, "lock", "locking:cmd_lock", "resolve a stack into lockfiles/<name>.lock.json, or check it (--check)"
+    )
+    p.add_argument("stack", help="stack name or manifest path")
+    p.add_argument("--check", action="store_true", help="exit 1 with a diff if the manifest or a source moved")
+    p.add_argument("--update", metavar="COMPONENT", help="move only this component's git ref")
+    p.add_argument(
+        "--arch",
+        action="append",
+        choices=ARCHITECTURES,
+        help="base architectures to bootstrap (others keep their pins)",
+    )
+    p.add_argument("--allow-unsupported", action="store_true", help="lock a known-bad combination anyway")
+
+
+def add_build_commands(sub: SubParsers) -> None:
+    p = command(
+        sub,
+        "render",
+        "building:cmd_render",
+        "write the stages' Dockerfiles (to stdout, or one file per stage in -o DIR)",
+    )
+    _stage_options(p)
+    p.add_argument("-o", "--output", type=Path, help="directory to write <stage>.Dockerfile files into")
+    p = command(sub, "plan", "building:cmd_plan", "show each stage as cached or to build, and why")
+    _stage_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = command(sub, "build", "building:cmd_build", "build the stack from its lock, probe each stage, smoke the result")
+    _stage_options(p)
+    p.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="stages built at once (default %(default)s)")
+    p.add_argument(
+        "--frozen", action="store_true", help="fail instead of building sources or a base that differ from the lock"
+    )
+    p.add_argument("--no-smoke", action="store_true", help="skip the smoke launch")
+    p = command(
+        sub,
+        "smoke",
+        "building:cmd_smoke",
+        "run the stack's smoke command in an image, with the NPU if the host has one",
+    )
+    p.add_argument("image", help="image reference (e.g. a tag printed by build)")
+    p.add_argument("--stack", default="reference", help="stack whose smoke command to run (default reference)")
