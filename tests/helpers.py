@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import http.server
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -116,3 +118,72 @@ def git_daemon(base: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@contextmanager
+def private_https_git(base: Path, user: str, token: str, cert_dir: Path) -> Iterator[str]:
+    """git's smart HTTP (git http-backend) over TLS on loopback, behind HTTP basic auth; yields https://127.0.0.1:PORT.
+
+    Clients need GIT_SSL_CAINFO=<cert_dir>/cert.pem and the credentials from a credential helper.
+    """
+    keys = ["-keyout", str(cert_dir / "key.pem"), "-out", str(cert_dir / "cert.pem")]
+    subject = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+    openssl = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", *subject, *keys]
+    subprocess.run(openssl, check=True, capture_output=True)
+    expected = "Basic " + base64.b64encode(f"{user}:{token}".encode()).decode()
+
+    class GitHandler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            self.backend()
+
+        def do_POST(self) -> None:
+            self.backend()
+
+        def backend(self) -> None:
+            if self.headers.get("Authorization") != expected:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="git"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            path, _, query = self.path.partition("?")
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            env = {
+                "GIT_PROJECT_ROOT": str(base),
+                "GIT_HTTP_EXPORT_ALL": "1",
+                "PATH_INFO": path,
+                "QUERY_STRING": query,
+                "REQUEST_METHOD": self.command,
+                "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+                "CONTENT_LENGTH": str(len(body)),
+                "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""),
+                "HTTP_GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
+                "REMOTE_USER": user,
+                "PATH": "/usr/bin:/bin",
+            }
+            out = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True).stdout
+            head, _, payload = out.partition(b"\r\n\r\n")
+            headers = dict(line.split(": ", 1) for line in head.decode().split("\r\n") if ": " in line)
+            self.send_response(int(headers.pop("Status", "200").split()[0]))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), GitHandler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_dir / "cert.pem", cert_dir / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -19,7 +19,7 @@ from pathlib import Path
 from builder import __version__
 from builder.cli import commands
 from builder.cli.common import Context
-from builder.model.errors import ManifestError, StackbuildError
+from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError
 
 EPILOG = """\
 Concepts: a manifest (stacks/<name>.yaml) is what a team reviews; `lock` resolves it into
@@ -55,13 +55,16 @@ def _run(ctx: Context, args: argparse.Namespace) -> int:
     return run(ctx, args)
 
 
-def _crash_log(ctx: Context) -> Path:
-    """Where an unexpected error's traceback goes."""
+def _where_the_traceback_is(ctx: Context) -> str:
+    """The current exception's traceback written to a log; how the user finds it."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
-    path = ctx.log_dir() / f"crash-{stamp}-{os.getpid()}.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(traceback.format_exc())
-    return path
+    path = ctx.log_dir() / f"error-{stamp}-{os.getpid()}.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(traceback.format_exc())
+    except OSError:
+        return "rerun with --debug for the traceback"
+    return f"traceback in {path}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,8 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     except ManifestError as err:
         print(err, file=sys.stderr)
         return err.exit_code
-    except StackbuildError as err:
+    except (InputError, LoggedFailure) as err:
         print(f"stackbuild: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except StackbuildError as err:  # a failure: one line, and where its traceback is
+        if ctx.debug:
+            traceback.print_exc()
+        print(f"stackbuild: error: {err} ({_where_the_traceback_is(ctx)})", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         # Stage images are tagged only after their probes pass, so stopping here leaves nothing
@@ -86,10 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         if ctx.debug:
             traceback.print_exc()
             return 1
-        try:
-            where = f"traceback in {_crash_log(ctx)}"
-        except OSError:
-            where = "rerun with --debug for the traceback"
-        print(f"stackbuild: internal error: {type(err).__name__}: {err} ({where})", file=sys.stderr)
+        print(
+            f"stackbuild: internal error: {type(err).__name__}: {err} ({_where_the_traceback_is(ctx)})", file=sys.stderr
+        )
         return 1
     return code

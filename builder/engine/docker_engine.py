@@ -29,7 +29,9 @@ def reachable(timeout: int = 5) -> bool:
 
 
 class DockerEngine:
-    def __init__(self) -> None:
+    def __init__(self, host: str | None = None) -> None:
+        """host: a daemon address (unix:///..., tcp://...); default DOCKER_HOST or the local socket."""
+        self.host = host
         self._local = threading.local()
         self.client  # noqa: B018 - fail now, with the fix, if no engine answers
 
@@ -38,7 +40,9 @@ class DockerEngine:
         # docker-py clients are not shared between threads: one per thread.
         if not hasattr(self._local, "client"):
             try:
-                client = docker.from_env(timeout=600)
+                client = (
+                    docker.DockerClient(base_url=self.host, timeout=600) if self.host else docker.from_env(timeout=600)
+                )
                 client.ping()
             except (docker.errors.DockerException, requests.RequestException) as err:
                 raise EngineError(

@@ -12,7 +12,7 @@ from typing import IO
 
 from builder.engine import BuildFailed, Engine, EngineError
 from builder.inputs.contexts import write_context
-from builder.model.errors import StackbuildError
+from builder.model.errors import LoggedFailure, StackbuildError
 from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
 from builder.verify.diagnose import diagnose
@@ -21,7 +21,7 @@ from builder.verify.probes import run_probes
 Report = Callable[[str], None]
 
 
-class StageFailed(StackbuildError):
+class StageFailed(LoggedFailure):
     def __init__(self, stage: str, reason: str, log_tail: list[str], log_file: Path, cause: str | None) -> None:
         lines = [f"stage {stage} failed: {reason}"]
         if log_tail:
@@ -56,9 +56,13 @@ class StageBuilder:
 
         Another build of the same stage (another stackbuild at once) holds its lock: when it is
         released, the image it tagged is taken instead of building it again."""
-        with self.cache.lock(f"stage-{stage.key}"):
-            done = self.engine.image_id(stage.tag())
-            return done if done else self._build_new(stage, report)
+        try:
+            with self.cache.lock(f"stage-{stage.key}"):
+                done = self.engine.image_id(stage.tag())
+                return done if done else self._build_new(stage, report)
+        except OSError as err:  # a full disk under the log, the lock or the context: the stage fails, named
+            reason = f"cannot write its build context or log: {err.strerror or err}"
+            raise StageFailed(stage.name, reason, [], self.log_file(stage), None) from err
 
     def _build_new(self, stage: Stage, report: Report) -> str:
         log_file = self.log_file(stage)

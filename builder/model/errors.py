@@ -19,6 +19,10 @@ class StackbuildError(Exception):
     exit_code = 1
 
 
+class LoggedFailure(StackbuildError):
+    """A failure whose message already names the log that holds its details (a stage's build log)."""
+
+
 class InputError(StackbuildError):
     """Bad input (a manifest, lock, site config or option): exit code 2."""
 

@@ -117,6 +117,9 @@ class HttpClient:
                 self._retrying()(lambda: self._transfer(url, part, progress, pinning))
             except (_Retryable, requests.RequestException) as err:
                 raise DownloadError(f"{redact(url)}: {err} (after {self.attempts} attempts)") from err
+            except OSError as err:  # a full disk: nothing partial stays behind (the temp dir goes)
+                where = cache.root
+                raise DownloadError(f"{redact(url)}: cannot write into the cache {where}: {err.strerror}") from err
             try:
                 return cache.add_part(part, expected_sha256, redact(url))
             except CacheError as err:

@@ -45,13 +45,15 @@ def plan_of(root: Path, stack: str) -> Plan:
     return make_plan(resolve_inputs(request, prepare=False, say=print))
 
 
-def stackbuild(root: Path, *args: str, check: bool = False, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
+def stackbuild(
+    root: Path, *args: str, check: bool = False, timeout: float = 1800, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     run = subprocess.run(
         [sys.executable, "-m", "builder", "--root", str(root), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})),
     )
     if check:
         assert run.returncode == 0, run.stdout + run.stderr

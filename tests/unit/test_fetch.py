@@ -2,6 +2,8 @@
 
 import hashlib
 import http.server
+import os
+import subprocess
 import threading
 from pathlib import Path
 
@@ -204,3 +206,20 @@ def test_file_urls_are_copied_and_checked(tmp_path: Path) -> None:
     assert client().download(f"file://{local.parent}/Ascend%20cann.run", cache, SHA) == SHA
     with pytest.raises(DownloadError, match="sha256 mismatch"):
         client().download(f"file://{local}".replace("%20", " "), Cache(tmp_path / "other"), "0" * 64)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs for the full-disk case needs root")
+def test_a_full_disk_during_a_download_leaves_nothing_and_the_retry_works(tmp_path: Path) -> None:
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(small)], check=True)
+    try:
+        cache = Cache(small / "cache")
+        with http_server(Flaky([])) as url, pytest.raises(DownloadError) as info:
+            client().download(f"{url}/Ascend-cann-toolkit.run", cache, SHA)
+        assert "cannot write into the cache" in str(info.value) and "No space left on device" in str(info.value)
+        assert blobs(cache) == []
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    with http_server(Flaky([])) as url:
+        assert client().download(f"{url}/Ascend-cann-toolkit.run", Cache(tmp_path / "big"), SHA) == SHA

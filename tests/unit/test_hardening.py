@@ -372,7 +372,7 @@ def test_a_huge_invalid_name_is_not_echoed(tmp_path: Path, capsys: pytest.Captur
     assert code == 2 and len(err) < 400, err[:500]
 
 
-def test_unexpected_errors_name_a_crash_log(tmp_path: Path) -> None:
+def test_unexpected_errors_name_a_log_with_the_traceback(tmp_path: Path) -> None:
     """The boundary: anything unexpected is one line naming a log with the traceback."""
     root = tmp_path / "root"
     shutil.copytree(ROOT / "stacks", root / "stacks", ignore=shutil.ignore_patterns("build", "__pycache__"))
@@ -390,3 +390,20 @@ def test_unexpected_errors_name_a_crash_log(tmp_path: Path) -> None:
     assert len(run.stderr.strip().splitlines()) == 1 and "internal error: TypeError" in run.stderr
     log = Path(run.stderr.split("traceback in ")[1].rstrip(")\n"))
     assert "Traceback" in log.read_text()
+
+
+def test_a_failure_is_one_line_naming_its_traceback_and_debug_shows_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = project / "stacks" / "demo.yaml"
+    missing = project.parent / "no-such-repo"
+    manifest.write_text(
+        manifest.read_text().replace("source: {path: app}", f"source: {{git: 'file://{missing}', ref: main}}", 1)
+    )
+    code, _, err = cli(capsys, project, "lock", "demo")
+    lines = [line for line in err.splitlines() if line.startswith("stackbuild:")]
+    assert code == 1 and len(lines) == 1 and "cannot list refs" in lines[0], err
+    log = Path(lines[0].rsplit("traceback in ", 1)[1].rstrip(")"))
+    assert "SourceError" in log.read_text()
+    code, _, err = cli(capsys, project, "--debug", "lock", "demo")
+    assert code == 1 and "Traceback (most recent call last)" in err

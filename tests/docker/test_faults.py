@@ -1,0 +1,180 @@
+"""Faults during builds: the builder killed at random points, a full disk under the build
+context. After each, nothing half-done looks built and the next build completes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from builder.engine import EngineError
+from builder.engine.docker_engine import DockerEngine
+from builder.store.cache import Cache
+from builder.verify.probes import run_probes
+from tests.conftest import ROOT
+from tests.docker.conftest import plan_of, stackbuild, stage_tags, write_variant
+
+pytestmark = pytest.mark.docker
+TRIALS = 20
+# Components whose source a trial changes, so each trial has stages to build (and to interrupt).
+TOUCHED = ("ascend-c", "tilelang", "tilelang-compiler", "ascend-kernel", "runtime", "harness")
+
+
+def start_build(root: Path, name: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "builder", "--root", str(root), "build", name, "--no-smoke"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+
+
+def check_tagged_stages_are_complete(engine: DockerEngine, root: Path, name: str, new_tags: set[str]) -> None:
+    """Every stage image tagged is one of the plan's, and its probes pass in it."""
+    plan = plan_of(root, name)
+    by_tag = {stage.tag(): stage for stage in plan.order()}
+    for tag in new_tags:
+        if not tag.startswith("stackbuild/stage/"):
+            continue
+        stage = by_tag.get(tag)
+        assert stage is not None, f"{tag} is not a stage of the current plan"
+        results = run_probes(engine, tag, stage.probe_workdir, stage.probes)
+        assert all(r.ok for r in results), (tag, results)
+
+
+def check_cache_is_consistent(cache: Cache) -> None:
+    for blob in (cache.root / "blobs" / "sha256").glob("*"):
+        digest = hashlib.sha256(blob.read_bytes()).hexdigest()
+        assert digest == blob.name, f"{blob} holds other content"
+    for record in (cache.root / "records").rglob("*.json"):
+        json.loads(record.read_text())
+
+
+def test_random_kills_never_leave_a_stage_that_looks_built(workspace: Path, engine: DockerEngine) -> None:
+    name = write_variant(workspace, "reftest-kill", [])
+    stackbuild(workspace, "lock", name, check=True)
+    rng = random.Random(8)
+    interrupted: dict[str, int] = {}
+    for _ in range(TRIALS):
+        component = rng.choice(TOUCHED)
+        (workspace / "stacks" / "reference" / component / ".trial").write_text(uuid.uuid4().hex)
+        before = stage_tags(engine)
+        proc = start_build(workspace, name)
+        time.sleep(rng.uniform(0.5, 8.0))
+        proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+        building = [
+            line.split()[1].rstrip(":")
+            for line in err.splitlines()
+            if line.endswith(": building") or " building - " in line
+        ]
+        for stage in building:
+            interrupted[stage] = interrupted.get(stage, 0) + 1
+        check_tagged_stages_are_complete(engine, workspace, name, stage_tags(engine) - before)
+    assert sum(interrupted.values()) >= TRIALS // 2, interrupted  # most kills hit a stage mid-build
+    rerun = stackbuild(workspace, "build", name)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "smoke: launch: passed" in rerun.stderr
+    check_cache_is_consistent(Cache())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs for the full-disk case needs root")
+def test_a_full_disk_under_the_build_context_fails_cleanly_then_builds(workspace: Path, tmp_path: Path) -> None:
+    name = write_variant(workspace, "reftest-disk", [])
+    stackbuild(workspace, "lock", name, check=True)
+    (workspace / "stacks" / "reference" / "harness" / ".trial").write_text(uuid.uuid4().hex)
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(small)], check=True)
+    try:
+        run = stackbuild(workspace, "build", name, "--no-smoke", env={"TMPDIR": str(small)})
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    assert run.returncode == 1
+    assert "stage harness failed: cannot write its build context" in run.stderr
+    assert "No space left on device" in run.stderr
+    assert "Traceback" not in run.stderr
+    rerun = stackbuild(workspace, "build", name)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "[stackbuild] harness: built" in rerun.stderr and "smoke: launch: passed" in rerun.stderr
+
+
+class SecondDaemon:
+    """A second Docker daemon (own data root and socket, no bridge): a machine the test may restart."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.host = f"unix://{base}/docker.sock"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        log = (self.base / "dockerd.log").open("ab")
+        self.proc = subprocess.Popen(
+            ["dockerd", "--data-root", f"{self.base}/data", "--exec-root", f"{self.base}/exec", "-H", self.host,
+             "--pidfile", f"{self.base}/docker.pid", "--bridge=none", "--iptables=false"],
+            stdout=log, stderr=log,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not reachable_at(self.host):
+            assert time.monotonic() < deadline and self.proc.poll() is None, (self.base / "dockerd.log").read_text()[
+                -2000:
+            ]
+            time.sleep(0.3)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=60)
+
+
+def reachable_at(host: str) -> bool:
+    try:
+        DockerEngine(host)
+        return True
+    except EngineError:
+        return False
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starting a second Docker daemon needs root")
+def test_a_daemon_restart_mid_build_fails_cleanly_then_builds(workspace: Path, tmp_path: Path) -> None:
+    daemon = SecondDaemon(tmp_path)
+    daemon.start()
+    try:
+        env = {"DOCKER_HOST": daemon.host}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "builder", "--root", str(workspace), "build", "reftest", "--no-smoke"],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
+        )
+        assert proc.stderr is not None
+        seen = []
+        for line in proc.stderr:  # the daemon is restarted while the toolkit stage builds
+            seen.append(line)
+            if line.startswith("[stackbuild] toolkit: building"):
+                daemon.stop()
+                daemon.start()
+                break
+        assert seen and seen[-1].startswith("[stackbuild] toolkit: building"), "".join(seen)[-2000:]
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=600) == 1, rest
+        assert "Traceback" not in rest and "internal error" not in rest
+        assert re.search(r"stackbuild: error: stage [\w.-]+ failed: ", rest), rest[-2000:]
+        engine = DockerEngine(daemon.host)
+        check_tagged_stages_are_complete(engine, workspace, "reftest", engine.tags("stackbuild/stage/*"))
+        rerun = stackbuild(workspace, "build", "reftest", env=env)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert "[stackbuild] toolkit: built" in rerun.stderr and "smoke: launch: passed" in rerun.stderr
+    finally:
+        daemon.stop()
