@@ -108,6 +108,8 @@ class DockerEngine:
                 decode=True,
                 platform=arch.platform,
                 pull=False,
+                # Builds are hermetic: everything a stage needs travels in its context.
+                network_mode="none",
             )
             image_id = _follow(stream, keep)
         except (docker.errors.DockerException, requests.RequestException) as err:

@@ -111,7 +111,12 @@ def test_a_full_disk_under_the_build_context_fails_cleanly_then_builds(workspace
 
 
 class SecondDaemon:
-    """A second Docker daemon (own data root and socket, no bridge): a machine the test may restart."""
+    """A second Docker daemon (own data root, socket and bridge): a machine the test may restart.
+
+    It gets a bridge of its own: a daemon started with --bridge=none deletes docker0, the
+    first daemon's bridge, on its way up."""
+
+    BRIDGE = "sbtest0"
 
     def __init__(self, base: Path) -> None:
         self.base = base
@@ -119,10 +124,13 @@ class SecondDaemon:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        if subprocess.run(["ip", "link", "show", self.BRIDGE], capture_output=True).returncode != 0:
+            subprocess.run(["ip", "link", "add", self.BRIDGE, "type", "bridge"], check=True)
+            subprocess.run(["ip", "addr", "add", "172.31.250.1/24", "dev", self.BRIDGE], check=True)
         log = (self.base / "dockerd.log").open("ab")
         self.proc = subprocess.Popen(
             ["dockerd", "--data-root", f"{self.base}/data", "--exec-root", f"{self.base}/exec", "-H", self.host,
-             "--pidfile", f"{self.base}/docker.pid", "--bridge=none", "--iptables=false"],
+             "--pidfile", f"{self.base}/docker.pid", f"--bridge={self.BRIDGE}", "--iptables=false"],
             stdout=log, stderr=log,
         )  # fmt: skip
         deadline = time.monotonic() + 60
@@ -136,6 +144,10 @@ class SecondDaemon:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(timeout=60)
+
+    def remove(self) -> None:
+        self.stop()
+        subprocess.run(["ip", "link", "delete", self.BRIDGE], capture_output=True)
 
 
 def reachable_at(host: str) -> bool:
@@ -177,4 +189,34 @@ def test_a_daemon_restart_mid_build_fails_cleanly_then_builds(workspace: Path, t
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert "[stackbuild] toolkit: built" in rerun.stderr and "smoke: launch: passed" in rerun.stderr
     finally:
-        daemon.stop()
+        daemon.remove()
+    assert subprocess.run(["ip", "link", "show", "docker0"], capture_output=True).returncode == 0, "docker0 is gone"
+
+
+def test_two_builds_at_once_build_each_stage_once(workspace: Path, engine: DockerEngine) -> None:
+    """Two stackbuilds of one stack at once: each stage image is tagged once (the file lock makes
+    the second wait and take the first's image instead of building it again)."""
+    name = write_variant(workspace, "reftest-twice", [])
+    stackbuild(workspace, "lock", name, check=True)
+    (workspace / "stacks" / "reference" / "tilelang" / ".trial").write_text(uuid.uuid4().hex)
+    since = int(time.time()) - 1
+    first, second = start_build(workspace, name), start_build(workspace, name)
+    for proc in (first, second):
+        _, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, err[-3000:]
+    until = int(time.time()) + 1
+    events = engine.client.events(since=since, until=until, filters={"type": "image", "event": "tag"}, decode=True)
+    tagged = [event["Actor"]["Attributes"]["name"] for event in events]
+    plan = plan_of(workspace, name)
+    for stage in ("tilelang", "tilelang-compiler", "ascend-kernel", "harness", "devel-image", "runtime-image"):
+        assert tagged.count(plan.stages[stage].tag()) == 1, (stage, tagged)
+
+
+def test_a_container_over_its_timeout_is_an_engine_error(workspace: Path, engine: DockerEngine) -> None:
+    """A probe or smoke that hangs ends as the project's error (not a requests ReadTimeout), and its container goes."""
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+    image = plan_of(workspace, "reftest").stages["base-runtime"].tag()
+    before = {c.id for c in engine.client.containers.list(all=True)}
+    with pytest.raises(EngineError, match=r"did not finish within 2s"):
+        engine.run(image, ["sleep", "30"], timeout=2)
+    assert {c.id for c in engine.client.containers.list(all=True)} == before
