@@ -52,7 +52,14 @@ class FakeEngine:
     def tags(self, repository: str) -> set[str]:
         return set(self.tagged)
 
-    def build(self, context: IO[bytes], log: Callable[[str], None], labels: Mapping[str, str], arch: Arch) -> str:
+    def build(
+        self,
+        context: IO[bytes],
+        log: Callable[[str], None],
+        labels: Mapping[str, str],
+        arch: Arch,
+        network: bool = False,
+    ) -> str:
         with tarfile.open(fileobj=io.BytesIO(context.read())) as tar:
             handle = tar.extractfile("Dockerfile")
             dockerfile = handle.read().decode() if handle else ""

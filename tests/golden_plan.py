@@ -41,7 +41,7 @@ def golden_lock(loaded: manifest.Manifest) -> Lock:
     for i, c in enumerate(loaded.components):
         assert isinstance(c.source, GitSource)
         source = LockedGit(url=c.source.git, ref=c.source.ref, commit=f"{i + 1}" * 40)
-        components.append(LockedComponent(id=c.id, depends_on=c.depends_on, source=source))
+        components.append(LockedComponent(id=c.id, depends_on=c.depends_on, source=source, network=c.network))
     assert isinstance(loaded.base, ImageBase)
     return Lock(
         lock_version=LOCK_VERSION,

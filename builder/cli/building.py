@@ -52,13 +52,14 @@ def cmd_plan(ctx: Context, args: argparse.Namespace) -> int:
     request, staged = _plan(ctx, args)
     work = find_cached(staged, DockerEngine())
     cache = request.cache
-    rows = [
+    rows: list[dict[str, object]] = [
         {
             "stage": stage.name,
             "status": "build" if stage.name in work.to_build else "cached",
             "why": why(cache, staged, stage) if stage.name in work.to_build else "",
             "key": stage.key,
             "parents": list(stage.parents),
+            "network": stage.network,
         }
         for stage in staged.order()
     ]
@@ -66,11 +67,14 @@ def cmd_plan(ctx: Context, args: argparse.Namespace) -> int:
         document = {"stack": staged.stack, "arch": args.arch, "stages": rows, "drift": list(staged.drift)}
         print(json.dumps(document | {"tags": dict(staged.final_tags)}, indent=2))
         return 0
-    width = max(len(r["stage"]) for r in rows)
+    width = max(len(s.name) for s in staged.order())
     for row in rows:
-        print(f"{row['stage']:<{width}}  {row['status']:<6}  {row['why']}".rstrip())
+        print(f"{row['stage']!s:<{width}}  {row['status']!s:<6}  {row['why']}".rstrip())
     for line in staged.drift:
         print(f"note: {line}")
+    for stage in staged.order():
+        if stage.network:
+            print(f"note: {stage.name} builds with network access (network: true): what it downloads is not pinned")
     return 0
 
 

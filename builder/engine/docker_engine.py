@@ -91,7 +91,14 @@ class DockerEngine:
     def tags(self, repository: str) -> set[str]:
         return {tag for image in self.client.images.list(name=repository) for tag in image.tags}
 
-    def build(self, context: IO[bytes], log: Callable[[str], None], labels: Mapping[str, str], arch: Arch) -> str:
+    def build(
+        self,
+        context: IO[bytes],
+        log: Callable[[str], None],
+        labels: Mapping[str, str],
+        arch: Arch,
+        network: bool = False,
+    ) -> str:
         tail: list[str] = []
 
         def keep(line: str) -> None:
@@ -108,8 +115,8 @@ class DockerEngine:
                 decode=True,
                 platform=arch.platform,
                 pull=False,
-                # Builds are hermetic: everything a stage needs travels in its context.
-                network_mode="none",
+                # Builds are hermetic: everything a stage needs travels in its context (unless it declares network).
+                network_mode="default" if network else "none",
             )
             image_id = _follow(stream, keep)
         except (docker.errors.DockerException, requests.RequestException) as err:

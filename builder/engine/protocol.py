@@ -61,8 +61,15 @@ class Engine(Protocol):
         """Every tag of the repositories matching a glob (e.g. stackbuild/stage/*)."""
         ...
 
-    def build(self, context: IO[bytes], log: Callable[[str], None], labels: Mapping[str, str], arch: Arch) -> str:
-        """Build from a tar context holding a Dockerfile; the image id (untagged)."""
+    def build(
+        self,
+        context: IO[bytes],
+        log: Callable[[str], None],
+        labels: Mapping[str, str],
+        arch: Arch,
+        network: bool = False,
+    ) -> str:
+        """Build from a tar context holding a Dockerfile (without network unless asked); the image id (untagged)."""
         ...
 
     def run(

@@ -97,7 +97,7 @@ class StageBuilder:
 
     def _build(self, stage: Stage, context: IO[bytes], write: Callable[[str], None], log_file: Path) -> str:
         try:
-            return self.engine.build(context, write, self.labels(stage), self.plan.arch)
+            return self.engine.build(context, write, self.labels(stage), self.plan.arch, stage.network)
         except BuildFailed as err:
             tail = err.log_tail[-15:]
             raise StageFailed(stage.name, str(err), tail, log_file, diagnose(err.log_tail)) from err

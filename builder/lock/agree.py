@@ -60,6 +60,7 @@ def _components(lock: Lock, manifest: Manifest) -> Iterator[str]:
             continue
         spec = wanted[comp.id]
         yield from _differs(f"components.{comp.id}.depends_on", comp.depends_on, spec.depends_on)
+        yield from _differs(f"components.{comp.id}.network", comp.network, spec.network)
         match comp.source, spec.source:
             case LockedGit(url=url, ref=ref), GitSource(git=want_url, ref=want_ref):
                 yield from _differs(f"components.{comp.id}.source.url", url, want_url)

@@ -54,6 +54,7 @@ class LockedComponent(Frozen):
     id: str = Field(pattern=ID_PATTERN)
     depends_on: list[Line] = Field(default_factory=list)
     source: LockedSource
+    network: bool = False  # the build reaches the network: what it downloads is not pinned here
 
 
 class LockedDownload(Frozen):

@@ -152,7 +152,9 @@ def resolve(
     for comp in manifest.components:
         source = _kept_source(previous, update, comp.id, comp.source) or resolver.source(comp.source)
         resolver.say(f"  component {comp.id}: {source.describe()}")
-        components.append(LockedComponent(id=comp.id, depends_on=list(comp.depends_on), source=source))
+        components.append(
+            LockedComponent(id=comp.id, depends_on=list(comp.depends_on), source=source, network=comp.network)
+        )
     sections = {
         arch: _section(manifest, arch, _bases(manifest, arch, arch in arches, previous, resolver), resolver)
         for arch in manifest.platform.architectures

@@ -186,6 +186,31 @@ class Artifact(Model):
         return value
 
 
+# Whole system directories: an install names what it adds inside them.
+SYSTEM_ROOTS = {
+    *("/usr", "/usr/local", "/usr/lib", "/usr/bin", "/usr/include", "/usr/share", "/usr/local/lib", "/usr/local/bin"),
+    *("/etc", "/opt", "/var", "/bin", "/lib", "/lib64", "/sbin", "/tmp", "/root", "/home"),
+}
+
+
+class Install(Model):
+    """Something a component's build installs outside its own directory (e.g. under the toolkit)."""
+
+    path: Line = Field(description="absolute path the build installs (a file or a directory)")
+    runtime: bool = Field(default=False, description="also copy into the runtime image")
+
+    @field_validator("path")
+    @classmethod
+    def absolute(cls, value: str) -> str:
+        if not value.startswith("/") or ".." in value.split("/") or "//" in value or value.endswith("/"):
+            raise ValueError(f"an install is an absolute path without '..' or a trailing '/': {value}")
+        if value in SYSTEM_ROOTS or value == "/" or value == "/opt/stack" or value.startswith("/opt/stack/"):
+            raise ValueError(
+                f"{value} is a whole system directory or a component's own: name what the build adds inside it"
+            )
+        return value
+
+
 class ElfSectionProbe(Model):
     kind: Literal["elf-section"]
     file: Line
@@ -226,7 +251,16 @@ class Component(Model):
     )
     env: dict[str, Line] = Field(default_factory=dict, description="variables exported to later stages and the image")
     artifacts: list[Artifact] = Field(default_factory=list)
+    installs: list[Install] = Field(
+        default_factory=list,
+        description="what the build installs outside /opt/stack/<id>: carried to dependents and the devel image",
+    )
     probes: list[Probe] = Field(default_factory=list)
+    network: bool = Field(
+        default=False,
+        description="the build reaches the network: a reproducibility hole `plan` and the lock show "
+        "(stages build without network otherwise)",
+    )
 
     @field_validator("env")
     @classmethod

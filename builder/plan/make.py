@@ -35,6 +35,7 @@ class _Graph:
         probes: tuple[ProbeSpec, ...] = (),
         workdir: str = "/",
         files: tuple[tuple[str, str], ...] = (),
+        network: bool = False,
     ) -> None:
         definition = digest({"Dockerfile": dockerfile, **dict(files)}) if files else sha256_text(dockerfile)
         inputs = StageInputs(
@@ -43,6 +44,7 @@ class _Graph:
             parents=tuple((p, self.stages[p].key) for p in parents),
             platform=self.platform,
             probes=digest({"probes": list(probes), "runner": probe_specs.RUNNER_SHA256}) if probes else "",
+            network=network,
         )
         items = (*located.items, *(BytesItem(path, text.encode()) for path, text in files))
         self.stages[name] = Stage(name, kind, parents, dockerfile, items, inputs, files, probes, workdir)
@@ -73,9 +75,20 @@ def make_plan(inputs: Inputs) -> Plan:
     for cid in lock.order:
         deps = needs[cid]
         dockerfile = render.component(manifest, lock, cid, graph.image("toolkit"), [(d, graph.image(d)) for d in deps])
-        probes = probe_specs.specs(manifest.component(cid).probes)
+        probes = probe_specs.component_probes(manifest.component(cid))
         files = render.component_files(manifest, cid)
-        graph.add(cid, "component", ("toolkit", *deps), dockerfile, inputs.sources[cid], probes, stack_dir(cid), files)
+        network = manifest.component(cid).network
+        graph.add(
+            cid,
+            "component",
+            ("toolkit", *deps),
+            dockerfile,
+            inputs.sources[cid],
+            probes,
+            stack_dir(cid),
+            files,
+            network,
+        )
     built = [(cid, graph.image(cid)) for cid in lock.order]
     graph.add("devel-image", "devel", ("toolkit", *lock.order), render.devel(manifest, graph.image("toolkit"), built))
     runtime_file = render.runtime(manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch)

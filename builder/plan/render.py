@@ -113,6 +113,15 @@ def component_env(manifest: Manifest, ids: Sequence[str]) -> list[tuple[str, str
     return [(n, v) for cid in ids for n, v in manifest.component(cid).env.items()]
 
 
+def copies(manifest: Manifest, components: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    """What a stage takes from the stages of these components: each one's directory and its installs."""
+    return [
+        {"path": path, "image": image}
+        for cid, image in components
+        for path in (stack_dir(cid), *(i.path for i in manifest.component(cid).installs))
+    ]
+
+
 def component_files(manifest: Manifest, component_id: str) -> tuple[tuple[str, str], ...]:
     """(context path, text) of the scripts a component's build runs: build.sh and one file per step."""
     comp = manifest.component(component_id)
@@ -145,11 +154,12 @@ def component(
         id=component_id,
         source=lock.component(component_id).source.describe(),
         toolkit_image=toolkit_image,
-        deps=[{"path": stack_dir(d), "image": image} for d, image in deps],
+        deps=copies(manifest, deps),
         env=env_block(component_env(manifest, [d for d, _ in deps] + [component_id])),
         stack_dir=stack_dir(component_id),
         steps_dir=f"{STEPS_ROOT}/{component_id}",
         build_script=f"{STEPS_ROOT}/{component_id}/build.sh" if has_build else "",
+        network=manifest.component(component_id).network,
     )
 
 
@@ -157,7 +167,7 @@ def devel(manifest: Manifest, toolkit_image: str, components: Sequence[tuple[str
     return render(
         "devel",
         toolkit_image=toolkit_image,
-        components=[{"path": stack_dir(c), "image": image} for c, image in components],
+        components=copies(manifest, components),
         env=env_block(component_env(manifest, [c for c, _ in components])),
     )
 
@@ -182,6 +192,11 @@ def runtime(
         for cid, image in components
         for a in manifest.component(cid).artifacts
         if a.runtime
+    ] + [
+        {"image": image, "path": i.path}
+        for cid, image in components
+        for i in manifest.component(cid).installs
+        if i.runtime
     ]
     return render(
         "runtime",

@@ -35,9 +35,11 @@ class StageInputs:
     parents: tuple[tuple[str, str], ...]  # (stage, key)
     platform: str
     probes: str  # sha256 of the probe specs and of the probe runner: new checks mean a new key
+    network: bool = False  # the build may reach the network
 
     def as_record(self) -> dict[str, object]:
-        return asdict(self)
+        """The inputs as the key hashes them: defaults left out, so a new field keeps old keys."""
+        return {k: v for k, v in asdict(self).items() if not (k == "network" and v is False)}
 
 
 def stage_key(inputs: StageInputs) -> str:
@@ -57,6 +59,11 @@ class Stage:
     context: tuple[ContextItem, ...]
     inputs: StageInputs
     files: tuple[tuple[str, str], ...] = ()  # (context path, text): scripts rendered beside the Dockerfile
+
+    @property
+    def network(self) -> bool:
+        return self.inputs.network
+
     probes: tuple[ProbeSpec, ...] = ()
     probe_workdir: str = "/"
 

@@ -118,7 +118,19 @@ def set_env(probe: ProbeSpec) -> Outcome:
     return not problems, "; ".join(problems) or "ENV matches set_env.sh"
 
 
-KINDS = {"elf-section": elf_section, "linked-from": linked_from, "env": env, "command": command, "set-env": set_env}
+def exists(probe: ProbeSpec) -> Outcome:
+    missing = [p for p in probe["paths"] if not os.path.lexists(p)]
+    return not missing, f"not installed: {', '.join(missing)}" if missing else "all present"
+
+
+KINDS = {
+    "elf-section": elf_section,
+    "linked-from": linked_from,
+    "env": env,
+    "command": command,
+    "set-env": set_env,
+    "exists": exists,
+}
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.engine import Engine
-from builder.manifest.model import Probe
+from builder.manifest.model import Component, Probe
 from builder.model.layout import TOOLKIT_ROOT
 
 RUNNER = (Path(__file__).parent / "probe_runner.py").read_text()
@@ -51,11 +51,19 @@ def describe(probe: ProbeSpec) -> str:
         return f"env {' '.join(probe['set'] + probe['paths'])}"
     if kind == "command":
         return f"command {probe['run']}"
+    if kind == "exists":
+        return f"exists {' '.join(probe['paths'])}"
     return str(kind)
 
 
 def specs(probes: Sequence[Probe]) -> tuple[ProbeSpec, ...]:
     return tuple(p.model_dump(mode="json") for p in probes)
+
+
+def component_probes(component: Component) -> tuple[ProbeSpec, ...]:
+    """The component's own probes, and that what it says it installs exists."""
+    installs = [i.path for i in component.installs]
+    return specs(component.probes) + (({"kind": "exists", "paths": installs},) if installs else ())
 
 
 def run_probes(engine: Engine, image: str, workdir: str, probes: Sequence[ProbeSpec]) -> list[ProbeResult]:

@@ -1,5 +1,5 @@
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
-FROM stackbuild/stage/toolkit:1f8eb9319a43df499ab6d827871e9032229b52517774d507275a59df716b03f0
+FROM stackbuild/stage/toolkit:da3deacc4ce288dc5293cc9860743baaf48f6767ad953180ef21d689b89438df
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 ENV DEVKIT_HOME="/opt/stack/devkit"
 COPY ["src/", "/opt/stack/devkit/"]

@@ -1,7 +1,7 @@
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).
-FROM stackbuild/stage/toolkit:1f8eb9319a43df499ab6d827871e9032229b52517774d507275a59df716b03f0
+FROM stackbuild/stage/toolkit:da3deacc4ce288dc5293cc9860743baaf48f6767ad953180ef21d689b89438df
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-COPY --from=stackbuild/stage/devkit:1e7ccfd16a06562073d4882b1f2efe786fe686d26ce70697f48c74c5405cb1d9 ["/opt/stack/devkit", "/opt/stack/devkit"]
+COPY --from=stackbuild/stage/devkit:d6779229725c77644a1caf0e4e9eb79bc122fbaaab1bdb0428fdb02c201bd67c ["/opt/stack/devkit", "/opt/stack/devkit"]
 ENV DEVKIT_HOME="/opt/stack/devkit" \
     PATH="/opt/stack/kernels/output/bin:${PATH}"
 COPY ["src/", "/opt/stack/kernels/"]

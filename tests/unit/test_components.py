@@ -1,0 +1,110 @@
+"""Component declarations: installs outside the component directory, network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from builder import manifest
+from builder.plan.make import make_plan
+from builder.plan.resolve import resolve_inputs
+from tests.golden_plan import GOLDEN, golden_lock, golden_request
+from tests.helpers import run_cli
+
+INSTALLS = {
+    "devkit": "    installs:\n      - {path: /usr/local/Ascend/devkit-tools, runtime: true}\n"
+    "      - {path: /usr/local/lib/libdevkit.so}\n",
+    "kernels": "    installs: [{path: /usr/local/kernels-bin}]\n    network: true\n",
+}
+
+
+def golden_with(tmp_path: Path, additions: dict[str, str]) -> Path:
+    text = (GOLDEN / "golden.yaml").read_text()
+    for component, lines in additions.items():
+        marker = f"  - id: {component}\n"
+        start = text.index(marker)
+        insert = text.index("    build:", start)
+        text = text[:insert] + lines + text[insert:]
+    path = tmp_path / "golden.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_installs_travel_to_dependents_and_finals_and_are_probed(tmp_path: Path) -> None:
+    path = golden_with(tmp_path, INSTALLS)
+    request = golden_request(path)
+    locked = golden_lock(request.manifest).sealed()
+    plan = make_plan(
+        resolve_inputs(
+            request.__class__(request.manifest, path, locked, request.site, request.cache, request.arch),
+            prepare=False,
+            say=print,
+        )
+    )
+    devkit = plan.stages["devkit"].tag()
+    kernels = plan.stages["kernels"].dockerfile
+    assert f'COPY --from={devkit} ["/usr/local/Ascend/devkit-tools", "/usr/local/Ascend/devkit-tools"]' in kernels
+    assert f'COPY --from={devkit} ["/usr/local/lib/libdevkit.so", "/usr/local/lib/libdevkit.so"]' in kernels
+    devel = plan.stages["devel-image"].dockerfile
+    assert '["/usr/local/kernels-bin", "/usr/local/kernels-bin"]' in devel and '"/usr/local/lib/libdevkit.so"' in devel
+    runtime = plan.stages["runtime-image"].dockerfile
+    assert (
+        '"/usr/local/Ascend/devkit-tools"' in runtime and "libdevkit.so" not in runtime and "kernels-bin" not in runtime
+    )
+    assert {"kind": "exists", "paths": ["/usr/local/kernels-bin"]} in plan.stages["kernels"].probes
+    assert plan.stages["kernels"].network and not plan.stages["devkit"].network
+    assert (
+        plan.stages["kernels"].key
+        != make_plan(resolve_inputs(golden_request(), prepare=False, say=print)).stages["kernels"].key
+    )
+
+
+@pytest.mark.parametrize(
+    ("devkit", "kernels", "message"),
+    [
+        (
+            "/usr/local/Ascend/x",
+            "/usr/local/Ascend/x",
+            "components[1].installs[0].path: /usr/local/Ascend/x overlaps /usr/local/Ascend/x, which devkit installs",
+        ),
+        ("/usr/local/Ascend/x", "/usr/local/Ascend/x/lib", "overlaps /usr/local/Ascend/x, which devkit installs"),
+        ("/usr/local", "/usr/local/y", "components[0].installs[0].path: /usr/local is a whole system directory"),
+        ("usr/local/x", "/usr/local/y", "an install is an absolute path"),
+        ("/opt/stack/kernels/x", "/usr/local/y", "a component's own"),
+    ],
+)
+def test_installs_that_would_collide_or_are_too_broad_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], devkit: str, kernels: str, message: str
+) -> None:
+    path = golden_with(
+        tmp_path,
+        {"devkit": f"    installs: [{{path: {devkit}}}]\n", "kernels": f"    installs: [{{path: {kernels}}}]\n"},
+    )
+    code, _, err = run_cli(capsys, "validate", str(path))
+    assert code == 2 and message in err, err
+
+
+def test_installs_sharing_a_directory_are_fine(tmp_path: Path) -> None:
+    path = golden_with(
+        tmp_path,
+        {
+            "devkit": "    installs: [{path: /usr/local/Ascend/cann/a}]\n",
+            "kernels": "    installs: [{path: /usr/local/Ascend/cann/b}]\n",
+        },
+    )
+    assert [c.installs[0].path for c in manifest.load(path).components] == [
+        "/usr/local/Ascend/cann/a",
+        "/usr/local/Ascend/cann/b",
+    ]
+
+
+def test_schema_documents_the_new_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "schema")
+    assert code == 0
+    for text in (
+        "what the build installs outside /opt/stack/<id>",
+        "the build reaches the network",
+        "absolute path the build installs",
+    ):
+        assert text in out
