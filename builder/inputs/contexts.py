@@ -36,11 +36,12 @@ class LocalTree:
 
 @dataclass(frozen=True)
 class GitTree:
-    """The tree of a commit of a git repository (through the cache's mirror), under prefix."""
+    """The tree of a commit of a git repository (through the cache's mirror), under prefix, with its submodules'."""
 
     prefix: str
     url: str
     commit: str
+    submodules: tuple[GitTree, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,12 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) 
     tar.addfile(info, io.BytesIO(data))
 
 
+def _add_git_tree(tar: tarfile.TarFile, tree: GitTree, cache: Cache) -> None:
+    git.add_commit_tree(tar, git.mirror(tree.url, cache), tree.commit, tree.prefix, cache)
+    for sub in tree.submodules:
+        _add_git_tree(tar, sub, cache)
+
+
 def write_context(out: IO[bytes], dockerfile: str, items: Sequence[ContextItem], cache: Cache) -> None:
     with tarfile.open(fileobj=out, mode="w") as tar:
         _add_bytes(tar, "Dockerfile", dockerfile.encode())
@@ -73,5 +80,5 @@ def write_context(out: IO[bytes], dockerfile: str, items: Sequence[ContextItem],
                         tar.add(root / rel, arcname=f"{prefix}{rel.as_posix()}", recursive=False)
                 case BytesItem(arcname, data, mode):
                     _add_bytes(tar, arcname, data, mode)
-                case GitTree(prefix, url, commit):
-                    git.add_commit_tree(tar, git.mirror(url, cache), commit, prefix, cache)
+                case GitTree():
+                    _add_git_tree(tar, item, cache)

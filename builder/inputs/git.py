@@ -32,11 +32,11 @@ SAFE_CONFIG = (
 )
 
 
-def git(*args: str, cwd: Path | None = None, timeout: float = 120) -> str:
+def git(*args: str, cwd: Path | None = None, timeout: float = 120, stdin: str | None = None) -> str:
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C", GIT_PROTOCOL_FROM_USER="0")
     try:
         command = ["git", *SAFE_CONFIG, *args]
-        run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+        run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, input=stdin)
     except FileNotFoundError as err:
         raise SourceError("git is not installed (run `python -m builder.hostsetup`)") from err
     except subprocess.TimeoutExpired as err:

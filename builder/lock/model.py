@@ -28,11 +28,20 @@ class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class LockedSubmodule(Frozen):
+    path: Line
+    url: GitUrl
+    commit: str = Field(pattern=COMMIT)
+    submodules: list[LockedSubmodule] = Field(default_factory=list)
+
+
 class LockedGit(Frozen):
     kind: Literal["git"] = "git"
     url: GitUrl
     ref: GitRef
     commit: str = Field(pattern=COMMIT)
+    # Resolved recursively at lock time; the build context holds each one's tree at its commit.
+    submodules: list[LockedSubmodule] = Field(default_factory=list)
 
     def describe(self) -> str:
         return f"git {self.ref} {self.commit}"

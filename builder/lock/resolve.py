@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from builder.inputs import bootstrap, git, packages, trees
+from builder.inputs import bootstrap, git, packages, submodules, trees
 from builder.inputs.site import SiteConfig
 from builder.lock.model import (
     LOCK_VERSION,
@@ -20,6 +20,7 @@ from builder.lock.model import (
     LockedGit,
     LockedImageBase,
     LockedPath,
+    LockedSubmodule,
     LockedTarball,
     LockedToolkit,
 )
@@ -57,7 +58,10 @@ class Resolver:
     def source(self, source: GitSource | PathSource) -> LockedGit | LockedPath:
         match source:
             case GitSource(git=url, ref=ref):
-                return LockedGit(url=url, ref=ref, commit=git.resolve_ref(self.site.repo_url(url), ref))
+                fetch_url = self.site.repo_url(url)
+                commit = git.resolve_ref(fetch_url, ref)
+                found = submodules.resolve(url, fetch_url, commit, self.cache, self.site.rewrite)
+                return LockedGit(url=url, ref=ref, commit=commit, submodules=[_locked(s) for s in found])
             case PathSource(path=path):
                 return LockedPath(path=path, tree_sha256=trees.tree_hash(self.manifest_dir / path))
 
@@ -90,6 +94,12 @@ class Resolver:
         made = self.make_base(boot, arch, flavor, self.cache, mirror=self.site.rewrite(boot.mirror))
         key = bootstrap.spec_key(boot, arch, flavor)
         return LockedTarball(sha256=made.sha256, packages=made.packages, spec_key=key)
+
+
+def _locked(found: submodules.Submodule) -> LockedSubmodule:
+    return LockedSubmodule(
+        path=found.path, url=found.url, commit=found.commit, submodules=[_locked(s) for s in found.submodules]
+    )
 
 
 def default_arches(manifest: Manifest) -> list[Arch]:

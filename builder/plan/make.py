@@ -66,8 +66,9 @@ def make_plan(inputs: Inputs) -> Plan:
     request = inputs.request
     manifest, lock, arch = request.manifest, request.lock, request.arch
     graph = _Graph(arch.platform)
+    python = probe_specs.python_probe(manifest.platform.python)
     for flavor in ("devel", "runtime"):
-        graph.add(f"base-{flavor}", "base", (), render.base(flavor, lock), inputs.bases[flavor])
+        graph.add(f"base-{flavor}", "base", (), render.base(flavor, lock), inputs.bases[flavor], (python,))
     section = lock.section(arch)
     toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages)
     graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, inputs.packages, probe_specs.TOOLKIT_PROBES)

@@ -17,9 +17,18 @@ from builder.inputs.contexts import FileItem, GitTree, LocalTree
 from builder.inputs.site import SiteConfig
 from builder.lock.agree import disagreements
 from builder.lock.check import manifest_drift
-from builder.lock.model import Lock, LockedDownload, LockedGenerated, LockedGit, LockedPath, LockedTarball
+from builder.lock.model import (
+    Lock,
+    LockedDownload,
+    LockedGenerated,
+    LockedGit,
+    LockedPath,
+    LockedSubmodule,
+    LockedTarball,
+)
 from builder.manifest.model import Bootstrap, ImageBase, Manifest
 from builder.model.arch import Arch
+from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
 from builder.plan.stage import ContextInput, sha256_text
@@ -62,14 +71,27 @@ class Inputs:
 
 def _source(request: Request, source: LockedGit | LockedPath) -> tuple[Located, str | None]:
     match source:
-        case LockedGit(url=url, ref=ref, commit=commit):
-            tree = GitTree("src/", request.site.repo_url(url), commit)
-            return Located((tree,), ContextInput(f"git {ref}", commit)), None
+        case LockedGit(url=url, ref=ref, commit=commit, submodules=subs):
+            tree = GitTree("src/", request.site.repo_url(url), commit, _submodule_trees(request, "src/", subs))
+            content = commit if not subs else digest({"commit": commit, "submodules": [s.model_dump() for s in subs]})
+            return Located((tree,), ContextInput(f"git {ref}", content)), None
         case LockedPath(path=path, tree_sha256=locked):
             root = request.manifest_dir / path
             now = trees.tree_hash(root)
             drift = f"source tree {locked} (locked) -> {now} (working tree)" if now != locked else None
             return Located((LocalTree("src/", root),), ContextInput("source tree", now)), drift
+
+
+def _submodule_trees(request: Request, prefix: str, subs: list[LockedSubmodule]) -> tuple[GitTree, ...]:
+    return tuple(
+        GitTree(
+            f"{prefix}{s.path}/",
+            request.site.rewrite(s.url),
+            s.commit,
+            _submodule_trees(request, f"{prefix}{s.path}/", s.submodules),
+        )
+        for s in subs
+    )
 
 
 def _obtain_package(request: Request, package: LockedDownload | LockedGenerated, say: Say) -> Callable[[], Path]:

@@ -50,6 +50,11 @@ KNOWN_FAILURES: tuple[tuple[str, str], ...] = (
     (r"libhccl\.so.*not found|libhccl\.so: cannot open", "set_env.sh was not sourced in the image"),
     (r"-8005", "the NPU is held by another process"),
     (
+        r"the probe runner failed|python3\W+(executable file )?not found|exec: \"python3\"",
+        "the image has no python3 (CANN, the Python layers and the probes need it): add python3 to the base, or "
+        "install the platform's Python in it",
+    ),
+    (
         r"No module named|ModuleNotFoundError",
         "the image lacks a build or runtime requirement of the stack: add it to the base packages or the component",
     ),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,11 @@ def describe(probe: ProbeSpec) -> str:
 
 def specs(probes: Sequence[Probe]) -> tuple[ProbeSpec, ...]:
     return tuple(p.model_dump(mode="json") for p in probes)
+
+
+def python_probe(version: str) -> ProbeSpec:
+    """The base's python3 is the platform's (CANN, the Python layers and the probes all run on it)."""
+    return {"kind": "command", "run": "python3 --version", "exit_code": 0, "expect": rf"^Python {re.escape(version)}\."}
 
 
 def component_probes(component: Component) -> tuple[ProbeSpec, ...]:

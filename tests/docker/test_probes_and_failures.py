@@ -6,6 +6,7 @@ import hashlib
 import http.server
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -272,3 +273,11 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
         ) in run.stderr
         assert "stage toolkit failed" in run.stderr
         assert "likely cause: the package installed a different CANN version than the lock pins" in run.stderr
+
+
+def test_base_python_other_than_the_platforms_fails_the_base_stage(workspace: Path) -> None:
+    run = build_variant(workspace, "reftest-py310", [('  python: "3.11"', '  python: "3.10"')])
+    assert run.returncode == 1
+    assert re.search(
+        r"stage base-(devel|runtime) failed: probe command python3 --version failed: output does not", run.stderr
+    )

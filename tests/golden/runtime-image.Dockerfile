@@ -1,14 +1,14 @@
 # stackbuild: runtime image, the declared runtime artifacts and the toolkit's
 # runtime libraries on the smaller runtime base.
-FROM stackbuild/stage/base-runtime:09144a41c53aa2befc631c844181026b15ba421dfcf7bcc9c9408faecbcb8b89
+FROM stackbuild/stage/base-runtime:59a7aca9375e89dae698095c0c0d5af84d5b77f4771e28b235c36b1d00b43815
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-COPY --from=stackbuild/stage/toolkit:da3deacc4ce288dc5293cc9860743baaf48f6767ad953180ef21d689b89438df ["/usr/local/Ascend/ascend-toolkit/8.5.0/lib64", "/usr/local/Ascend/ascend-toolkit/8.5.0/lib64"]
-COPY --from=stackbuild/stage/toolkit:da3deacc4ce288dc5293cc9860743baaf48f6767ad953180ef21d689b89438df ["/usr/local/Ascend/ascend-toolkit/8.5.0/x86_64-linux", "/usr/local/Ascend/ascend-toolkit/8.5.0/x86_64-linux"]
-COPY --from=stackbuild/stage/toolkit:da3deacc4ce288dc5293cc9860743baaf48f6767ad953180ef21d689b89438df ["/usr/local/Ascend/ascend-toolkit/8.5.0/opp/version.info", "/usr/local/Ascend/ascend-toolkit/8.5.0/opp/version.info"]
-COPY --from=stackbuild/stage/toolkit:da3deacc4ce288dc5293cc9860743baaf48f6767ad953180ef21d689b89438df ["/usr/local/Ascend/ascend-toolkit/set_env.sh", "/usr/local/Ascend/ascend-toolkit/set_env.sh"]
+COPY --from=stackbuild/stage/toolkit:97ee31c901bf5d15fc198061f21c37a7d767f9e520b14f0e32bc3a2fe2ae4d68 ["/usr/local/Ascend/ascend-toolkit/8.5.0/lib64", "/usr/local/Ascend/ascend-toolkit/8.5.0/lib64"]
+COPY --from=stackbuild/stage/toolkit:97ee31c901bf5d15fc198061f21c37a7d767f9e520b14f0e32bc3a2fe2ae4d68 ["/usr/local/Ascend/ascend-toolkit/8.5.0/x86_64-linux", "/usr/local/Ascend/ascend-toolkit/8.5.0/x86_64-linux"]
+COPY --from=stackbuild/stage/toolkit:97ee31c901bf5d15fc198061f21c37a7d767f9e520b14f0e32bc3a2fe2ae4d68 ["/usr/local/Ascend/ascend-toolkit/8.5.0/opp/version.info", "/usr/local/Ascend/ascend-toolkit/8.5.0/opp/version.info"]
+COPY --from=stackbuild/stage/toolkit:97ee31c901bf5d15fc198061f21c37a7d767f9e520b14f0e32bc3a2fe2ae4d68 ["/usr/local/Ascend/ascend-toolkit/set_env.sh", "/usr/local/Ascend/ascend-toolkit/set_env.sh"]
 RUN ln -sfn 8.5.0 /usr/local/Ascend/ascend-toolkit/latest
-COPY --from=stackbuild/stage/devkit:d6779229725c77644a1caf0e4e9eb79bc122fbaaab1bdb0428fdb02c201bd67c ["/opt/stack/devkit/output", "/opt/stack/devkit/output"]
-COPY --from=stackbuild/stage/kernels:fa44f8e621caa70e214ecaf42ac4eaa2083c1e60f932e935332d7df6e6567a88 ["/opt/stack/kernels/output/bin/00_basic_matmul", "/opt/stack/kernels/output/bin/00_basic_matmul"]
+COPY --from=stackbuild/stage/devkit:50dff960115fbba81761d5b359cef4ef7f0f5111b799cb08aff58c88b7a19821 ["/opt/stack/devkit/output", "/opt/stack/devkit/output"]
+COPY --from=stackbuild/stage/kernels:d9b7a354a845ccdbca51b201466231da50d9ec04a7d0ed21a27da5537402cf45 ["/opt/stack/kernels/output/bin/00_basic_matmul", "/opt/stack/kernels/output/bin/00_basic_matmul"]
 ENV ASCEND_TOOLKIT_HOME="/usr/local/Ascend/ascend-toolkit/latest" \
     ASCEND_HOME_PATH="/usr/local/Ascend/ascend-toolkit/latest" \
     ASCEND_OPP_PATH="/usr/local/Ascend/ascend-toolkit/latest/opp" \

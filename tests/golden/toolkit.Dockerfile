@@ -1,7 +1,7 @@
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags,
 # bakes set_env.sh into ENV (nothing depends on a shell sourcing it; the set-env probe checks
 # the two agree), and checks that the installed version files report the pinned version.
-FROM stackbuild/stage/base-devel:1cab9e6449d71913ded8846dec5187e2ae36d8069757fc192043538a9c10ef15
+FROM stackbuild/stage/base-devel:bd3dd56439b7b6dd424ff5f70f2e0394a779f82c7d1a4d259d70814ba7321de8
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 COPY packages/ /tmp/stackbuild-packages/
 WORKDIR /tmp/stackbuild-packages

@@ -155,7 +155,7 @@ def validate_batch(files: list[Path], capsys: pytest.CaptureFixture[str]) -> Non
 BATCH = 5  # manifests per `validate` call: each is one fuzzed case
 
 
-@settings(FUZZ, max_examples=400)
+@settings(FUZZ, max_examples=350)
 @given(batch=st.lists(edits, min_size=BATCH, max_size=BATCH))
 def test_fuzz_manifests_through_validate(
     batch: list[list[tuple[tuple[Any, ...], str, Any]]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -166,7 +166,7 @@ def test_fuzz_manifests_through_validate(
     validate_batch(files, capsys)
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=450)
 @given(
     batch=st.lists(
         st.one_of(st.binary(max_size=300), st.text(max_size=300).map(str.encode)), min_size=BATCH, max_size=BATCH
@@ -192,7 +192,7 @@ site_edits = st.lists(
 )
 
 
-@settings(FUZZ, max_examples=600)
+@settings(FUZZ, max_examples=400)
 @given(edits=site_edits, raw=st.one_of(st.none(), st.binary(max_size=100)))
 def test_fuzz_site_configs_through_render(
     edits: list[tuple[tuple[Any, ...], str, Any]], raw: bytes | None, demo: Path, capsys: pytest.CaptureFixture[str]
@@ -211,7 +211,7 @@ def demo_lock(demo: Path) -> Any:
     return json.loads((demo / "lockfiles" / "demo.lock.json").read_text())
 
 
-@settings(FUZZ, max_examples=900)
+@settings(FUZZ, max_examples=600)
 @given(data=st.data())
 def test_fuzz_lockfiles_through_render(
     data: st.DataObject, demo: Path, demo_lock: Any, capsys: pytest.CaptureFixture[str]

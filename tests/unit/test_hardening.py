@@ -6,6 +6,7 @@ output, never in a traceback, a hang, or a lock that overrides its manifest.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -18,9 +19,13 @@ from pathlib import Path
 import pytest
 
 from builder import lock as lock_io
+from builder.model.arch import Arch
+from builder.model.errors import InputError
+from builder.plan.resolve import resolve_inputs
 from builder.store.cache import Cache
 from builder.store.files import write_atomic
 from tests.conftest import ROOT
+from tests.golden_plan import golden_request
 from tests.helpers import git, make_repo, run_cli
 
 VALID = (ROOT / "tests" / "manifests" / "valid.yaml").read_text()
@@ -407,3 +412,18 @@ def test_a_failure_is_one_line_naming_its_traceback_and_debug_shows_it(
     assert "SourceError" in log.read_text()
     code, _, err = cli(capsys, project, "--debug", "lock", "demo")
     assert code == 1 and "Traceback (most recent call last)" in err
+
+
+def test_a_resealed_lock_cannot_point_a_pinned_package_elsewhere() -> None:
+    """The golden stack's toolkit is a download pinned by sha256 in the manifest."""
+    request = golden_request()
+    section = request.lock.architectures[Arch.X86_64]
+    evil = section.packages[0].model_copy(update={"url": "https://evil.example/tk.zip", "sha256": "e" * 64})
+    tampered = request.lock.model_copy(
+        update={"architectures": {Arch.X86_64: section.model_copy(update={"packages": [evil, *section.packages[1:]]})}}
+    ).sealed()
+    assert tampered.lock_sha256 != request.lock.lock_sha256  # resealed: its own digest is fine
+    with pytest.raises(InputError) as info:
+        resolve_inputs(dataclasses.replace(request, lock=tampered), prepare=False, say=print)
+    assert "architectures.x86_64.packages.toolkit.url: the lock has 'https://evil.example/tk.zip'" in str(info.value)
+    assert "(and 1 more)" in str(info.value)  # the sha256 too

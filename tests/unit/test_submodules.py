@@ -1,0 +1,99 @@
+"""Git sources with submodules: resolved at lock time (recursively, relative URLs too) and present
+in the build context at their pinned commits."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+from builder import manifest
+from builder.inputs.contexts import write_context
+from builder.inputs.site import SiteConfig
+from builder.lock.resolve import Resolver, resolve
+from builder.model.arch import Arch
+from builder.plan.make import make_plan
+from builder.plan.resolve import Request, resolve_inputs
+from builder.store.cache import Cache
+from builder.store.http import HttpClient
+from tests.helpers import commit, git, make_repo
+from tests.unit.test_context import MANIFEST
+
+
+def bare(work: Path, bare_path: Path) -> None:
+    git("clone", "-q", "--bare", str(work), str(bare_path), cwd=work.parent)
+
+
+def add_submodule(work: Path, url: str, path: str, relative: str | None = None) -> str:
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", url, path, cwd=work)
+    if relative:  # as upstream projects write it: relative to the superproject's URL
+        git("config", "-f", ".gitmodules", f"submodule.{path}.url", relative, cwd=work)
+        git("add", ".gitmodules", cwd=work)
+    git("commit", "-q", "-m", f"add {path}", cwd=work)
+    return git("rev-parse", "HEAD", cwd=work)
+
+
+def test_submodules_are_pinned_recursively_and_built_from_their_commits(tmp_path: Path) -> None:
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    inner_commit = make_repo(tmp_path / "inner", "inner v1")
+    bare(tmp_path / "inner", repos / "inner.git")
+    make_repo(tmp_path / "dep", "dep v1")
+    dep_commit = add_submodule(tmp_path / "dep", f"file://{repos}/inner.git", "third_party/inner")
+    bare(tmp_path / "dep", repos / "dep.git")
+    make_repo(tmp_path / "lib", "lib v1")
+    lib_commit = add_submodule(tmp_path / "lib", f"file://{repos}/dep.git", "3rdparty/dep", relative="../dep.git")
+    bare(tmp_path / "lib", repos / "lib.git")
+    # The submodules' branches move on after the parent pinned them.
+    for name in ("inner", "dep"):
+        commit(tmp_path / name, f"{name} v2")
+        git("push", "-q", str(repos / f"{name}.git"), "HEAD:main", cwd=tmp_path / name)
+
+    stacks = tmp_path / "stacks"
+    (stacks / "app").mkdir(parents=True)
+    (stacks / "app" / "main.c").write_text("int main(void) { return 0; }\n")
+    (stacks / "ctx.yaml").write_text(MANIFEST.replace("REPO", f"file://{repos}/lib.git"))
+    loaded = manifest.load(stacks / "ctx.yaml")
+    cache = Cache(tmp_path / "cache")
+    pinned = resolve(loaded, Resolver(stacks, SiteConfig(), cache, HttpClient(), lambda _: None))
+
+    source = pinned.component("lib").source.model_dump()
+    assert source["commit"] == lib_commit
+    assert source["submodules"] == [
+        {
+            "path": "3rdparty/dep",
+            "url": f"file://{repos}/dep.git",  # ../dep.git read against the superproject's URL
+            "commit": dep_commit,
+            "submodules": [
+                {
+                    "path": "third_party/inner",
+                    "url": f"file://{repos}/inner.git",
+                    "commit": inner_commit,
+                    "submodules": [],
+                }
+            ],
+        }
+    ]
+    request = Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64)
+    stage = make_plan(resolve_inputs(request, prepare=False, say=print)).stages["lib"]
+    assert stage.inputs.context.sha256 != lib_commit  # the submodules' commits are part of the key
+    out = io.BytesIO()
+    write_context(out, stage.dockerfile, stage.context, cache)
+    with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as tar:
+        files = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
+    assert files["src/README"] == b"lib v1"
+    assert files["src/3rdparty/dep/README"] == b"dep v1"
+    assert files["src/3rdparty/dep/third_party/inner/README"] == b"inner v1"
+    assert json.loads(json.dumps(pinned.model_dump(mode="json")))["components"][0]["source"]["submodules"]
+
+
+def test_relative_submodule_urls_are_read_as_git_reads_them() -> None:
+    from builder.inputs.submodules import join_url
+
+    assert (
+        join_url("https://github.com/tile-ai/tilelang-ascend.git", "../tvm.git") == "https://github.com/tile-ai/tvm.git"
+    )
+    assert join_url("https://h/a/b.git", "./c.git") == "https://h/a/b.git/c.git"
+    assert join_url("git@github.com:org/repo.git", "../other.git") == "git@github.com:org/other.git"
+    assert join_url("https://h/a.git", "https://elsewhere/x.git") == "https://elsewhere/x.git"
