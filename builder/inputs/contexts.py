@@ -42,6 +42,7 @@ class GitTree:
     url: str
     commit: str
     submodules: tuple[GitTree, ...] = ()
+    keep_git: bool = False  # a checkout with .git instead of the files alone
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,23 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) 
 
 
 def _add_git_tree(tar: tarfile.TarFile, tree: GitTree, cache: Cache) -> None:
+    if tree.keep_git:
+        with cache.temp_dir() as tmp:
+            _checkout(tree, tmp / "src", tree.prefix, cache)
+            tar.add(tmp / "src", arcname=tree.prefix.rstrip("/"))
+        return
     git.add_commit_tree(tar, git.mirror(tree.url, cache), tree.commit, tree.prefix, cache)
     for sub in tree.submodules:
         _add_git_tree(tar, sub, cache)
+
+
+def _checkout(tree: GitTree, dest: Path, root_prefix: str, cache: Cache) -> None:
+    """A shallow checkout of tree at its commit, its tags and its submodules' (their git dirs absorbed)."""
+    git.shallow_checkout(git.mirror(tree.url, cache), tree.url, tree.commit, dest)
+    for sub in tree.submodules:
+        _checkout(sub, dest / sub.prefix.removeprefix(tree.prefix).rstrip("/"), root_prefix, cache)
+    if tree.submodules:
+        git.git("-C", str(dest), "submodule", "--quiet", "absorbgitdirs")
 
 
 def write_context(out: IO[bytes], dockerfile: str, items: Sequence[ContextItem], cache: Cache) -> None:

@@ -78,6 +78,17 @@ def mirror(url: str, cache: Cache) -> Path:
     return path
 
 
+def shallow_checkout(mirror_path: Path, url: str, commit: str, dest: Path) -> None:
+    """dest: a repository holding commit alone (depth 1), checked out, with the tags on it; origin is url."""
+    dest.mkdir(parents=True, exist_ok=True)
+    git("init", "--quiet", str(dest))
+    git("-C", str(dest), "fetch", "--quiet", "--depth", "1", f"file://{mirror_path}", commit, timeout=1800)
+    git("-C", str(dest), "checkout", "--quiet", "--detach", commit)
+    for tag in git("-C", str(mirror_path), "tag", "--points-at", commit).split():
+        git("-C", str(dest), "tag", tag, commit)
+    git("-C", str(dest), "remote", "add", "origin", url)
+
+
 def add_commit_tree(tar: tarfile.TarFile, repository: Path, commit: str, prefix: str, cache: Cache) -> None:
     """Add the tree of commit (git archive) under prefix to tar."""
     with cache.temp_dir() as tmp:

@@ -161,6 +161,11 @@ class GitSource(Model):
     TAG: ClassVar[str] = "git"
     git: GitUrl = Field(description="repository URL, or site:NAME for the site config's repos")
     ref: GitRef = Field(description="branch, tag or commit of the git source")
+    keep_git: bool = Field(
+        default=False,
+        description="the build context holds a git checkout (.git, shallow, at the pinned commit, with its tags and "
+        "submodules) for build scripts that call git; otherwise only the files",
+    )
 
 
 class PathSource(Model):

@@ -26,7 +26,7 @@ from builder.lock.model import (
     LockedSubmodule,
     LockedTarball,
 )
-from builder.manifest.model import Bootstrap, ImageBase, Manifest
+from builder.manifest.model import Bootstrap, GitSource, ImageBase, Manifest
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError
@@ -69,11 +69,14 @@ class Inputs:
     drift: tuple[str, ...]
 
 
-def _source(request: Request, source: LockedGit | LockedPath) -> tuple[Located, str | None]:
+def _source(request: Request, source: LockedGit | LockedPath, keep_git: bool) -> tuple[Located, str | None]:
     match source:
         case LockedGit(url=url, ref=ref, commit=commit, submodules=subs):
-            tree = GitTree("src/", request.site.repo_url(url), commit, _submodule_trees(request, "src/", subs))
-            content = commit if not subs else digest({"commit": commit, "submodules": [s.model_dump() for s in subs]})
+            sub_trees = _submodule_trees(request, "src/", subs)
+            tree = GitTree("src/", request.site.repo_url(url), commit, sub_trees, keep_git)
+            content = commit
+            if subs or keep_git:
+                content = digest({"commit": commit, "submodules": [s.model_dump() for s in subs], "git": keep_git})
             return Located((tree,), ContextInput(f"git {ref}", content)), None
         case LockedPath(path=path, tree_sha256=locked):
             root = request.manifest_dir / path
@@ -180,7 +183,9 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
         raise StackbuildError(f"the lock of {manifest.name} has no toolkit package for {request.arch}")
     sources, drifts = {}, []
     for cid in lock.order:
-        sources[cid], drift = _source(request, lock.component(cid).source)
+        spec = manifest.component(cid).source
+        keep_git = isinstance(spec, GitSource) and spec.keep_git
+        sources[cid], drift = _source(request, lock.component(cid).source, keep_git)
         if drift:
             drifts.append(f"{cid}: {drift}")
     if drifts and request.frozen:

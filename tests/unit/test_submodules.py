@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -97,3 +98,41 @@ def test_relative_submodule_urls_are_read_as_git_reads_them() -> None:
     assert join_url("https://h/a/b.git", "./c.git") == "https://h/a/b.git/c.git"
     assert join_url("git@github.com:org/repo.git", "../other.git") == "git@github.com:org/other.git"
     assert join_url("https://h/a.git", "https://elsewhere/x.git") == "https://elsewhere/x.git"
+
+
+def test_keep_git_gives_a_checkout_that_works_without_network(tmp_path: Path) -> None:
+    """With keep_git the context holds .git (shallow, tagged, submodules absorbed): git works offline in it."""
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    make_repo(tmp_path / "dep", "dep v1")
+    bare(tmp_path / "dep", repos / "dep.git")
+    make_repo(tmp_path / "lib", "lib v1")
+    add_submodule(tmp_path / "lib", f"file://{repos}/dep.git", "3rdparty/dep", relative="../dep.git")
+    git("tag", "v1.2.3", cwd=tmp_path / "lib")
+    bare(tmp_path / "lib", repos / "lib.git")
+    stacks = tmp_path / "stacks"
+    (stacks / "app").mkdir(parents=True)
+    text = MANIFEST.replace("REPO", f"file://{repos}/lib.git").replace("ref: main}", "ref: v1.2.3, keep_git: true}")
+    (stacks / "ctx.yaml").write_text(text)
+    loaded = manifest.load(stacks / "ctx.yaml")
+    cache = Cache(tmp_path / "cache")
+    pinned = resolve(loaded, Resolver(stacks, SiteConfig(), cache, HttpClient(), lambda _: None))
+    request = Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64)
+    stage = make_plan(resolve_inputs(request, prepare=False, say=print)).stages["lib"]
+    out = io.BytesIO()
+    write_context(out, stage.dockerfile, stage.context, cache)
+    unpacked = tmp_path / "unpacked"
+    with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as tar:
+        tar.extractall(unpacked, filter="tar")
+    src = unpacked / "src"
+    assert (src / "3rdparty" / "dep" / "README").read_text() == "dep v1"
+    assert (src / "3rdparty" / "dep" / ".git").is_file()  # absorbed into src/.git/modules
+    offline = {"GIT_ALLOW_PROTOCOL": "", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for args in (["submodule", "update", "--init", "--recursive"], ["describe", "--tags"], ["status", "--porcelain"]):
+        run = subprocess.run(["git", *args], cwd=src, env=offline, capture_output=True, text=True)
+        assert run.returncode == 0, (args, run.stderr)
+        if args[0] == "describe":
+            assert run.stdout.strip() == "v1.2.3"
+        if args[0] == "status":
+            assert run.stdout == ""
+    assert str(cache.root) not in (src / ".git" / "config").read_text()  # no build-host paths
