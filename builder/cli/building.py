@@ -22,8 +22,17 @@ from builder.verify.diagnose import diagnose
 from builder.verify.smoke import SmokeResult, run_smoke
 
 
+def target_arch(args: argparse.Namespace) -> Arch:
+    if args.arch:
+        return Arch(args.arch)
+    try:
+        return Arch.host()
+    except ValueError as err:
+        raise InputError(f"this host's architecture is not one stackbuild builds for ({err}): pass --arch") from err
+
+
 def _plan(ctx: Context, args: argparse.Namespace) -> tuple[Request, Plan]:
-    request = ctx.request(args.stack, Arch(args.arch))
+    request = ctx.request(args.stack, target_arch(args))
     return request, make_plan(resolve_inputs(request, prepare=False, say=say))
 
 
@@ -93,7 +102,7 @@ def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
 
 def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
     started = time.monotonic()
-    request = ctx.request(args.stack, Arch(args.arch), args.frozen)
+    request = ctx.request(args.stack, target_arch(args), args.frozen)
     options = BuildOptions(jobs=args.jobs, live=sys.stderr.isatty(), log_dir=ctx.log_dir())
     engine: Engine = DockerEngine()
     plan = make_plan(resolve_inputs(request, prepare=True, say=say))

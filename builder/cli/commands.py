@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TypeAlias
 
-from builder.model.arch import ARCHITECTURES, Arch
+from builder.model.arch import ARCHITECTURES
 
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -27,9 +27,15 @@ def default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
 def _stage_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("stack", nargs="?", default="reference", help="stack name or manifest (default reference)")
-    p.add_argument("--arch", choices=ARCHITECTURES, default=Arch.host().value, help="default: this host's")
+    p.add_argument("--arch", choices=ARCHITECTURES, help="architecture to build for (default: this host's)")
 
 
 def add_stack_commands(sub: SubParsers) -> None:
@@ -79,7 +85,9 @@ def add_build_commands(sub: SubParsers) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p = command(sub, "build", "building:cmd_build", "build the stack from its lock, probe each stage, smoke the result")
     _stage_options(p)
-    p.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="stages built at once (default %(default)s)")
+    p.add_argument(
+        "--jobs", "-j", type=positive, default=default_jobs(), help="stages built at once (default %(default)s)"
+    )
     p.add_argument(
         "--frozen", action="store_true", help="fail instead of building sources or a base that differ from the lock"
     )

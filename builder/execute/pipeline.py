@@ -16,6 +16,7 @@ from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
 from builder.execute.stage import StageBuilder
 from builder.manifest.model import Smoke
+from builder.model.canonical import digest
 from builder.model.say import Say
 from builder.plan.stage import FINALS, Plan
 from builder.plan.why import record_build, why
@@ -105,7 +106,8 @@ def tag_finals(built: Built, engine: Engine) -> Tagged:
 
 def smoke(tagged: Tagged, spec: Smoke, engine: Engine, cache: Cache) -> SmokeResult:
     """Smoke the runtime image once per image key (a recorded pass is not run again)."""
-    key = tagged.built.plan.stages["runtime-image"].key
+    # A pass counts for this image and this smoke command: a new command or expectation runs again.
+    key = digest({"image": tagged.built.plan.stages["runtime-image"].key, "smoke": spec.model_dump(mode="json")})
     if cache.read_record("smoke", key) is not None:
         return SmokeResult(True, True, "launch: passed (recorded for this image key)", "")
     outcome = run_smoke(engine, tagged.tags["runtime-image"], spec)

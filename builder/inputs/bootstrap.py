@@ -63,7 +63,7 @@ def dpkg_versions(tarball: Path) -> dict[str, str]:
 def recorded(spec: Bootstrap, arch: Arch, flavor: Flavor, cache: Cache) -> BaseTarball | None:
     """The tarball this spec last produced here, if it is still in the cache."""
     known = cache.read_record("base", spec_key(spec, arch, flavor))
-    if known is None or not cache.has(str(known.get("sha256"))):
+    if known is None or not isinstance(known.get("packages"), dict) or not cache.has(str(known.get("sha256"))):
         return None
     return BaseTarball(known["sha256"], known["packages"])
 

@@ -69,14 +69,14 @@ def _add_git_tree(tar: tarfile.TarFile, tree: GitTree, cache: Cache) -> None:
             _checkout(tree, tmp / "src", tree.prefix, cache)
             tar.add(tmp / "src", arcname=tree.prefix.rstrip("/"))
         return
-    git.add_commit_tree(tar, git.mirror(tree.url, cache), tree.commit, tree.prefix, cache)
+    git.add_commit_tree(tar, git.mirror(tree.url, tree.commit, cache), tree.commit, tree.prefix, cache)
     for sub in tree.submodules:
         _add_git_tree(tar, sub, cache)
 
 
 def _checkout(tree: GitTree, dest: Path, root_prefix: str, cache: Cache) -> None:
     """A shallow checkout of tree at its commit, its tags and its submodules' (their git dirs absorbed)."""
-    git.shallow_checkout(git.mirror(tree.url, cache), tree.url, tree.commit, dest)
+    git.shallow_checkout(git.mirror(tree.url, tree.commit, cache), tree.url, tree.commit, dest)
     for sub in tree.submodules:
         _checkout(sub, dest / sub.prefix.removeprefix(tree.prefix).rstrip("/"), root_prefix, cache)
     if tree.submodules:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
-from builder.store.http import redact
+from builder.store.http import redact, scrub
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
@@ -42,7 +42,8 @@ def git(*args: str, cwd: Path | None = None, timeout: float = 120, stdin: str | 
     except subprocess.TimeoutExpired as err:
         raise SourceError(f"git {args[0]} timed out after {timeout:.0f}s") from err
     if run.returncode != 0:
-        raise SourceError(run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"git {args[0]} failed")
+        last = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"git {args[0]} failed"
+        raise SourceError(scrub(last))
     return run.stdout
 
 
@@ -64,17 +65,40 @@ def resolve_ref(url: str, ref: str) -> str:
     raise SourceError(f"{redact(url)}: no branch or tag named '{ref}'")
 
 
-def mirror(url: str, cache: Cache) -> Path:
-    """The cache's mirror of the repository at url, cloned or fetched now."""
+def _has_commit(repository: Path, commit: str) -> bool:
+    try:
+        git("-C", str(repository), "cat-file", "-e", f"{commit}^{{commit}}")
+        return True
+    except SourceError:
+        return False
+
+
+def _tags_at(url: str, commit: str) -> list[str]:
+    """The tags of the remote that name commit (annotated ones through their peeled entry)."""
+    tags = []
+    for line in git("ls-remote", "--tags", "--", url).splitlines():
+        sha, _, ref = line.partition("\t")
+        if sha == commit:
+            tags.append(ref.removesuffix("^{}"))
+    return sorted(set(tags))
+
+
+def mirror(url: str, commit: str, cache: Cache) -> Path:
+    """The cache's object store for url, holding commit (depth 1) and the tags on it, fetched now if missing.
+
+    Only the pinned commits are fetched, not every ref: a repository with years of history and
+    hundreds of branches costs one commit's objects."""
     path = cache.git_mirror(url)
     with cache.lock(f"git-{path.stem}"):
         if not path.is_dir():
-            with cache.temp_dir() as tmp:  # a clone cut short never looks like a mirror
-                git("clone", "--quiet", "--mirror", "--", url, str(tmp / "mirror.git"), timeout=1800)
+            with cache.temp_dir() as tmp:  # an init cut short never looks like a store
+                git("init", "--quiet", "--bare", str(tmp / "store.git"))
                 path.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(tmp / "mirror.git", path)
-        else:
-            git("-C", str(path), "fetch", "--quiet", "--prune", timeout=1800)
+                os.replace(tmp / "store.git", path)
+        if not _has_commit(path, commit):
+            fetch = ["-C", str(path), "fetch", "--quiet", "--no-tags", "--depth", "1", "--", url]
+            refs = [commit, *(f"+{tag}:{tag}" for tag in _tags_at(url, commit))]
+            git(*fetch, *refs, timeout=1800)
     return path
 
 
@@ -86,7 +110,7 @@ def shallow_checkout(mirror_path: Path, url: str, commit: str, dest: Path) -> No
     git("-C", str(dest), "checkout", "--quiet", "--detach", commit)
     for tag in git("-C", str(mirror_path), "tag", "--points-at", commit).split():
         git("-C", str(dest), "tag", tag, commit)
-    git("-C", str(dest), "remote", "add", "origin", url)
+    git("-C", str(dest), "remote", "add", "origin", "--", url)
 
 
 def add_commit_tree(tar: tarfile.TarFile, repository: Path, commit: str, prefix: str, cache: Cache) -> None:

@@ -19,11 +19,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from builder.manifest import yamlpos
-from builder.manifest.types import GitUrl, Line
+from builder.manifest.types import GitUrl, Line, no_option, one_line
 from builder.model.errors import InputError, ManifestError
 
 SITE_FILE = "stackbuild.site.yaml"
@@ -33,10 +34,14 @@ USERINFO = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s]+@", re.IGNORECASE)
 QUERY_SECRET = re.compile(r"[?&][^=&]*(token|password|secret|key|auth)[^=&]*=", re.IGNORECASE)
 
 
+# A rewrite target is a URL prefix that git and the downloader will be given: never an option.
+RewriteTarget = Annotated[str, AfterValidator(one_line), AfterValidator(no_option)]
+
+
 class Rewrite(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     from_: Line = Field(alias="from", min_length=1)
-    to: Line
+    to: RewriteTarget
 
 
 class SiteConfig(BaseModel):

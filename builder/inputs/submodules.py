@@ -63,7 +63,7 @@ def resolve(
     Relative submodule URLs are read against url (or fetch_url when url is a site:NAME)."""
     if depth > MAX_DEPTH:
         raise git.SourceError(f"submodules nested more than {MAX_DEPTH} deep under {url}")
-    mirror = str(git.mirror(fetch_url, cache))
+    mirror = str(git.mirror(fetch_url, commit, cache))
     links = _gitlinks(mirror, commit)
     if not links:
         return ()

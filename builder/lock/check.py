@@ -27,6 +27,9 @@ def _source_drift(comp_id: str, old: LockedGit | LockedPath, new: LockedGit | Lo
     match old, new:
         case LockedGit(commit=before), LockedGit(commit=after, ref=ref) if before != after:
             return f"component {comp_id}: {ref} moved {before} -> {after}"
+        case LockedGit(submodules=before), LockedGit(submodules=after) if before != after:
+            found = f"({len(before)} locked, {len(after)} in the repository)"
+            return f"component {comp_id}: submodules differ from the repository's {found}"
         case LockedPath(tree_sha256=before), LockedPath(tree_sha256=after) if before != after:
             return f"component {comp_id}: source tree {before} -> {after}"
         case (LockedGit(), LockedPath()) | (LockedPath(), LockedGit()):

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from builder.inputs.bootstrap import Flavor
 from builder.manifest.model import CHIP_PATTERN, ID_PATTERN, IMAGE_PATTERN, NAME_PATTERN, VERSION_PATTERN, PackageRole
-from builder.manifest.types import DownloadUrl, FileName, GitRef, GitUrl, Line, MirrorUrl, Script, Suite
+from builder.manifest.types import DownloadUrl, FileName, GitRef, GitUrl, Line, MirrorUrl, RelativePath, Script, Suite
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import StackbuildError
@@ -29,7 +29,7 @@ class Frozen(BaseModel):
 
 
 class LockedSubmodule(Frozen):
-    path: Line
+    path: RelativePath
     url: GitUrl
     commit: str = Field(pattern=COMMIT)
     submodules: list[LockedSubmodule] = Field(default_factory=list)

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from builder.inputs import bootstrap, git, packages, submodules, trees
 from builder.inputs.site import SiteConfig
 from builder.lock.model import (
@@ -40,7 +42,7 @@ from builder.manifest.model import (
 from builder.model.arch import Arch
 from builder.model.say import Say
 from builder.store.cache import Cache
-from builder.store.http import HttpClient, Progress
+from builder.store.http import HttpClient, Progress, redact
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,13 @@ class Resolver:
                 fetch_url = self.site.repo_url(url)
                 commit = git.resolve_ref(fetch_url, ref)
                 found = submodules.resolve(url, fetch_url, commit, self.cache, self.site.rewrite)
-                return LockedGit(url=url, ref=ref, commit=commit, submodules=[_locked(s) for s in found])
+                try:
+                    return LockedGit(url=url, ref=ref, commit=commit, submodules=[_locked(s) for s in found])
+                except ValidationError as err:  # a .gitmodules entry: said without echoing it (it may hold a token)
+                    problem = err.errors()[0]
+                    where = ".".join(str(p) for p in problem["loc"])
+                    message = problem["msg"].removeprefix("Value error, ")
+                    raise git.SourceError(f"{redact(url)} at {commit}: submodule {where}: {message}") from None
             case PathSource(path=path):
                 return LockedPath(path=path, tree_sha256=trees.tree_hash(self.manifest_dir / path))
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
 from builder.manifest.types import (
+    CopyPath,
     DebPackage,
     DownloadUrl,
     FileName,
@@ -180,7 +181,7 @@ Source = Annotated[
 
 
 class Artifact(Model):
-    path: Line = Field(description="file or directory, relative to the component's directory")
+    path: CopyPath = Field(description="file or directory, relative to the component's directory")
     runtime: bool = Field(default=False, description="also copy into the runtime image")
 
     @field_validator("path")
@@ -201,7 +202,7 @@ SYSTEM_ROOTS = {
 class Install(Model):
     """Something a component's build installs outside its own directory (e.g. under the toolkit)."""
 
-    path: Line = Field(description="absolute path the build installs (a file or a directory)")
+    path: CopyPath = Field(description="absolute path the build installs (a file or a directory)")
     runtime: bool = Field(default=False, description="also copy into the runtime image")
 
     @field_validator("path")

@@ -115,7 +115,24 @@ def suite(value: str) -> str:
     return value
 
 
+def relative_path(value: str) -> str:
+    """A path that stays where it is put: relative, no '..', no empty or '.' parts."""
+    parts = value.split("/")
+    if value.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"{value[:80]!r} must be a relative path without '..', '.' or empty parts")
+    return value
+
+
+def literal_path(value: str) -> str:
+    """Docker expands $VARIABLES in COPY paths, even in JSON form: a path taken literally has none."""
+    if "$" in value or "\\" in value:
+        raise ValueError(f"{value[:80]!r}: '$' and '\\' are not allowed in paths Docker copies")
+    return value
+
+
 Line = Annotated[str, AfterValidator(one_line)]
+RelativePath = Annotated[str, AfterValidator(one_line), AfterValidator(relative_path)]
+CopyPath = Annotated[str, AfterValidator(one_line), AfterValidator(literal_path)]
 Script = Annotated[str, AfterValidator(script)]
 Regex = Annotated[str, AfterValidator(one_line), AfterValidator(regex)]
 FileName = Annotated[str, AfterValidator(one_line), AfterValidator(file_name)]

@@ -21,6 +21,12 @@ from builder.store.cache import Cache, CacheError
 from builder.store.files import CHUNK
 
 
+def scrub(text: str) -> str:
+    """An error message without the credentials and query strings of any URL in it (requests quotes them)."""
+    text = re.sub(r"(?i)([a-z][a-z0-9+.-]*://)[^/@\s]+@", r"\1", text)
+    return re.sub(r"\?[^\s'\")]*", "?<redacted>", text)
+
+
 def redact(url: str) -> str:
     """The URL without user:password@ or query string (URLs go into logs and errors; both may hold tokens)."""
     try:
@@ -95,7 +101,7 @@ class HttpClient:
         try:
             return self._retrying()(attempt)
         except (_Retryable, requests.RequestException) as err:
-            raise DownloadError(f"{redact(url)}: {err} (after {self.attempts} attempts)") from err
+            raise DownloadError(f"{redact(url)}: {scrub(str(err))} (after {self.attempts} attempts)") from err
 
     def download(
         self,
@@ -116,7 +122,7 @@ class HttpClient:
             try:
                 self._retrying()(lambda: self._transfer(url, part, progress, pinning))
             except (_Retryable, requests.RequestException) as err:
-                raise DownloadError(f"{redact(url)}: {err} (after {self.attempts} attempts)") from err
+                raise DownloadError(f"{redact(url)}: {scrub(str(err))} (after {self.attempts} attempts)") from err
             except OSError as err:  # a full disk: nothing partial stays behind (the temp dir goes)
                 where = cache.root
                 raise DownloadError(f"{redact(url)}: cannot write into the cache {where}: {err.strerror}") from err

@@ -7,8 +7,8 @@ COPY --from=stackbuild/stage/toolkit:97ee31c901bf5d15fc198061f21c37a7d767f9e520b
 COPY --from=stackbuild/stage/toolkit:97ee31c901bf5d15fc198061f21c37a7d767f9e520b14f0e32bc3a2fe2ae4d68 ["/usr/local/Ascend/ascend-toolkit/8.5.0/opp/version.info", "/usr/local/Ascend/ascend-toolkit/8.5.0/opp/version.info"]
 COPY --from=stackbuild/stage/toolkit:97ee31c901bf5d15fc198061f21c37a7d767f9e520b14f0e32bc3a2fe2ae4d68 ["/usr/local/Ascend/ascend-toolkit/set_env.sh", "/usr/local/Ascend/ascend-toolkit/set_env.sh"]
 RUN ln -sfn 8.5.0 /usr/local/Ascend/ascend-toolkit/latest
-COPY --from=stackbuild/stage/devkit:50dff960115fbba81761d5b359cef4ef7f0f5111b799cb08aff58c88b7a19821 ["/opt/stack/devkit/output", "/opt/stack/devkit/output"]
-COPY --from=stackbuild/stage/kernels:d9b7a354a845ccdbca51b201466231da50d9ec04a7d0ed21a27da5537402cf45 ["/opt/stack/kernels/output/bin/00_basic_matmul", "/opt/stack/kernels/output/bin/00_basic_matmul"]
+COPY --from=stackbuild/stage/devkit:eb20564a1aaab80a32ae3e9ab6d4fbdbbc3ef28ce9f28f1cbf96180be5f4424a ["/opt/stack/devkit/output", "/opt/stack/devkit/output"]
+COPY --from=stackbuild/stage/kernels:8c417856cdf9b978377b414551648fe70575a0fb7035f5466d40c0ba88fda075 ["/opt/stack/kernels/output/bin/00_basic_matmul", "/opt/stack/kernels/output/bin/00_basic_matmul"]
 ENV ASCEND_TOOLKIT_HOME="/usr/local/Ascend/ascend-toolkit/latest" \
     ASCEND_HOME_PATH="/usr/local/Ascend/ascend-toolkit/latest" \
     ASCEND_OPP_PATH="/usr/local/Ascend/ascend-toolkit/latest/opp" \

@@ -164,3 +164,17 @@ def test_smoke_without_npu_is_skipped_never_passed() -> None:
     assert not outcome.passed and not outcome.launched
     assert outcome.summary == "launch: skipped (no NPU device on this host); static checks passed"
     assert engine.runs[-1][2].devices == ()
+
+
+def test_a_recorded_smoke_pass_is_for_that_image_and_that_smoke(golden: Plan, tmp_path: Path) -> None:
+    from builder.execute.pipeline import Built, Tagged, smoke
+
+    engine, cache = FakeEngine(), Cache(tmp_path)
+    tagged = Tagged(Built(golden, {}, (), ()), dict(golden.final_tags))
+    first = Smoke(command="launch", expect="success", needs_device=False)
+    engine.smoke_output = "success"
+    assert smoke(tagged, first, engine, cache).passed and len(engine.runs) == 1
+    assert smoke(tagged, first, engine, cache).summary == "launch: passed (recorded for this image key)"
+    assert len(engine.runs) == 1
+    changed = Smoke(command="launch", expect="other", needs_device=False)
+    assert not smoke(tagged, changed, engine, cache).passed and len(engine.runs) == 2  # ran again, and failed

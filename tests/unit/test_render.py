@@ -110,15 +110,6 @@ def test_stage_keys_follow_their_inputs() -> None:
     assert staged.stages["runtime-image"].parents == ("base-runtime", "toolkit", "devkit", "kernels")
 
 
-def test_probes_decide_keys() -> None:
-    """A stage's key covers its probes: the toolkit's built-in ones and a component's."""
-    staged = golden_plan()
-    assert staged.stages["toolkit"].inputs.probes and staged.stages["kernels"].inputs.probes
-    assert staged.stages["devkit"].inputs.probes == ""  # no probes declared
-    text = (GOLDEN / "golden.yaml").read_text()
-    assert "run: test -x output/bin/00_basic_matmul}" in text
-
-
 def test_changed_probe_changes_the_key_but_not_the_dockerfile(tmp_path: Path) -> None:
     text = (GOLDEN / "golden.yaml").read_text().replace("test -x output/bin", "test -f output/bin")
     (tmp_path / "golden.yaml").write_text(text)

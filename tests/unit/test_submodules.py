@@ -136,3 +136,19 @@ def test_keep_git_gives_a_checkout_that_works_without_network(tmp_path: Path) ->
         if args[0] == "status":
             assert run.stdout == ""
     assert str(cache.root) not in (src / ".git" / "config").read_text()  # no build-host paths
+
+
+def test_the_cache_fetches_only_the_pinned_commit(tmp_path: Path) -> None:
+    from builder.inputs import git as git_inputs
+
+    work = tmp_path / "lib"
+    first = make_repo(work, "v1")
+    pinned = commit(work, "v2")
+    git("checkout", "-q", "-b", "other", first, cwd=work)
+    other = commit(work, "elsewhere")
+    cache = Cache(tmp_path / "cache")
+    store = git_inputs.mirror(f"file://{work}", pinned, cache)
+    assert git("cat-file", "-t", pinned, cwd=store) == "commit"
+    for absent in (first, other):  # history and other branches are not fetched
+        assert subprocess.run(["git", "cat-file", "-e", absent], cwd=store).returncode != 0
+    assert git_inputs.mirror(f"file://{work}", pinned, cache) == store  # present: no fetch again
