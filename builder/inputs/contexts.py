@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import IO
 
 from builder.inputs import git
-from builder.inputs.trees import tree_files
+from builder.inputs.trees import tree_files, tree_hash
+from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
 
 
@@ -28,10 +29,11 @@ class FileItem:
 
 @dataclass(frozen=True)
 class LocalTree:
-    """A local source tree (the files tree_files lists), under prefix."""
+    """A local source tree (the files tree_files lists), under prefix; sha256 is its tree hash when planned."""
 
     prefix: str
     root: Path
+    sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,9 +92,12 @@ def write_context(out: IO[bytes], dockerfile: str, items: Sequence[ContextItem],
             match item:
                 case FileItem(arcname, obtain):
                     tar.add(obtain(), arcname=arcname)
-                case LocalTree(prefix, root):
+                case LocalTree(prefix, root, planned):
                     for rel in tree_files(root):
                         tar.add(root / rel, arcname=f"{prefix}{rel.as_posix()}", recursive=False)
+                    # The stage's key holds the planned hash: a tree edited since would be cached under it.
+                    if planned and tree_hash(root) != planned:
+                        raise StackbuildError(f"{root} changed while the build was running: run the build again")
                 case BytesItem(arcname, data, mode):
                     _add_bytes(tar, arcname, data, mode)
                 case GitTree():

@@ -82,7 +82,7 @@ def _source(request: Request, source: LockedGit | LockedPath, keep_git: bool) ->
             root = request.manifest_dir / path
             now = trees.tree_hash(root)
             drift = f"source tree {locked} (locked) -> {now} (working tree)" if now != locked else None
-            return Located((LocalTree("src/", root),), ContextInput("source tree", now)), drift
+            return Located((LocalTree("src/", root, now),), ContextInput("source tree", now)), drift
 
 
 def _submodule_trees(request: Request, prefix: str, subs: list[LockedSubmodule]) -> tuple[GitTree, ...]:

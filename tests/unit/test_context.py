@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from builder import manifest
-from builder.inputs.contexts import write_context
+from builder.inputs.contexts import LocalTree, write_context
 from builder.inputs.site import SiteConfig
+from builder.inputs.trees import tree_hash
 from builder.lock.resolve import Resolver, resolve
 from builder.model.arch import Arch
+from builder.model.errors import StackbuildError
 from builder.plan.make import make_plan
 from builder.plan.resolve import Request, resolve_inputs
 from builder.plan.stage import Stage
@@ -73,3 +75,13 @@ def test_contexts_hold_only_the_pinned_tree(tmp_path: Path, monkeypatch: pytest.
 
     assert sorted(context_of(staged.stages["app"], cache)) == ["Dockerfile", "src/main.c"]  # build/ never goes in
     assert context_of(staged.stages["toolkit"], cache)["packages/tk.run"] == b"tk"
+
+
+def test_a_tree_edited_after_planning_is_not_sent_under_the_planned_key(tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.c").write_text("v1\n")
+    planned = tree_hash(root)
+    (root / "main.c").write_text("v2\n")
+    with pytest.raises(StackbuildError, match="changed while the build was running"):
+        write_context(io.BytesIO(), "FROM scratch\n", [LocalTree("src/", root, planned)], Cache(tmp_path / "c"))
