@@ -49,6 +49,7 @@ class Context:
         return load_site(self.site_path)
 
     def lock_path(self, stack: str) -> Path:
+        """lockfiles/<stack>.lock.json under the project root (the one place that says so)."""
         return self.root / "lockfiles" / f"{stack}.lock.json"
 
     def log_dir(self) -> Path:

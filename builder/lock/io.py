@@ -13,10 +13,6 @@ from builder.model.errors import InputError, StackbuildError
 from builder.store.files import write_atomic
 
 
-def lock_path(root: Path, stack: str) -> Path:
-    return root / "lockfiles" / f"{stack}.lock.json"
-
-
 def read(path: Path) -> Lock:
     try:
         data = json.loads(path.read_text())
