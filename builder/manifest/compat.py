@@ -10,12 +10,22 @@ import re
 from dataclasses import dataclass, field
 
 from builder.manifest import catalog
-from builder.manifest.model import PACKAGE_ROLES, Manifest
+from builder.manifest.model import PACKAGE_ROLES, BootstrapBase, Manifest
 
 # Official CANN images' OSes (Ascend/cann-container-image).
 OFFICIAL_OSES = {("ubuntu", "22.04"), ("ubuntu", "24.04"), ("openeuler", "22.03"), ("openeuler", "24.03")}
 # tilelang-ascend needs Python >= 3.10 (shared/ascend-facts.md); CANN's own range is not in the data.
 MIN_PYTHON = (3, 10)
+# The python3 each distribution ships. A bootstrapped base gets exactly this one; an image base
+# has it unless the image installs another (the official CANN images build their own).
+DISTRIBUTION_PYTHON = {
+    ("debian", "12"): "3.11",
+    ("debian", "13"): "3.13",
+    ("ubuntu", "22.04"): "3.10",
+    ("ubuntu", "24.04"): "3.12",
+    ("openeuler", "22.03"): "3.9",
+    ("openeuler", "24.03"): "3.11",
+}
 
 
 @dataclass
@@ -90,6 +100,19 @@ def _check_platform(manifest: Manifest, report: Report) -> None:
         )
     if tuple(int(p) for p in platform.python.split(".")) < MIN_PYTHON:
         report.warnings.append(f"Python {platform.python} is older than tilelang-ascend's minimum 3.10")
+    _check_distribution_python(manifest, report)
+
+
+def _check_distribution_python(manifest: Manifest, report: Report) -> None:
+    platform = manifest.platform
+    shipped = DISTRIBUTION_PYTHON.get((platform.os, platform.os_version))
+    if shipped is None or shipped == platform.python:
+        return
+    said = f"{platform.os} {platform.os_version} ships Python {shipped}, the stack says {platform.python}"
+    if isinstance(manifest.base, BootstrapBase):
+        report.errors.append(f"{said}: a bootstrapped base has the distribution's python3; say {shipped}")
+    else:
+        report.warnings.append(f"{said}: the base image must install {platform.python} (the base stage probes it)")
 
 
 def _check_packages(manifest: Manifest, release: catalog.Release, report: Report) -> None:
