@@ -148,7 +148,8 @@ def component(
     manifest: Manifest, lock: Lock, component_id: str, toolkit_image: str, deps: Sequence[tuple[str, str]]
 ) -> str:
     """deps: (id, image) of every component this one needs, in build order."""
-    has_build = bool(component_files(manifest, component_id))
+    comp = manifest.component(component_id)
+    has_build = bool(comp.build or comp.artifacts)  # what component_files writes scripts for
     return render(
         "component",
         id=component_id,
@@ -159,7 +160,7 @@ def component(
         stack_dir=stack_dir(component_id),
         steps_dir=f"{STEPS_ROOT}/{component_id}",
         build_script=f"{STEPS_ROOT}/{component_id}/build.sh" if has_build else "",
-        network=manifest.component(component_id).network,
+        network=comp.network,
     )
 
 
