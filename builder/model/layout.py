@@ -1,25 +1,80 @@
-"""Where things live in the images and on an Ascend host (shared/ascend-facts.md)."""
+"""Where things live in the images and on an Ascend host (shared/ascend-facts.md).
+
+CANN's install layout changed with 8.5.0 (ascend-deployer's install_cann.py treats it as the
+first "new toolkit"): `toolkit_layout(version)` is the one table render, probes, the smoke and
+the runtime image read it from.
+"""
 
 from __future__ import annotations
 
-TOOLKIT_ROOT = "/usr/local/Ascend/ascend-toolkit"
-TOOLKIT_HOME = f"{TOOLKIT_ROOT}/latest"
+import re
+from dataclasses import dataclass
+
+ASCEND_ROOT = "/usr/local/Ascend"
 STACK_ROOT = "/opt/stack"
-DRIVER_LIB64 = "/usr/local/Ascend/driver/lib64"
-# What CANN's set_env.sh exports, baked into ENV (cann-container-image does the same); the
-# driver paths are for the host's driver mounted at run time.
-TOOLKIT_ENV: tuple[tuple[str, str], ...] = (
-    ("ASCEND_TOOLKIT_HOME", TOOLKIT_HOME),
-    ("ASCEND_HOME_PATH", TOOLKIT_HOME),
-    ("ASCEND_OPP_PATH", f"{TOOLKIT_HOME}/opp"),
-    ("ASCEND_AICPU_PATH", TOOLKIT_HOME),
-    (
-        "LD_LIBRARY_PATH",
-        f"{TOOLKIT_HOME}/lib64:{DRIVER_LIB64}:{DRIVER_LIB64}/common:{DRIVER_LIB64}/driver",
-    ),
-    ("PATH", f"{TOOLKIT_HOME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
-    ("CMAKE_PREFIX_PATH", TOOLKIT_HOME),
-)
+DRIVER_LIB64 = f"{ASCEND_ROOT}/driver/lib64"
+# The first release installing cann-<ver>/ with a `cann` link and cann/set_env.sh.
+NEW_LAYOUT_SINCE = (8, 5)
+
+
+@dataclass(frozen=True)
+class ToolkitLayout:
+    """Where one CANN release's toolkit lives once installed as root."""
+
+    name: str  # "ascend-toolkit" (up to 8.3) or "cann" (8.5.0 and later)
+    version_dir: str  # the real directory the installer writes
+    home: str  # the stable link to it: ASCEND_TOOLKIT_HOME
+    link_target: str  # what `home` points at (relative, as the installer makes it)
+    set_env: str  # the script users source
+
+    def env(self) -> tuple[tuple[str, str], ...]:
+        """What set_env.sh exports, baked into ENV (cann-container-image does the same); the
+        driver paths are for the host's driver mounted at run time."""
+        home = self.home
+        return (
+            ("ASCEND_TOOLKIT_HOME", home),
+            ("ASCEND_HOME_PATH", home),
+            ("ASCEND_OPP_PATH", f"{home}/opp"),
+            ("ASCEND_AICPU_PATH", home),
+            ("LD_LIBRARY_PATH", f"{home}/lib64:{DRIVER_LIB64}:{DRIVER_LIB64}/common:{DRIVER_LIB64}/driver"),
+            ("PATH", f"{home}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+            ("CMAKE_PREFIX_PATH", home),
+        )
+
+    def runtime_paths(self, machine: str) -> tuple[str, ...]:
+        """What the runtime image copies from the toolkit: libraries, install info, version file,
+        set_env.sh (the `home` link is made again, since COPY follows it)."""
+        return (
+            f"{self.version_dir}/lib64",
+            f"{self.version_dir}/{machine}-linux",
+            f"{self.version_dir}/opp/version.info",
+            self.set_env if self.name == "ascend-toolkit" else f"{self.version_dir}/set_env.sh",
+        )
+
+
+def toolkit_layout(version: str) -> ToolkitLayout:
+    """The layout a CANN version installs (8.3.RC1 -> ascend-toolkit/8.3.RC1, 8.5.0 -> cann-8.5.0)."""
+    found = re.match(r"^(\d+)\.(\d+)", version)
+    if found is None:
+        raise ValueError(f"not a CANN version: {version}")
+    if (int(found[1]), int(found[2])) >= NEW_LAYOUT_SINCE:
+        return ToolkitLayout(
+            name="cann",
+            version_dir=f"{ASCEND_ROOT}/cann-{version}",
+            home=f"{ASCEND_ROOT}/cann",
+            link_target=f"cann-{version}",
+            set_env=f"{ASCEND_ROOT}/cann/set_env.sh",
+        )
+    root = f"{ASCEND_ROOT}/ascend-toolkit"
+    return ToolkitLayout(
+        name="ascend-toolkit",
+        version_dir=f"{root}/{version}",
+        home=f"{root}/latest",
+        link_target=version,
+        set_env=f"{root}/set_env.sh",
+    )
+
+
 # Device nodes and driver files an Ascend container needs (cann-container-image README);
 # the driver stays on the host and is mounted read-only.
 NPU_DEVICE_GLOB = "/dev/davinci*"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from builder.inputs.contexts import BytesItem
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
-from builder.model.layout import stack_dir
+from builder.model.layout import stack_dir, toolkit_layout
 from builder.plan import render
 from builder.plan.resolve import Inputs, Located
 from builder.plan.stage import ContextInput, Plan, Stage, StageInputs, StageKind, sha256_text
@@ -71,7 +71,8 @@ def make_plan(inputs: Inputs) -> Plan:
         graph.add(f"base-{flavor}", "base", (), render.base(flavor, lock), inputs.bases[flavor], (python,))
     section = lock.section(arch)
     toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages)
-    graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, inputs.packages, probe_specs.TOOLKIT_PROBES)
+    toolkit_probes = probe_specs.toolkit_probes(toolkit_layout(lock.toolkit.version))
+    graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, inputs.packages, toolkit_probes)
     needs = transitive_deps({cid: lock.component(cid).depends_on for cid in lock.order})
     for cid in lock.order:
         deps = needs[cid]

@@ -18,7 +18,7 @@ from builder.inputs.bootstrap import Flavor
 from builder.lock.model import Lock, LockedBootstrapBase, LockedDownload, LockedGenerated, LockedImageBase
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
-from builder.model.layout import STACK_ROOT, TOOLKIT_ENV, TOOLKIT_ROOT, stack_dir
+from builder.model.layout import STACK_ROOT, stack_dir, toolkit_layout
 
 # Installer flags per package role (official scripts; the toolkit takes --full).
 INSTALL_FLAGS = {
@@ -99,12 +99,13 @@ def base(flavor: Flavor, lock: Lock) -> str:
 
 
 def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedDownload | LockedGenerated]) -> str:
+    layout = toolkit_layout(lock.toolkit.version)
     return render(
         "toolkit",
         base_image=base_image,
         packages=package_steps(packages),
-        toolkit_env=env_block(TOOLKIT_ENV),
-        toolkit_root=TOOLKIT_ROOT,
+        toolkit_env=env_block(layout.env()),
+        layout=layout,
         version=lock.toolkit.version,
     )
 
@@ -181,13 +182,7 @@ def runtime(
     components: Sequence[tuple[str, str]],
     arch: Arch,
 ) -> str:
-    version_dir = f"{TOOLKIT_ROOT}/{lock.toolkit.version}"
-    toolkit_paths = [
-        f"{version_dir}/lib64",
-        f"{version_dir}/{arch}-linux",
-        f"{version_dir}/opp/version.info",
-        f"{TOOLKIT_ROOT}/set_env.sh",
-    ]
+    layout = toolkit_layout(lock.toolkit.version)
     artifacts = [
         {"image": image, "path": f"{STACK_ROOT}/{cid}/{a.path}"}
         for cid, image in components
@@ -203,9 +198,8 @@ def runtime(
         "runtime",
         base_image=base_image,
         toolkit_image=toolkit_image,
-        toolkit_paths=toolkit_paths,
-        toolkit_root=TOOLKIT_ROOT,
-        version=lock.toolkit.version,
+        toolkit_paths=layout.runtime_paths(arch.value),
+        layout=layout,
         artifacts=artifacts,
-        env=env_block(list(TOOLKIT_ENV) + component_env(manifest, [c for c, _ in components])),
+        env=env_block(list(layout.env()) + component_env(manifest, [c for c, _ in components])),
     )

@@ -23,16 +23,19 @@ from typing import Any
 
 from builder.engine import Engine
 from builder.manifest.model import Component, Probe
-from builder.model.layout import TOOLKIT_ROOT
+from builder.model.layout import ToolkitLayout
 
 RUNNER = (Path(__file__).parent / "probe_runner.py").read_text()
 # Part of every probed stage's key: a change to how probes run re-probes cached stages.
 RUNNER_SHA256 = hashlib.sha256(RUNNER.encode()).hexdigest()
 ProbeSpec = dict[str, Any]
-TOOLKIT_PROBES: tuple[ProbeSpec, ...] = (
-    {"kind": "set-env", "script": f"{TOOLKIT_ROOT}/set_env.sh"},
-    {"kind": "env", "set": [], "paths": ["ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"]},
-)
+
+
+def toolkit_probes(layout: ToolkitLayout) -> tuple[ProbeSpec, ...]:
+    return (
+        {"kind": "set-env", "script": layout.set_env},
+        {"kind": "env", "set": [], "paths": ["ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"]},
+    )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from builder.engine import NO_DEVICES, DeviceAccess, Engine
 from builder.manifest.model import Smoke
-from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS, NPU_DEVICE_GLOB, TOOLKIT_HOME
+from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS, NPU_DEVICE_GLOB
 
 
 def npu_devices() -> list[str]:
@@ -36,7 +36,7 @@ class SmokeResult:
 
 
 STATIC_CHECK = (
-    f'test -d "{TOOLKIT_HOME}" && test -f "$ASCEND_TOOLKIT_HOME/$(uname -m)-linux/ascend_toolkit_install.info"'
+    'test -d "$ASCEND_TOOLKIT_HOME" && test -f "$ASCEND_TOOLKIT_HOME/$(uname -m)-linux/ascend_toolkit_install.info"'
     ' && echo "static checks: toolkit present, environment set"'
 )
 

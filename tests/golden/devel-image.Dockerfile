@@ -1,7 +1,7 @@
 # stackbuild: devel image, the whole stack on the toolkit.
-FROM stackbuild/stage/toolkit:97ee31c901bf5d15fc198061f21c37a7d767f9e520b14f0e32bc3a2fe2ae4d68
-COPY --from=stackbuild/stage/devkit:eb20564a1aaab80a32ae3e9ab6d4fbdbbc3ef28ce9f28f1cbf96180be5f4424a ["/opt/stack/devkit", "/opt/stack/devkit"]
-COPY --from=stackbuild/stage/kernels:8c417856cdf9b978377b414551648fe70575a0fb7035f5466d40c0ba88fda075 ["/opt/stack/kernels", "/opt/stack/kernels"]
+FROM stackbuild/stage/toolkit:50dca61c662ab1cbcaf4c1c67df7a47fe3efe48839714bb4544de54c535a84c0
+COPY --from=stackbuild/stage/devkit:de61fe623bc3ceb07eabd60f2e5679ccda22108881de8e1da268a0a98a182728 ["/opt/stack/devkit", "/opt/stack/devkit"]
+COPY --from=stackbuild/stage/kernels:bc4e1a7147471faf036b8f7ea4df0f916c24b84b72081f9c3a35eaff5cf55ce1 ["/opt/stack/kernels", "/opt/stack/kernels"]
 ENV DEVKIT_HOME="/opt/stack/devkit" \
     PATH="/opt/stack/kernels/output/bin:${PATH}"
 WORKDIR /opt/stack

@@ -1,5 +1,5 @@
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
-FROM stackbuild/stage/toolkit:97ee31c901bf5d15fc198061f21c37a7d767f9e520b14f0e32bc3a2fe2ae4d68
+FROM stackbuild/stage/toolkit:50dca61c662ab1cbcaf4c1c67df7a47fe3efe48839714bb4544de54c535a84c0
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 ENV DEVKIT_HOME="/opt/stack/devkit"
 COPY ["src/", "/opt/stack/devkit/"]

@@ -14,16 +14,16 @@ RUN python3 -m zipfile -e Ascend-cann-910b-ops_8.5.0_linux-x86_64.zip . && rm As
  && ./Ascend-cann-910b-ops_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
  && rm Ascend-cann-910b-ops_8.5.0_linux-x86_64.run
 RUN chmod +x Ascend-cann-nnal_8.5.0_linux-x86_64.run \
- && source /usr/local/Ascend/ascend-toolkit/set_env.sh && ./Ascend-cann-nnal_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
+ && source /usr/local/Ascend/cann/set_env.sh && ./Ascend-cann-nnal_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
  && rm Ascend-cann-nnal_8.5.0_linux-x86_64.run
 WORKDIR /
-ENV ASCEND_TOOLKIT_HOME="/usr/local/Ascend/ascend-toolkit/latest" \
-    ASCEND_HOME_PATH="/usr/local/Ascend/ascend-toolkit/latest" \
-    ASCEND_OPP_PATH="/usr/local/Ascend/ascend-toolkit/latest/opp" \
-    ASCEND_AICPU_PATH="/usr/local/Ascend/ascend-toolkit/latest" \
-    LD_LIBRARY_PATH="/usr/local/Ascend/ascend-toolkit/latest/lib64:/usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver" \
-    PATH="/usr/local/Ascend/ascend-toolkit/latest/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
-    CMAKE_PREFIX_PATH="/usr/local/Ascend/ascend-toolkit/latest"
+ENV ASCEND_TOOLKIT_HOME="/usr/local/Ascend/cann" \
+    ASCEND_HOME_PATH="/usr/local/Ascend/cann" \
+    ASCEND_OPP_PATH="/usr/local/Ascend/cann/opp" \
+    ASCEND_AICPU_PATH="/usr/local/Ascend/cann" \
+    LD_LIBRARY_PATH="/usr/local/Ascend/cann/lib64:/usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver" \
+    PATH="/usr/local/Ascend/cann/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+    CMAKE_PREFIX_PATH="/usr/local/Ascend/cann"
 RUN info="${ASCEND_TOOLKIT_HOME}/$(uname -m)-linux/ascend_toolkit_install.info" \
  && found=$(sed -n 's/^version=//p' "$info") \
  && if [ "$found" != "8.5.0" ]; then echo "stackbuild: toolkit version mismatch: the lock pins 8.5.0 but the installed package reports '${found}' ($info)" >&2; exit 1; fi \

@@ -116,3 +116,27 @@ def test_truncated_package_is_reported(installer: Path, tmp_path: Path) -> None:
     broken.write_bytes(installer.read_bytes()[:-200])
     result = run(broken, "--install", "--quiet", f"--install-path={tmp_path}")
     assert result.returncode == 1 and "corrupt or truncated" in result.stderr
+
+
+def test_8_5_packages_install_the_new_layout(tmp_path: Path) -> None:
+    """CANN 8.5.0 installs cann-<ver>/ with a `cann` link and cann/set_env.sh (the facts file),
+    the layout builder.model.layout.toolkit_layout names for it."""
+    from builder.model.layout import toolkit_layout
+
+    installer = pack(tmp_path / "dist", "--package-name", "Ascend-cann-toolkit", "--version", "8.5.0")
+    prefix = tmp_path / "Ascend"
+    assert run(installer, "--full", "--quiet", f"--install-path={prefix}").returncode == 0
+    layout = toolkit_layout("8.5.0")
+    assert (prefix / "cann").is_symlink() and os.readlink(prefix / "cann") == layout.link_target == "cann-8.5.0"
+    info = prefix / "cann" / f"{ARCH}-linux" / "ascend_toolkit_install.info"
+    assert "version=8.5.0\n" in info.read_text() and "package_name=Ascend-cann-toolkit\n" in info.read_text()
+    assert "version_dir=8.5.0" in (prefix / "cann-8.5.0" / "opp" / "version.info").read_text()
+    assert not (prefix / "ascend-toolkit" / "8.5.0").exists()
+    for script in ("cann/set_env.sh", "ascend-toolkit/set_env.sh"):
+        sourced = subprocess.run(
+            ["bash", "-c", f"source {prefix}/{script} && echo $ASCEND_TOOLKIT_HOME && ascendcc --version"],
+            capture_output=True,
+            text=True,
+        )
+        assert sourced.returncode == 0, sourced.stderr
+        assert sourced.stdout.splitlines()[0] == f"{prefix}/cann"

@@ -1,9 +1,11 @@
 #!/bin/bash
 # Installer of the CPU-simulated CANN toolkit. Flags and layout follow CANN's toolkit
 # .run (see shared/ascend-facts.md): --install/--full, --quiet, --install-path=DIR,
-# --install-for-all, --force, --version; <path>/ascend-toolkit/<ver>/, a `latest`
-# symlink, ascend-toolkit/set_env.sh, <arch>-linux/ascend_toolkit_install.info and
-# opp/version.info with version_dir=.
+# --install-for-all, --force, --version. The layout is the one the package's version
+# installs: up to 8.3, <path>/ascend-toolkit/<ver>/ with a `latest` symlink and
+# ascend-toolkit/set_env.sh; from 8.5.0, <path>/cann-<ver>/ with a `cann` link, cann/set_env.sh
+# and the old ascend-toolkit/set_env.sh kept for scripts that source it. Both have
+# <arch>-linux/ascend_toolkit_install.info and opp/version.info with version_dir=.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
@@ -60,8 +62,13 @@ if [ -z "$path" ]; then
 fi
 case "$path" in /*) ;; *) die "--install-path must be absolute: $path" ;; esac
 
-root=$path/ascend-toolkit
-dest=$root/$VERSION
+# 8.5.0 is the first release with the new layout (ascend-deployer's install_cann.py).
+major=${VERSION%%.*} rest=${VERSION#*.} minor=${rest%%.*}
+if [ "$major" -gt 8 ] || { [ "$major" = 8 ] && [ "$minor" -ge 5 ]; }; then
+    root=$path dest=$path/cann-$VERSION home=$path/cann link_target=cann-$VERSION set_env=$path/cann/set_env.sh
+else
+    root=$path/ascend-toolkit dest=$root/$VERSION home=$root/latest link_target=$VERSION set_env=$root/set_env.sh
+fi
 if [ -e "$dest" ]; then
     [ "$force" = 1 ] || die "version $VERSION is already installed in $dest (pass --force to replace it)"
     rm -rf "$dest"
@@ -96,13 +103,10 @@ Version=${INNER_VERSION}
 version_dir=${VERSION}
 INFO
 
-mv "$staging" "$dest"
-trap - EXIT
-ln -sfn "$VERSION" "$root/latest"
-
-cat > "$root/set_env.sh" <<ENV
+write_set_env() {
+    cat > "$1" <<ENV
 # Environment of the CPU-simulated CANN toolkit (same variables as CANN's set_env.sh).
-export ASCEND_TOOLKIT_HOME=${root}/latest
+export ASCEND_TOOLKIT_HOME=${home}
 export ASCEND_HOME_PATH=\${ASCEND_TOOLKIT_HOME}
 export ASCEND_OPP_PATH=\${ASCEND_TOOLKIT_HOME}/opp
 export ASCEND_AICPU_PATH=\${ASCEND_TOOLKIT_HOME}
@@ -110,10 +114,20 @@ export LD_LIBRARY_PATH=\${ASCEND_TOOLKIT_HOME}/lib64\${LD_LIBRARY_PATH:+:\${LD_L
 export PATH=\${ASCEND_TOOLKIT_HOME}/bin\${PATH:+:\${PATH}}
 export CMAKE_PREFIX_PATH=\${ASCEND_TOOLKIT_HOME}\${CMAKE_PREFIX_PATH:+:\${CMAKE_PREFIX_PATH}}
 ENV
+}
 
-if [ "$for_all" = 1 ]; then
-    chmod -R a+rX "$root"
-else
-    chmod -R o-rwx "$root"
+if [ "$home" = "$path/cann" ]; then
+    write_set_env "$staging/set_env.sh"
+    mkdir -p "$path/ascend-toolkit"
+    write_set_env "$path/ascend-toolkit/set_env.sh"
 fi
-log INFO "${PACKAGE_NAME} ${VERSION} installed; run: source ${root}/set_env.sh"
+mv "$staging" "$dest"
+trap - EXIT
+ln -sfn "$link_target" "$home"
+[ "$home" = "$path/cann" ] || write_set_env "$root/set_env.sh"
+
+for installed in "$dest" "$path/ascend-toolkit"; do
+    [ -e "$installed" ] || continue
+    if [ "$for_all" = 1 ]; then chmod -R a+rX "$installed"; else chmod -R o-rwx "$installed"; fi
+done
+log INFO "${PACKAGE_NAME} ${VERSION} installed; run: source ${set_env}"
