@@ -6,6 +6,9 @@ Found in this order (the first that exists wins): $STACKBUILD_SITE_CONFIG,
     url_rewrites:             # like git's insteadOf, for internal mirrors
       - {from: "https://github.com/", to: "https://git.mirror.internal/github/"}
     installer_dirs: [/srv/cann]   # looked in (by file name + sha256) before any download
+    deb_dirs: [/srv/debs]         # the same, for the .debs a lock pins
+    deb_snapshots:                # tried after the repository for a .deb it no longer serves
+      - https://snapshot.internal/debian/20251101T000000Z
     cache_registry: registry.internal:5000/stackbuild-cache
     repos:                    # what `git: site:NAME` in a manifest means
       ascend-c: https://git.team.internal/npu/ascend-c.git
@@ -48,6 +51,8 @@ class SiteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     url_rewrites: list[Rewrite] = Field(default_factory=list)
     installer_dirs: list[Path] = Field(default_factory=list)
+    deb_dirs: list[Path] = Field(default_factory=list)
+    deb_snapshots: list[RewriteTarget] = Field(default_factory=list)
     cache_registry: Line | None = None
     repos: dict[str, GitUrl] = Field(default_factory=dict)
     path: Path | None = Field(default=None, exclude=True)

@@ -8,11 +8,13 @@ defaults left out), so adding a defaulted field changes no existing digest.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from builder.inputs.bootstrap import Flavor
+from builder.inputs.debs import DEB_FILE
 from builder.manifest.model import CHIP_PATTERN, ID_PATTERN, IMAGE_PATTERN, NAME_PATTERN, VERSION_PATTERN, PackageRole
 from builder.manifest.types import DownloadUrl, FileName, GitRef, GitUrl, Line, MirrorUrl, RelativePath, Script, Suite
 from builder.model.arch import Arch
@@ -94,9 +96,49 @@ class LockedTarball(Frozen):
     spec_key: str | None = Field(default=None, pattern=SHA256)
 
 
+class LockedDeb(Frozen):
+    name: Line
+    version: Line
+    architecture: Line
+    repository: MirrorUrl
+    path: RelativePath = Field(description="pool path below the repository")
+    sha256: str = Field(pattern=SHA256)
+    size: int
+
+    @field_validator("path")
+    @classmethod
+    def deb_file(cls, value: str) -> str:
+        if not re.match(DEB_FILE, value.rsplit("/", 1)[-1]):
+            raise ValueError(f"not a .deb file name: {value[:120]!r}")
+        return value
+
+    @property
+    def file(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+class LockedSystem(Frozen):
+    """The .debs of the system packages, each scope's closure in install order: the stack's (installed
+    before the toolkit), and per component what it needs beyond the stack's (with its dependencies')."""
+
+    stack: list[LockedDeb] = Field(default_factory=list)
+    components: dict[Line, list[LockedDeb]] = Field(default_factory=dict)
+    # What it was resolved from (requests, repositories, base): kept across relocks of other architectures.
+    spec_key: str | None = Field(default=None, pattern=SHA256)
+
+    def devel(self) -> list[LockedDeb]:
+        """Every component's .debs, once each, for the devel image."""
+        seen: dict[str, LockedDeb] = {}
+        for debs in self.components.values():
+            for deb in debs:
+                seen.setdefault(deb.sha256, deb)
+        return list(seen.values())
+
+
 class ArchSection(Frozen):
     packages: list[LockedPackage]
     base: dict[Flavor, LockedTarball] = Field(default_factory=dict)
+    system: LockedSystem = Field(default_factory=LockedSystem)
 
     def package(self, role: PackageRole) -> LockedDownload | LockedGenerated | None:
         return next((p for p in self.packages if p.role == role), None)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from builder.inputs import bootstrap, git, packages, submodules, trees
+from builder.inputs import bootstrap, debs, git, packages, submodules, trees
 from builder.inputs.site import SiteConfig
 from builder.lock.model import (
     LOCK_VERSION,
@@ -26,6 +26,7 @@ from builder.lock.model import (
     LockedTarball,
     LockedToolkit,
 )
+from builder.lock.system import lock_system
 from builder.manifest.graph import topological_order
 from builder.manifest.load import manifest_digest
 from builder.manifest.model import (
@@ -56,6 +57,8 @@ class Resolver:
     say: Say
     # How a base tarball is made (mmdebstrap); the tests pass a function that bootstraps nothing.
     make_base: Callable[..., bootstrap.BaseTarball] = bootstrap.bootstrap
+    # How system packages are resolved on a base tarball (apt); the tests pass a fixed closure.
+    resolve_debs: Callable[..., dict[str, list[debs.Deb]]] = debs.resolve_on
 
     def source(self, source: GitSource | PathSource) -> LockedGit | LockedPath:
         match source:
@@ -126,16 +129,18 @@ def _kept_source(previous: Lock | None, update: str | None, comp_id: str, source
     return None
 
 
-def _section(
-    manifest: Manifest, arch: Arch, bases: dict[bootstrap.Flavor, LockedTarball], resolver: Resolver
-) -> ArchSection:
+def _section(manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, resolver: Resolver) -> ArchSection:
+    bases = _bases(manifest, arch, wanted, previous, resolver)
+    system = lock_system(
+        manifest, arch, bases, previous, wanted, resolver.site, resolver.cache, resolver.say, resolver.resolve_debs
+    )
     pinned = []
     for role in PACKAGE_ROLES:
         package = manifest.toolkit.packages.of(role).get(arch)
         if package is not None:
             resolver.say(f"  package {role} {arch}: {package.file}")
             pinned.append(resolver.package(role, package))
-    return ArchSection(packages=pinned, base=bases)
+    return ArchSection(packages=pinned, base=bases, system=system)
 
 
 def _bases(
@@ -174,8 +179,7 @@ def resolve(
             LockedComponent(id=comp.id, depends_on=list(comp.depends_on), source=source, network=comp.network)
         )
     sections = {
-        arch: _section(manifest, arch, _bases(manifest, arch, arch in arches, previous, resolver), resolver)
-        for arch in manifest.platform.architectures
+        arch: _section(manifest, arch, arch in arches, previous, resolver) for arch in manifest.platform.architectures
     }
     match manifest.base:
         case BootstrapBase(bootstrap=boot):

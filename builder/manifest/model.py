@@ -7,10 +7,12 @@ downloaded or generated): each member has only its own fields, so `match` narrow
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import ConfigDict, Field, Tag, field_validator
 
+from builder.manifest.common import Model, by_key
+from builder.manifest.probes import Probe
 from builder.manifest.types import (
     CopyPath,
     DebPackage,
@@ -36,24 +38,6 @@ CHIP_PATTERN = r"^(910b|910|310p|a3|950)$"
 IMAGE_PATTERN = r"^[^@\s]+@sha256:[0-9a-f]{64}$"
 PackageRole = Literal["toolkit", "ops", "nnal"]
 PACKAGE_ROLES: tuple[PackageRole, ...] = ("toolkit", "ops", "nnal")
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    # The key whose presence selects this member of its tagged union.
-    TAG: ClassVar[str] = ""
-
-
-def by_key(*members: type[Model], message: str) -> Discriminator:
-    """Choose a tagged union's member by which one of the members' keys the input has."""
-
-    def pick(data: Any) -> str | None:
-        if isinstance(data, dict):
-            present = [m.TAG for m in members if m.TAG in data]
-            return present[0] if len(present) == 1 else None
-        return data.TAG if isinstance(data, members) else None
-
-    return Discriminator(pick, custom_error_type="one_of", custom_error_message=message)
 
 
 class DownloadPackage(Model):
@@ -120,7 +104,13 @@ class Host(Model):
 class Platform(Model):
     os: Literal["debian", "ubuntu", "openeuler"]
     os_version: str = Field(pattern=r"^[0-9A-Za-z.]+$")
-    python: str = Field(pattern=r"^3\.\d+$")
+    python: str = Field(pattern=r"^3\.\d+$", description="the Python version every Python layer runs on, e.g. 3.11")
+    python_from: Literal["distribution", "base"] = Field(
+        default="distribution",
+        description="where python3 comes from: the distribution's own package (`check` refuses a release that "
+        "ships another version, e.g. Ubuntu 22.04 has 3.10), or installed in the base image itself, as the "
+        "official CANN images build it; the base stage probes `python3 --version` either way",
+    )
     architectures: list[Arch] = Field(min_length=1)
 
     @field_validator("architectures")
@@ -139,6 +129,18 @@ class Bootstrap(Model):
     packages: list[DebPackage] = Field(default_factory=list, description="packages of the build (devel) base")
     runtime_packages: list[DebPackage] = Field(
         default_factory=list, description="packages of the smaller base the runtime image starts from"
+    )
+
+
+class AptRepository(Model):
+    """An apt repository besides the base's own, for system packages."""
+
+    url: MirrorUrl = Field(description="repository URL (site URL rewrites apply)")
+    suite: Suite
+    components: list[Suite] = Field(default_factory=lambda: ["main"])
+    trusted: bool = Field(
+        default=False,
+        description="an unsigned repository (e.g. a local one); what the lock takes from it is pinned by sha256",
     )
 
 
@@ -217,40 +219,15 @@ class Install(Model):
         return value
 
 
-class ElfSectionProbe(Model):
-    kind: Literal["elf-section"]
-    file: Line
-    section: Line
-
-
-class LinkedFromProbe(Model):
-    kind: Literal["linked-from"]
-    file: Line
-    within: Line = Field(description="directory the named libraries must resolve inside (e.g. the toolkit)")
-    libraries: list[Line] = Field(default_factory=list)
-
-
-class EnvProbe(Model):
-    kind: Literal["env"]
-    set: list[Line] = Field(default_factory=list, description="variables that must be set")
-    paths: list[Line] = Field(default_factory=list, description="variables whose value (a path) must exist")
-
-
-class CommandProbe(Model):
-    kind: Literal["command"]
-    run: Script
-    exit_code: int = 0
-    expect: Regex | None = Field(default=None, description="regular expression the output must match")
-
-
-Probe = Annotated[Union[ElfSectionProbe, LinkedFromProbe, EnvProbe, CommandProbe], Field(discriminator="kind")]  # noqa: UP007
-
-
 class Component(Model):
     id: str = Field(pattern=ID_PATTERN)
     source: Source
     depends_on: list[Line] = Field(default_factory=list)
-    system_packages: list[DebPackage] = Field(default_factory=list)
+    system_packages: list[DebPackage] = Field(
+        default_factory=list,
+        description="Debian packages this component's build needs (name, name:arch or name=version): the lock pins "
+        "their whole dependency closure; installed offline in this stage, its dependents' and the devel image",
+    )
     build: list[Script] = Field(
         default_factory=list,
         description="shell scripts run one after the other in the component's directory (bash -eo pipefail)",
@@ -291,6 +268,13 @@ class Manifest(Model):
     host: Host
     platform: Platform
     base: Base
+    system_packages: list[DebPackage] = Field(
+        default_factory=list,
+        description="Debian packages every stage needs, installed before the toolkit (closure pinned in the lock)",
+    )
+    apt_repositories: list[AptRepository] = Field(
+        default_factory=list, description="where system packages come from besides the base's own apt sources"
+    )
     components: list[Component] = Field(min_length=1)
     smoke: Smoke
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from builder.inputs.contexts import BytesItem
+from builder.inputs.contexts import BytesItem, FileItem
+from builder.lock.system import STACK_SCOPE
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
 from builder.plan import render
 from builder.plan.resolve import Inputs, Located
 from builder.plan.stage import ContextInput, Plan, Stage, StageInputs, StageKind, sha256_text
+from builder.plan.system import DEVEL_SCOPE
 from builder.verify import probes as probe_specs
 from builder.verify.probes import ProbeSpec
 
@@ -50,6 +52,21 @@ class _Graph:
         self.stages[name] = Stage(name, kind, parents, dockerfile, items, inputs, files, probes, workdir)
 
 
+def files_of(located: Located | None) -> list[str]:
+    """The .deb file names of an install point, in install order."""
+    return (
+        [item.arcname.removeprefix("debs/") for item in located.items if isinstance(item, FileItem)] if located else []
+    )
+
+
+def joined(first: Located, debs: Located | None) -> Located:
+    """A stage's context with its .debs added (the same as before when there are none)."""
+    if debs is None:
+        return first
+    content = ContextInput(first.content.what, digest({"context": first.content.sha256, "debs": debs.content.sha256}))
+    return Located((*first.items, *debs.items), content)
+
+
 def repository_for(stack: str) -> str:
     return f"stackbuild/{stack.lower()}"
 
@@ -70,13 +87,16 @@ def make_plan(inputs: Inputs) -> Plan:
     for flavor in ("devel", "runtime"):
         graph.add(f"base-{flavor}", "base", (), render.base(flavor, lock), inputs.bases[flavor], (python,))
     section = lock.section(arch)
-    toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages)
+    debs = inputs.debs
+    toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages, files_of(debs.get(STACK_SCOPE)))
     toolkit_probes = probe_specs.toolkit_probes(toolkit_layout(lock.toolkit.version))
-    graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, inputs.packages, toolkit_probes)
+    toolkit_context = joined(inputs.packages, debs.get(STACK_SCOPE))
+    graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, toolkit_context, toolkit_probes)
     needs = transitive_deps({cid: lock.component(cid).depends_on for cid in lock.order})
     for cid in lock.order:
         deps = needs[cid]
-        dockerfile = render.component(manifest, lock, cid, graph.image("toolkit"), [(d, graph.image(d)) for d in deps])
+        dep_images = [(d, graph.image(d)) for d in deps]
+        dockerfile = render.component(manifest, lock, cid, graph.image("toolkit"), dep_images, files_of(debs.get(cid)))
         probes = probe_specs.component_probes(manifest.component(cid))
         files = render.component_files(manifest, cid)
         network = manifest.component(cid).network
@@ -85,14 +105,15 @@ def make_plan(inputs: Inputs) -> Plan:
             "component",
             ("toolkit", *deps),
             dockerfile,
-            inputs.sources[cid],
+            joined(inputs.sources[cid], debs.get(cid)),
             probes,
             stack_dir(cid),
             files,
             network,
         )
     built = [(cid, graph.image(cid)) for cid in lock.order]
-    graph.add("devel-image", "devel", ("toolkit", *lock.order), render.devel(manifest, graph.image("toolkit"), built))
+    devel_file = render.devel(manifest, graph.image("toolkit"), built, files_of(debs.get(DEVEL_SCOPE)))
+    graph.add("devel-image", "devel", ("toolkit", *lock.order), devel_file, debs.get(DEVEL_SCOPE, NO_CONTEXT))
     runtime_file = render.runtime(manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch)
     graph.add("runtime-image", "runtime", ("base-runtime", "toolkit", *lock.order), runtime_file)
     return Plan(manifest.name, arch, repository_for(manifest.name), graph.stages, inputs.drift, final_tags(inputs))

@@ -98,10 +98,14 @@ def base(flavor: Flavor, lock: Lock) -> str:
             return render("base", flavor=flavor, image=None, origin=origin)
 
 
-def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedDownload | LockedGenerated]) -> str:
+def toolkit(
+    lock: Lock, base_image: str, packages: Sequence[LockedDownload | LockedGenerated], debs: Sequence[str] = ()
+) -> str:
+    """debs: the stack's system packages (.deb file names in install order)."""
     layout = toolkit_layout(lock.toolkit.version)
     return render(
         "toolkit",
+        debs=debs,
         base_image=base_image,
         packages=package_steps(packages),
         toolkit_env=env_block(layout.env()),
@@ -146,9 +150,14 @@ def component_files(manifest: Manifest, component_id: str) -> tuple[tuple[str, s
 
 
 def component(
-    manifest: Manifest, lock: Lock, component_id: str, toolkit_image: str, deps: Sequence[tuple[str, str]]
+    manifest: Manifest,
+    lock: Lock,
+    component_id: str,
+    toolkit_image: str,
+    deps: Sequence[tuple[str, str]],
+    debs: Sequence[str] = (),
 ) -> str:
-    """deps: (id, image) of every component this one needs, in build order."""
+    """deps: (id, image) of every component this one needs, in build order; debs: .deb files to install."""
     comp = manifest.component(component_id)
     has_build = bool(comp.build or comp.artifacts)  # what component_files writes scripts for
     return render(
@@ -162,12 +171,16 @@ def component(
         steps_dir=f"{STEPS_ROOT}/{component_id}",
         build_script=f"{STEPS_ROOT}/{component_id}/build.sh" if has_build else "",
         network=comp.network,
+        debs=debs,
     )
 
 
-def devel(manifest: Manifest, toolkit_image: str, components: Sequence[tuple[str, str]]) -> str:
+def devel(
+    manifest: Manifest, toolkit_image: str, components: Sequence[tuple[str, str]], debs: Sequence[str] = ()
+) -> str:
     return render(
         "devel",
+        debs=debs,
         toolkit_image=toolkit_image,
         components=copies(manifest, components),
         env=env_block(component_env(manifest, [c for c, _ in components])),

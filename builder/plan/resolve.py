@@ -32,6 +32,7 @@ from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
 from builder.plan.stage import ContextInput, sha256_text
+from builder.plan.system import at_hand, context_items, scoped
 from builder.store.cache import Cache
 
 
@@ -67,6 +68,7 @@ class Inputs:
     packages: Located
     sources: Mapping[str, Located]
     drift: tuple[str, ...]
+    debs: Mapping[str, Located]  # install point (system.scoped) -> its .debs
 
 
 def _source(request: Request, source: LockedGit | LockedPath, keep_git: bool) -> tuple[Located, str | None]:
@@ -190,6 +192,14 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
             drifts.append(f"{cid}: {drift}")
     if drifts and request.frozen:
         raise StackbuildError("path sources differ from the lock and --frozen is set: relock\n  " + "\n  ".join(drifts))
+    system = section.system
+    if prepare and (system.stack or system.components):
+        tarball = request.cache.blob(lock.tarball(request.arch, "devel").sha256)
+        system = at_hand(system, manifest, request.arch, tarball, request.site, request.cache, request.frozen, say)
+    debs = {
+        scope: Located(context_items(found, request.cache), ContextInput("debs", digest([d.sha256 for d in found])))
+        for scope, found in scoped(system).items()
+    }
     package_items = tuple(FileItem(f"packages/{p.file}", _obtain_package(request, p, say)) for p in section.packages)
     package_shas = sha256_text(",".join(sorted(p.sha256 for p in section.packages)))
     return Inputs(
@@ -198,4 +208,5 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
         packages=Located(package_items, ContextInput("packages", package_shas)),
         sources=sources,
         drift=tuple(drifts),
+        debs=debs,
     )

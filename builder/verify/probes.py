@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from builder.engine import Engine
-from builder.manifest.model import Component, Probe
+from builder.manifest.model import Component
+from builder.manifest.probes import Probe
 from builder.model.layout import ToolkitLayout
 
 RUNNER = (Path(__file__).parent / "probe_runner.py").read_text()

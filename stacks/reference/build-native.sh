@@ -30,6 +30,7 @@ step "ascend-c: build/libascendc.so"
 make -C "$prefix/src/ascend-c"
 export ASCEND_C_HOME=$prefix/src/ascend-c
 export ASCEND_C_INCLUDE=$ASCEND_C_HOME/include
+export ASCEND_C_LIBDIR=$ASCEND_C_HOME/build
 
 pip_install() {
     "$python" -m pip install --quiet --no-deps --no-build-isolation --no-index --target "$prefix/python" "$1"
@@ -56,6 +57,7 @@ cat > "$prefix/env.sh" <<ENV
 source $prefix/Ascend/ascend-toolkit/set_env.sh
 export ASCEND_C_HOME=$ASCEND_C_HOME
 export ASCEND_C_INCLUDE=$ASCEND_C_INCLUDE
+export ASCEND_C_LIBDIR=$ASCEND_C_LIBDIR
 export ASCEND_RUNTIME_LIB=$ASCEND_RUNTIME_LIB
 export ASCEND_KERNEL_LIB=$prefix/src/ascend-kernel/build/libascend_kernel.so
 export PYTHONPATH=$prefix/python\${PYTHONPATH:+:\$PYTHONPATH}

@@ -11,6 +11,7 @@ import pytest
 from builder import lock as lock_io
 from builder import manifest
 from builder.inputs import bootstrap
+from builder.inputs.debs import Deb
 from builder.inputs.site import SiteConfig
 from builder.lock.check import manifest_drift
 from builder.lock.model import LOCK_VERSION, ArchSection, Lock, LockedGenerated
@@ -112,13 +113,35 @@ def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> No
         made.append(f"{arch}/{flavor}")
         return bootstrap.BaseTarball(f"{len(made):064x}", {})
 
+    cache = Cache(tmp_path)
+    resolved_on: list[str] = []
+
+    def resolve_debs(tarball: Path, sources: object, scopes: list[tuple[str, list[str]]], arch: Arch, *_: object):  # type: ignore[no-untyped-def]
+        """Resolves nothing: one cached .deb per requested package, named after the tarball it is resolved on."""
+        resolved_on.append(f"{arch}/{tarball.name[-4:]}")
+        deb = tmp_path / f"{tarball.name[-4:]}.deb"
+        deb.write_text(tarball.name)
+        sha = cache.add_file(deb)
+        return {
+            scope: [
+                Deb(p, tarball.name[-4:], arch.debian, "http://deb.test/debian", f"pool/{p}_1_all.deb", sha, 1)
+                for p in packages
+            ]
+            for scope, packages in scopes
+        }
+
     loaded = manifest.load(ROOT / "stacks" / "reference.yaml")
-    resolver = Resolver(ROOT / "stacks", SiteConfig(), Cache(tmp_path), HttpClient(), lambda _: None, make_base)
+    resolver = Resolver(ROOT / "stacks", SiteConfig(), cache, HttpClient(), lambda _: None, make_base, resolve_debs)
     both = resolve(loaded, resolver, [Arch.X86_64, Arch.AARCH64])
+    assert resolved_on == ["x86_64/0001", "aarch64/0003"]
     assert made == ["x86_64/devel", "x86_64/runtime", "aarch64/devel", "aarch64/runtime"]
     again = resolve(loaded, resolver, [Arch.X86_64], previous=both)
     assert made[4:] == ["x86_64/devel", "x86_64/runtime"]
     assert again.architectures[Arch.AARCH64].base == both.architectures[Arch.AARCH64].base
+    # The system packages too: the refreshed architecture's resolved again on its new base, the other kept.
+    assert resolved_on[2:] == ["x86_64/0005"]
+    assert again.architectures[Arch.AARCH64].system == both.architectures[Arch.AARCH64].system
+    assert [d.version for d in again.architectures[Arch.X86_64].system.components["ascend-c"]] == ["0005"]
     assert again.architectures[Arch.X86_64].base != both.architectures[Arch.X86_64].base
     assert set(again.architectures) == {Arch.X86_64, Arch.AARCH64}
     assert all(isinstance(s, ArchSection) and s.packages for s in again.architectures.values())

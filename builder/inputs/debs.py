@@ -1,0 +1,272 @@
+"""System packages: the dependency closure resolved with apt against the base, and the .debs.
+
+Debian's mirror serves only current versions, so a lock pins every .deb of the closure (name,
+version, architecture, pool path, sha256) and the lock downloads them into the cache; a build
+installs them from its context without network. Resolution runs the host's apt in a private
+root (chdist-style) holding the base's dpkg status, apt sources and keys, so the closure is
+what the base is missing, for the target architecture, with no emulation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from builder.model.arch import Arch
+from builder.model.errors import StackbuildError
+from builder.store.cache import Cache
+from builder.store.files import sha256_file
+from builder.store.http import DownloadError, HttpClient, redact
+
+DEB_FILE = r"^[A-Za-z0-9][A-Za-z0-9.+~%_-]*\.deb$"
+_INST = re.compile(r"^Inst (\S+) (?:\[[^\]]*\] )?\((\S+) .*\[([a-z0-9-]+)\]\)", re.M)
+_URI = re.compile(r"^'([^']+)' (\S+) \d+ ", re.M)
+_ROOT_FILES = ("var/lib/dpkg/status", "etc/apt/sources.list", "etc/apt/sources.list.d/", "etc/apt/trusted.gpg.d/")
+
+
+class SystemPackageError(StackbuildError):
+    pass
+
+
+@dataclass(frozen=True)
+class AptSource:
+    """One `deb` line: a repository URL (site rewrites apply), a suite and its components."""
+
+    url: str
+    suite: str
+    components: tuple[str, ...]
+    trusted: bool = False
+
+    def line(self, url: str) -> str:
+        options = "[trusted=yes] " if self.trusted else ""
+        return f"deb {options}{url} {self.suite} {' '.join(self.components)}".rstrip()
+
+
+@dataclass(frozen=True)
+class BaseRoot:
+    """What apt needs from a base's root filesystem to resolve against it."""
+
+    status: bytes
+    sources: tuple[AptSource, ...]
+    keys: tuple[tuple[str, bytes], ...]  # (file name, key) from etc/apt/trusted.gpg.d
+
+
+@dataclass(frozen=True)
+class Deb:
+    name: str
+    version: str
+    architecture: str
+    repository: str  # the source URL as the manifest or the base has it (before site rewrites)
+    path: str  # pool path below the repository
+    sha256: str
+    size: int
+
+    @property
+    def file(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+def parse_sources(text: str) -> list[AptSource]:
+    """The `deb` lines of a one-line-style sources.list (options other than trusted= dropped:
+    keys come from the base's trusted.gpg.d)."""
+    found = []
+    for raw in text.splitlines():
+        words = raw.split("#", 1)[0].split()
+        if not words or words[0] != "deb":
+            continue
+        words = words[1:]
+        trusted = False
+        if words and words[0].startswith("["):
+            options = []
+            while words:
+                word = words.pop(0)
+                options.append(word.strip("[]"))
+                if word.endswith("]"):
+                    break
+            trusted = "trusted=yes" in options
+        if len(words) >= 2:
+            found.append(AptSource(words[0], words[1], tuple(words[2:]), trusted))
+    return found
+
+
+def root_from_tarball(tarball: Path) -> BaseRoot:
+    """The dpkg status, sources and keys of a bootstrapped base's tarball."""
+    status, sources, keys = b"", [], []
+    with tarfile.open(tarball) as tar:
+        for member in tar:
+            name = member.name.removeprefix("./")
+            if not member.isfile() or not any(
+                name == f or (f.endswith("/") and name.startswith(f)) for f in _ROOT_FILES
+            ):
+                continue
+            handle = tar.extractfile(member)
+            data = handle.read() if handle else b""
+            if name == "var/lib/dpkg/status":
+                status = data
+            elif name.startswith("etc/apt/trusted.gpg.d/"):
+                keys.append((name.rsplit("/", 1)[-1], data))
+            elif name.endswith(".list"):
+                sources.extend(parse_sources(data.decode(errors="replace")))
+    return BaseRoot(status, tuple(sources), tuple(sorted(keys)))
+
+
+class PrivateApt:
+    """The host's apt in a directory of its own: the base's state, none of the host's."""
+
+    def __init__(
+        self, root: Path, base: BaseRoot, sources: Sequence[AptSource], arch: Arch, rewrite: Callable[[str], str]
+    ):
+        if shutil.which("apt-get") is None:
+            raise SystemPackageError(
+                "locking system packages needs apt (apt-get) on this host: run it on Debian or Ubuntu"
+            )
+        self.root, self.arch = root, arch
+        for sub in ("state/lists/partial", "cache/archives/partial", "trusted.gpg.d"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        (root / "status").write_bytes(base.status)
+        for name, key in base.keys:
+            (root / "trusted.gpg.d" / name).write_bytes(key)
+        self.sources = [*base.sources, *sources]
+        self.fetch_urls = {s.url: rewrite(s.url) for s in self.sources}
+        (root / "sources.list").write_text("".join(s.line(self.fetch_urls[s.url]) + "\n" for s in self.sources))
+        # apt reads $APT_CONFIG before any -o: it keeps the host's apt.conf.d out.
+        (root / "apt.conf").write_text('Dir::Etc::Parts "/dev/null";\nDir::Etc::Main "/dev/null";\n')
+
+    def run(self, *args: str) -> str:
+        return self._run("apt-get", *args)
+
+    def cache(self, *args: str) -> str:
+        return self._run("apt-cache", *args)
+
+    def _run(self, tool: str, *args: str) -> str:
+        r = str(self.root)
+        options = {
+            "Dir": r,
+            "Dir::State": f"{r}/state",
+            "Dir::State::status": f"{r}/status",
+            "Dir::Cache": f"{r}/cache",
+            "Dir::Etc::SourceList": f"{r}/sources.list",
+            "Dir::Etc::SourceParts": "/dev/null",
+            "Dir::Etc::Parts": "/dev/null",
+            "Dir::Etc::Preferences": "/dev/null",
+            "Dir::Etc::PreferencesParts": "/dev/null",
+            "Dir::Etc::Trusted": "/dev/null",
+            "Dir::Etc::TrustedParts": f"{r}/trusted.gpg.d",
+            "Debug::NoLocking": "1",
+            "APT::Architecture": self.arch.debian,
+            "APT::Architectures": self.arch.debian,
+            "APT::Sandbox::User": "root",
+            "APT::Install-Recommends": "0",
+            "Acquire::Retries": "3",
+        }
+        command = [tool, "-q", *(f"-o{k}={v}" for k, v in options.items()), *args]
+        env = dict(os.environ, APT_CONFIG=f"{r}/apt.conf", LC_ALL="C", DEBIAN_FRONTEND="noninteractive")
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            errors = [line for line in done.stderr.splitlines() if line.startswith("E:")] or done.stderr.splitlines()[
+                -3:
+            ]
+            raise SystemPackageError(" ".join(redact_urls(line) for line in errors))
+        return done.stdout
+
+    def repository_of(self, url: str) -> str:
+        """The source (URL as written, before site rewrites) a download URL apt printed is from."""
+        for original, fetched in sorted(self.fetch_urls.items(), key=lambda kv: -len(kv[1])):
+            if url.startswith(fetched.rstrip("/") + "/"):
+                return original
+        raise SystemPackageError(f"apt chose {redact(url)}, which is under none of the configured sources")
+
+
+def redact_urls(line: str) -> str:
+    return re.sub(r"[a-z][a-z0-9+.-]*://\S+", lambda m: redact(m.group(0)), line)
+
+
+def _records(text: str) -> dict[tuple[str, str, str], dict[str, str]]:
+    """apt-cache show stanzas by (package, version, architecture); the first of each wins."""
+    found: dict[tuple[str, str, str], dict[str, str]] = {}
+    for stanza in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in stanza.splitlines() if ": " in line and not line.startswith(" "))
+        if {"Package", "Version", "Architecture"} <= fields.keys():
+            found.setdefault((fields["Package"], fields["Version"], fields["Architecture"]), fields)
+    return found
+
+
+def closure(apt: PrivateApt, packages: Sequence[str]) -> list[Deb]:
+    """Every .deb installing packages needs on the base, in apt's install order."""
+    if not packages:
+        return []
+    chosen = _INST.findall(apt.run("install", "-s", "--", *packages))
+    if not chosen:
+        return []
+    # apt prints download URLs with whatever hash it likes best; the index records have SHA256.
+    urls = {
+        file.split("_", 1)[0]: url
+        for url, file in _URI.findall(apt.run("install", "--print-uris", "-qq", "--", *packages))
+    }
+    records = _records(apt.cache("show", *(f"{name}={version}" for name, version, _ in chosen)))
+    debs = []
+    for name, version, arch in chosen:
+        fields = records.get((name, version, arch))
+        if fields is None or name not in urls or not re.fullmatch(r"[0-9a-f]{64}", fields.get("SHA256", "")):
+            raise SystemPackageError(
+                f"the repository gives no SHA256 for {name} {version}: stackbuild pins .debs by it"
+            )
+        path = fields.get("Filename", "")
+        if not re.match(DEB_FILE, path.rsplit("/", 1)[-1]):
+            raise SystemPackageError(f"unexpected .deb file name from the repository: {path[:120]!r}")
+        repository = apt.repository_of(urls[name])
+        debs.append(Deb(name, version, arch, repository, path, fields["SHA256"], int(fields.get("Size", "0"))))
+    return debs
+
+
+def resolve(
+    base: BaseRoot,
+    sources: Sequence[AptSource],
+    scopes: Sequence[tuple[str, Sequence[str]]],
+    arch: Arch,
+    rewrite: Callable[[str], str],
+    cache: Cache,
+) -> dict[str, list[Deb]]:
+    """The closure of each scope's packages on the base (one `apt-get update` for all)."""
+    with cache.temp_dir() as tmp:
+        apt = PrivateApt(tmp, base, sources, arch, rewrite)
+        apt.run("update")
+        return {scope: closure(apt, packages) for scope, packages in scopes}
+
+
+def resolve_on(
+    tarball: Path,
+    sources: Sequence[AptSource],
+    scopes: Sequence[tuple[str, Sequence[str]]],
+    arch: Arch,
+    rewrite: Callable[[str], str],
+    cache: Cache,
+) -> dict[str, list[Deb]]:
+    """resolve() against a bootstrapped base's tarball."""
+    if not tarball.is_file():
+        raise SystemPackageError(f"the {arch} base tarball is not in the cache ({tarball.name}): relock")
+    return resolve(root_from_tarball(tarball), sources, scopes, arch, rewrite, cache)
+
+
+def fetch(deb: Deb, cache: Cache, deb_dirs: Sequence[Path], mirrors: Sequence[str], client: HttpClient) -> str | None:
+    """The .deb in the cache: already there, from a site directory, the repository, or a snapshot
+    mirror (each URL as rewritten by the site); None when it is served nowhere any more."""
+    if cache.has(deb.sha256):
+        return deb.sha256
+    for directory in deb_dirs:
+        candidate = directory / deb.file
+        if candidate.is_file() and sha256_file(candidate) == deb.sha256:
+            return cache.add_file(candidate, deb.sha256)
+    for base in mirrors:
+        try:
+            return client.download(f"{base.rstrip('/')}/{quote(deb.path)}", cache, deb.sha256)
+        except DownloadError:
+            continue
+    return None

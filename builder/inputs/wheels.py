@@ -1,0 +1,154 @@
+"""Python packages: requirement lines resolved to exact wheels for the stack's Python and each
+architecture, by `pip download --platform --python-version --only-binary=:all:` (pip resolves
+for the target, not for the Python running it), pinned by sha256; the wheels go into the cache
+and travel in the build context, installed with `--no-index --require-hashes`."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder.model.arch import Arch
+from builder.model.errors import StackbuildError
+from builder.store.cache import Cache
+from builder.store.http import redact
+
+# The glibc each base ships: the newest manylinux wheels it runs. Unknown bases get manylinux2014.
+GLIBC_MINOR = {("debian", "12"): 36, ("debian", "13"): 41, ("ubuntu", "22.04"): 35, ("ubuntu", "24.04"): 39}
+DEFAULT_GLIBC_MINOR = 17
+_WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)-.+\.whl$")
+
+
+class PythonPackageError(StackbuildError):
+    pass
+
+
+@dataclass(frozen=True)
+class Wheel:
+    name: str
+    version: str
+    file: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """Who installs the wheels: the stack's Python on one architecture of one distribution."""
+
+    python: str  # "3.11"
+    arch: Arch
+    glibc_minor: int
+
+    @classmethod
+    def of(cls, python: str, arch: Arch, os_name: str, os_version: str) -> Target:
+        return cls(python, arch, GLIBC_MINOR.get((os_name, os_version), DEFAULT_GLIBC_MINOR))
+
+    def pip_options(self) -> list[str]:
+        machine = self.arch.value
+        platforms = [f"manylinux_2_{minor}_{machine}" for minor in range(self.glibc_minor, 4, -1)]
+        platforms += [
+            f"manylinux2014_{machine}",
+            f"manylinux2010_{machine}",
+            f"manylinux1_{machine}",
+            f"linux_{machine}",
+        ]
+        options = [f"--platform={p}" for p in platforms]
+        abi = "cp" + self.python.replace(".", "")
+        return [
+            *options,
+            f"--python-version={self.python}",
+            "--implementation=cp",
+            f"--abi={abi}",
+            "--abi=abi3",
+            "--abi=none",
+        ]
+
+
+def index_options(index: str, manifest_dir: Path) -> list[str]:
+    """A URL is an index (PEP 503); anything else a wheelhouse directory (relative to the manifest)."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", index):
+        return [f"--index-url={index}"]
+    return ["--no-index", f"--find-links={manifest_dir / index}"]
+
+
+def pip(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    return subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, env=env)
+
+
+def resolve(requirements: Sequence[str], index: str, manifest_dir: Path, target: Target, cache: Cache) -> list[Wheel]:
+    """The wheels requirements need on target (dependencies included), in the cache, sorted by name."""
+    if not requirements:
+        return []
+    with cache.temp_dir() as dest:
+        done = pip(
+            [
+                "download",
+                "--quiet",
+                "--only-binary=:all:",
+                f"--dest={dest}",
+                *target.pip_options(),
+                *index_options(index, manifest_dir),
+                "--",
+                *requirements,
+            ]
+        )
+        if done.returncode != 0:
+            lines = [line for line in done.stderr.splitlines() if line.startswith("ERROR")] or done.stderr.splitlines()
+            detail = redact_line(lines[0] if lines else f"pip exited with {done.returncode}")
+            raise PythonPackageError(
+                f"resolving {', '.join(requirements)} for Python {target.python} {target.arch}: {detail}"
+            )
+        wheels = []
+        for path in sorted(dest.glob("*.whl")):
+            found = _WHEEL.match(path.name)
+            if found is None:
+                raise PythonPackageError(f"unexpected wheel file name {path.name!r}")
+            wheels.append(Wheel(found["name"], found["version"], path.name, cache.add_file(path)))
+    return sorted(wheels, key=lambda w: w.name.lower())
+
+
+def fetch(wheels: Sequence[Wheel], index: str, manifest_dir: Path, target: Target, cache: Cache) -> None:
+    """Wheels missing from the cache downloaded again, exactly the pinned files (pip checks the hashes)."""
+    missing = [w for w in wheels if not cache.has(w.sha256)]
+    if not missing:
+        return
+    with cache.temp_dir() as tmp:
+        pinned = tmp / "requirements.txt"
+        pinned.write_text(requirements_text(missing))
+        dest = tmp / "wheels"
+        done = pip(
+            [
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--require-hashes",
+                f"--dest={dest}",
+                *target.pip_options(),
+                *index_options(index, manifest_dir),
+                "-r",
+                str(pinned),
+            ]
+        )
+        if done.returncode != 0:
+            first = missing[0]
+            raise PythonPackageError(
+                f"{first.file} (locked) could not be downloaded again from {redact(index)}: "
+                "point the site config's python_index at a wheelhouse that has it, or relock"
+            )
+        for wheel in missing:
+            cache.add_file(dest / wheel.file, wheel.sha256)
+
+
+def requirements_text(wheels: Sequence[Wheel]) -> str:
+    return "".join(f"{w.name}=={w.version} --hash=sha256:{w.sha256}\n" for w in wheels)
+
+
+def redact_line(line: str) -> str:
+    return re.sub(r"[a-z][a-z0-9+.-]*://\S+", lambda m: redact(m.group(0)), line)

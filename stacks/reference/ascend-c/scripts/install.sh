@@ -1,0 +1,23 @@
+#!/bin/bash
+# The installer inside cpusim-asc-devkit_<ver>_linux-<arch>.run (`make package` packs it with
+# makeself, as asc-devkit's `bash build.sh --pkg` does): `--full --install-path=<toolkit>`
+# installs the devkit into the CANN tree, under <toolkit>/ascendc (lib64/, include/).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+die() { echo "[asc-devkit] [ERROR] $*" >&2; exit 1; }
+mode="" path=""
+for arg in "$@"; do
+    case "$arg" in
+        --full|--install) mode=install ;;
+        --install-path=*) path=${arg#--install-path=} ;;
+        *) die "unknown option: $arg" ;;
+    esac
+done
+[ -n "$mode" ] || die "nothing to do: pass --full"
+[ -n "$path" ] || die "--install-path= is required: the CANN toolkit directory (\$ASCEND_TOOLKIT_HOME)"
+[ -f "$path/$(uname -m)-linux/ascend_toolkit_install.info" ] || die "no CANN toolkit at $path"
+dest=$path/ascendc
+rm -rf "$dest"
+mkdir -p "$dest"
+cp -R "$here/lib64" "$here/include" "$dest/"
+echo "[asc-devkit] [INFO] installed into $dest"
