@@ -1,72 +1,15 @@
-"""Wheels for tests, written with zipfile alone (no build backend), byte-for-byte reproducible."""
+"""Wheels for tests: the reference wheelhouse's writer (stacks/reference/wheelhouse/make_wheel.py)."""
 
 from __future__ import annotations
 
-import base64
-import csv
-import hashlib
-import io
-import re
-import zipfile
-from pathlib import Path
+import importlib.util
 
-GENERATOR = "stackbuild-tests (0.1)"
-# The earliest time a zip can hold: the same inputs give the same bytes.
-ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+from tests.conftest import REFERENCE
 
-
-def normalise(name: str) -> str:
-    """A project name as wheel file and .dist-info names spell it (runs of ``-_.`` become ``_``)."""
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
-def make_wheel(
-    out_dir: Path,
-    name: str,
-    version: str,
-    tag: str = "py3-none-any",
-    modules: dict[str, str] | None = None,
-    requires: list[str] | None = None,
-) -> Path:
-    """Write ``<out_dir>/<name>-<version>-<tag>.whl`` holding ``modules`` (path in wheel -> source).
-
-    ``tag`` is ``python-abi-platform``, e.g. ``py3-none-any`` or ``py3-none-manylinux2014_x86_64``;
-    ``requires`` become ``Requires-Dist`` lines (e.g. ``"sbdep>=2.0"``).
-    """
-    dist = normalise(name)
-    safe_version = version.replace("-", "_")
-    info = f"{dist}-{safe_version}.dist-info"
-    pure = tag.rsplit("-", 1)[-1] == "any"
-    metadata = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
-    metadata += [f"Requires-Dist: {req}" for req in requires or []]
-    wheel = [
-        "Wheel-Version: 1.0",
-        f"Generator: {GENERATOR}",
-        f"Root-Is-Purelib: {'true' if pure else 'false'}",
-        f"Tag: {tag}",
-    ]
-    entries = {path.lstrip("/"): source.encode() for path, source in sorted((modules or {}).items())}
-    entries[f"{info}/METADATA"] = ("\n".join(metadata) + "\n").encode()
-    entries[f"{info}/WHEEL"] = ("\n".join(wheel) + "\n").encode()
-    entries[f"{info}/RECORD"] = _record(entries, f"{info}/RECORD")
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{dist}-{safe_version}-{tag}.whl"
-    with zipfile.ZipFile(path, "w") as whl:
-        for member, data in entries.items():
-            entry = zipfile.ZipInfo(member, date_time=ZIP_EPOCH)
-            entry.compress_type = zipfile.ZIP_DEFLATED
-            entry.external_attr = 0o100644 << 16  # a regular file, rw-r--r--
-            whl.writestr(entry, data)
-    return path
-
-
-def _record(entries: dict[str, bytes], record: str) -> bytes:
-    """RECORD: each file's urlsafe-base64 sha256 (no padding) and size; RECORD itself has neither."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    for member, data in entries.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        writer.writerow([member, f"sha256={digest}", str(len(data))])
-    writer.writerow([record, "", ""])
-    return out.getvalue().encode()
+_spec = importlib.util.spec_from_file_location("reference_make_wheel", REFERENCE / "wheelhouse" / "make_wheel.py")
+assert _spec is not None and _spec.loader is not None
+_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
+make_wheel = _module.make_wheel
+normalise = _module.normalise
+reference_wheels = _module.reference_wheels

@@ -9,6 +9,7 @@ Found in this order (the first that exists wins): $STACKBUILD_SITE_CONFIG,
     deb_dirs: [/srv/debs]         # the same, for the .debs a lock pins
     deb_snapshots:                # tried after the repository for a .deb it no longer serves
       - https://snapshot.internal/debian/20251101T000000Z
+    python_index: /srv/wheelhouse # replaces every manifest's python_index (an index URL or a directory)
     cache_registry: registry.internal:5000/stackbuild-cache
     repos:                    # what `git: site:NAME` in a manifest means
       ascend-c: https://git.team.internal/npu/ascend-c.git
@@ -53,6 +54,7 @@ class SiteConfig(BaseModel):
     installer_dirs: list[Path] = Field(default_factory=list)
     deb_dirs: list[Path] = Field(default_factory=list)
     deb_snapshots: list[RewriteTarget] = Field(default_factory=list)
+    python_index: RewriteTarget | None = None
     cache_registry: Line | None = None
     repos: dict[str, GitUrl] = Field(default_factory=dict)
     path: Path | None = Field(default=None, exclude=True)

@@ -135,10 +135,19 @@ class LockedSystem(Frozen):
         return list(seen.values())
 
 
+class LockedWheel(Frozen):
+    name: Line
+    version: Line
+    file: FileName
+    sha256: str = Field(pattern=SHA256)
+
+
 class ArchSection(Frozen):
     packages: list[LockedPackage]
     base: dict[Flavor, LockedTarball] = Field(default_factory=dict)
     system: LockedSystem = Field(default_factory=LockedSystem)
+    # Per component: the wheels its python_packages resolve to (dependencies included) on this architecture.
+    python: dict[Line, list[LockedWheel]] = Field(default_factory=dict)
 
     def package(self, role: PackageRole) -> LockedDownload | LockedGenerated | None:
         return next((p for p in self.packages if p.role == role), None)

@@ -4,12 +4,12 @@ bases to bootstrapped tarballs."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from builder.inputs import bootstrap, debs, git, packages, submodules, trees
+from builder.inputs import bootstrap, debs, git, packages, submodules, trees, wheels
 from builder.inputs.site import SiteConfig
 from builder.lock.model import (
     LOCK_VERSION,
@@ -25,6 +25,7 @@ from builder.lock.model import (
     LockedSubmodule,
     LockedTarball,
     LockedToolkit,
+    LockedWheel,
 )
 from builder.lock.system import lock_system
 from builder.manifest.graph import topological_order
@@ -140,7 +141,21 @@ def _section(manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None
         if package is not None:
             resolver.say(f"  package {role} {arch}: {package.file}")
             pinned.append(resolver.package(role, package))
-    return ArchSection(packages=pinned, base=bases, system=system)
+    return ArchSection(packages=pinned, base=bases, system=system, python=_python(manifest, arch, resolver))
+
+
+def _python(manifest: Manifest, arch: Arch, resolver: Resolver) -> dict[str, list[LockedWheel]]:
+    """Each component's python_packages as the wheels its Python on arch installs."""
+    platform = manifest.platform
+    target = wheels.Target.of(platform.python, arch, platform.os, platform.os_version)
+    index = resolver.site.python_index or manifest.python_index
+    found = {}
+    for comp in manifest.components:
+        if comp.python_packages:
+            resolver.say(f"  python packages {comp.id} {arch}: {', '.join(comp.python_packages)}")
+            pinned = wheels.resolve(comp.python_packages, index, resolver.manifest_dir, target, resolver.cache)
+            found[comp.id] = [LockedWheel(**asdict(w)) for w in pinned]
+    return found
 
 
 def _bases(

@@ -22,6 +22,8 @@ from builder.manifest.types import (
     GitUrl,
     Line,
     MirrorUrl,
+    PythonIndex,
+    PythonRequirement,
     Regex,
     Script,
     Suite,
@@ -238,6 +240,13 @@ class Component(Model):
         default_factory=list,
         description="what the build installs outside /opt/stack/<id>: carried to dependents and the devel image",
     )
+    python_packages: list[PythonRequirement] = Field(
+        default_factory=list,
+        description="requirement lines (e.g. numpy==1.26.4) the lock resolves to exact wheels with hashes for the "
+        "stack's Python and each architecture; installed offline (--no-index --require-hashes) into "
+        "/opt/stack/<id>/.python-packages (on PYTHONPATH), before the build; in the runtime image when the "
+        "component puts anything there",
+    )
     probes: list[Probe] = Field(default_factory=list)
     network: bool = Field(
         default=False,
@@ -274,6 +283,11 @@ class Manifest(Model):
     )
     apt_repositories: list[AptRepository] = Field(
         default_factory=list, description="where system packages come from besides the base's own apt sources"
+    )
+    python_index: PythonIndex = Field(
+        default="https://pypi.org/simple",
+        description="where python_packages come from: an index URL (PEP 503) or a wheelhouse directory relative to "
+        "the manifest; the site config's python_index replaces it (an internal index, an air-gapped wheelhouse)",
     )
     components: list[Component] = Field(min_length=1)
     smoke: Smoke

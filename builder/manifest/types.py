@@ -12,6 +12,7 @@ import re
 from typing import Annotated
 from urllib.parse import urlsplit
 
+from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import AfterValidator
 
 CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
@@ -123,6 +124,25 @@ def relative_path(value: str) -> str:
     return value
 
 
+def requirement(value: str) -> str:
+    """A PEP 508 requirement resolved through the index (no direct URLs: they bypass the site's index)."""
+    no_option(value)
+    try:
+        parsed = Requirement(value)
+    except InvalidRequirement as err:
+        raise ValueError(f"{value[:80]!r} is not a requirement line ({err})") from None
+    if parsed.url:
+        raise ValueError(f"{value[:80]!r}: direct URLs are not allowed; name the package and pin it with ==")
+    return value
+
+
+def python_index(value: str) -> str:
+    """A package index URL, or a wheelhouse directory (relative to the manifest)."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", value):
+        return download_url(value)
+    return no_option(value)
+
+
 def literal_path(value: str) -> str:
     """Docker expands $VARIABLES in COPY paths, even in JSON form: a path taken literally has none."""
     if "$" in value or "\\" in value:
@@ -142,3 +162,5 @@ GitRef = Annotated[str, AfterValidator(one_line), AfterValidator(git_ref)]
 DebPackage = Annotated[str, AfterValidator(deb_package)]
 Suite = Annotated[str, AfterValidator(suite)]
 MirrorUrl = Annotated[str, AfterValidator(one_line), AfterValidator(download_url)]
+PythonRequirement = Annotated[str, AfterValidator(one_line), AfterValidator(requirement)]
+PythonIndex = Annotated[str, AfterValidator(one_line), AfterValidator(python_index)]

@@ -59,12 +59,14 @@ def files_of(located: Located | None) -> list[str]:
     )
 
 
-def joined(first: Located, debs: Located | None) -> Located:
-    """A stage's context with its .debs added (the same as before when there are none)."""
-    if debs is None:
+def joined(first: Located, more: Located | None) -> Located:
+    """A stage's context with .debs or wheels added (the same as before when there are none)."""
+    if more is None:
         return first
-    content = ContextInput(first.content.what, digest({"context": first.content.sha256, "debs": debs.content.sha256}))
-    return Located((*first.items, *debs.items), content)
+    content = ContextInput(
+        first.content.what, digest({"context": first.content.sha256, more.content.what: more.content.sha256})
+    )
+    return Located((*first.items, *more.items), content)
 
 
 def repository_for(stack: str) -> str:
@@ -105,7 +107,7 @@ def make_plan(inputs: Inputs) -> Plan:
             "component",
             ("toolkit", *deps),
             dockerfile,
-            joined(inputs.sources[cid], debs.get(cid)),
+            joined(joined(inputs.sources[cid], debs.get(cid)), inputs.wheels.get(cid)),
             probes,
             stack_dir(cid),
             files,

@@ -114,8 +114,20 @@ def toolkit(
     )
 
 
+def python_dir(component_id: str) -> str:
+    """Where a component's python_packages are installed (inside its directory, so they travel with it)."""
+    return f"{stack_dir(component_id)}/.python-packages"
+
+
 def component_env(manifest: Manifest, ids: Sequence[str]) -> list[tuple[str, str]]:
-    return [(n, v) for cid in ids for n, v in manifest.component(cid).env.items()]
+    """The components' ENV, in order; a component's Python packages on PYTHONPATH before its own variables."""
+    pairs = []
+    for cid in ids:
+        comp = manifest.component(cid)
+        if comp.python_packages:
+            pairs.append(("PYTHONPATH", python_dir(cid) + "${PYTHONPATH:+:$PYTHONPATH}"))
+        pairs.extend(comp.env.items())
+    return pairs
 
 
 def copies(manifest: Manifest, components: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
@@ -172,6 +184,7 @@ def component(
         build_script=f"{STEPS_ROOT}/{component_id}/build.sh" if has_build else "",
         network=comp.network,
         debs=debs,
+        python_dir=python_dir(component_id) if comp.python_packages else "",
     )
 
 
@@ -187,6 +200,11 @@ def devel(
     )
 
 
+def _in_runtime(manifest: Manifest, component_id: str) -> bool:
+    comp = manifest.component(component_id)
+    return any(a.runtime for a in comp.artifacts) or any(i.runtime for i in comp.installs)
+
+
 def runtime(
     manifest: Manifest,
     lock: Lock,
@@ -196,17 +214,25 @@ def runtime(
     arch: Arch,
 ) -> str:
     layout = toolkit_layout(lock.toolkit.version)
-    artifacts = [
-        {"image": image, "path": f"{STACK_ROOT}/{cid}/{a.path}"}
-        for cid, image in components
-        for a in manifest.component(cid).artifacts
-        if a.runtime
-    ] + [
-        {"image": image, "path": i.path}
-        for cid, image in components
-        for i in manifest.component(cid).installs
-        if i.runtime
-    ]
+    artifacts = (
+        [
+            {"image": image, "path": f"{STACK_ROOT}/{cid}/{a.path}"}
+            for cid, image in components
+            for a in manifest.component(cid).artifacts
+            if a.runtime
+        ]
+        + [
+            {"image": image, "path": i.path}
+            for cid, image in components
+            for i in manifest.component(cid).installs
+            if i.runtime
+        ]
+        + [
+            {"image": image, "path": python_dir(cid)}
+            for cid, image in components
+            if manifest.component(cid).python_packages and _in_runtime(manifest, cid)
+        ]
+    )
     return render(
         "runtime",
         base_image=base_image,

@@ -13,8 +13,10 @@ from pathlib import Path
 
 from builder.inputs import bootstrap, packages, trees
 from builder.inputs.bootstrap import Flavor
-from builder.inputs.contexts import FileItem, GitTree, LocalTree
+from builder.inputs.contexts import BytesItem, FileItem, GitTree, LocalTree
 from builder.inputs.site import SiteConfig
+from builder.inputs.wheels import Target, Wheel, requirements_text
+from builder.inputs.wheels import fetch as fetch_wheels
 from builder.lock.agree import disagreements
 from builder.lock.check import manifest_drift
 from builder.lock.model import (
@@ -25,6 +27,7 @@ from builder.lock.model import (
     LockedPath,
     LockedSubmodule,
     LockedTarball,
+    LockedWheel,
 )
 from builder.manifest.model import Bootstrap, GitSource, ImageBase, Manifest
 from builder.model.arch import Arch
@@ -57,7 +60,7 @@ class Request:
 class Located:
     """An input of a stage's context: what to put in it, and its content hash."""
 
-    items: tuple[FileItem | LocalTree | GitTree, ...]
+    items: tuple[FileItem | LocalTree | GitTree | BytesItem, ...]
     content: ContextInput
 
 
@@ -69,6 +72,7 @@ class Inputs:
     sources: Mapping[str, Located]
     drift: tuple[str, ...]
     debs: Mapping[str, Located]  # install point (system.scoped) -> its .debs
+    wheels: Mapping[str, Located]  # component -> its Python packages' wheels and requirements file
 
 
 def _source(request: Request, source: LockedGit | LockedPath, keep_git: bool) -> tuple[Located, str | None]:
@@ -200,6 +204,7 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
         scope: Located(context_items(found, request.cache), ContextInput("debs", digest([d.sha256 for d in found])))
         for scope, found in scoped(system).items()
     }
+    wheels = {cid: _wheels(request, cid, pinned, prepare) for cid, pinned in section.python.items()}
     package_items = tuple(FileItem(f"packages/{p.file}", _obtain_package(request, p, say)) for p in section.packages)
     package_shas = sha256_text(",".join(sorted(p.sha256 for p in section.packages)))
     return Inputs(
@@ -209,4 +214,19 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
         sources=sources,
         drift=tuple(drifts),
         debs=debs,
+        wheels=wheels,
     )
+
+
+def _wheels(request: Request, component_id: str, pinned: list[LockedWheel], prepare: bool) -> Located:
+    """A component's wheels and their requirements file (name==version --hash) for its stage's context."""
+    found = [Wheel(w.name, w.version, w.file, w.sha256) for w in pinned]
+    if prepare:
+        platform = request.manifest.platform
+        target = Target.of(platform.python, request.arch, platform.os, platform.os_version)
+        index = request.site.python_index or request.manifest.python_index
+        fetch_wheels(found, index, request.manifest_dir, target, request.cache)
+    text = requirements_text(found)
+    items: list[FileItem | BytesItem] = [FileItem(f"wheels/{w.file}", _cached(request.cache, w.sha256)) for w in found]
+    items.append(BytesItem("wheels/requirements.txt", text.encode(), 0o644))
+    return Located(tuple(items), ContextInput("wheels", sha256_text(text)))

@@ -50,8 +50,9 @@ cmake -S "$prefix/src/runtime" -B "$prefix/src/runtime/build" -DCMAKE_BUILD_TYPE
 cmake --build "$prefix/src/runtime/build"
 export ASCEND_RUNTIME_LIB=$prefix/src/runtime/build/libascend_runtime.so
 
-step "harness: install"
+step "harness: install (and its dependency from the reference wheelhouse)"
 pip_install "$prefix/src/harness"
+"$python" -m pip install --quiet --no-index --find-links "$here/wheelhouse" --target "$prefix/python" simreport==1.0
 
 cat > "$prefix/env.sh" <<ENV
 source $prefix/Ascend/ascend-toolkit/set_env.sh

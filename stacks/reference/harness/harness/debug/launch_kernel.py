@@ -15,6 +15,7 @@ import sys
 import time
 
 import numpy as np
+from simreport import throughput_line
 
 from harness.runtime import AclError, Runtime, RuntimeNotFound
 
@@ -84,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     expected = a.astype(np.float64) @ b.astype(np.float64)
     max_error = float(np.max(np.abs(c - expected))) if c.size else 0.0
     print(f"[INFO] Max error: {max_error:.3e} (M={m} N={n} K={k}, tolerance {opts.tolerance:g})")
+    print(throughput_line(m, n, k, elapsed_ms))
     if not max_error <= opts.tolerance:
         print(f"[ERROR] Result mismatch: max error {max_error:.3e} > {opts.tolerance:g}", file=sys.stderr)
         return 1
