@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
+from pathlib import Path
 
 from tests.conftest import REFERENCE
 
@@ -10,6 +12,6 @@ _spec = importlib.util.spec_from_file_location("reference_make_wheel", REFERENCE
 assert _spec is not None and _spec.loader is not None
 _module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_module)
-make_wheel = _module.make_wheel
-normalise = _module.normalise
-reference_wheels = _module.reference_wheels
+make_wheel: Callable[..., Path] = _module.make_wheel
+normalise: Callable[[str], str] = _module.normalise
+reference_wheels: Callable[..., list[Path]] = _module.reference_wheels

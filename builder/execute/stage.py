@@ -16,6 +16,7 @@ from builder.model.errors import LoggedFailure, StackbuildError
 from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
 from builder.verify.diagnose import diagnose
+from builder.verify.installs import added_files, collisions, installed_files
 from builder.verify.probes import run_probes
 
 Report = Callable[[str], None]
@@ -76,6 +77,8 @@ class StageBuilder:
             started = time.monotonic()
             context_input = stage.inputs.context
             write(f"# stage {stage.name} key {stage.key}\n# context: {context_input.what} {context_input.sha256}")
+            if stage.kind == "devel":
+                self._check_installs(stage, log_file)
             self._context(stage, context, log_file)
             write(f"# context ready in {time.monotonic() - started:.2f}s")
             image_id = self._build(stage, context, write, log_file)
@@ -85,6 +88,23 @@ class StageBuilder:
             write(f"# built and probed in {time.monotonic() - started:.2f}s")
         self.engine.tag(image_id, stage.tag())
         return image_id
+
+    def _check_installs(self, stage: Stage, log_file: Path) -> None:
+        """Before the images that merge every component: no file installed by two of them."""
+        plan = self.plan
+        every_path = sorted({path for paths in plan.installs.values() for path in paths})
+        try:
+            listings = {
+                cid: installed_files(self.engine, plan.stages[cid].tag(), p) for cid, p in plan.installs.items()
+            }
+            toolkit = installed_files(self.engine, plan.stages["toolkit"].tag(), every_path) if every_path else {}
+        except EngineError as err:
+            raise StageFailed(stage.name, f"cannot list the components' installs: {err}", [], log_file, None) from err
+        needs = {cid: set(deps) for cid, deps in plan.needs.items()}
+        if problems := collisions(added_files(listings, toolkit, needs)):
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            reason = f"{problems[0]}{more}: each file belongs to one component's installs"
+            raise StageFailed(stage.name, reason, problems[1:10], log_file, None)
 
     def _context(self, stage: Stage, out: IO[bytes], log_file: Path) -> None:
         try:

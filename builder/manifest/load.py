@@ -51,32 +51,12 @@ def check_graph(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
                 problems.append(doc.locate(where, f"'{dep}' depends on itself"))
             elif dep not in ids:
                 problems.append(doc.locate(where, f"unknown component '{dep}'{suggest(dep, ids)}"))
-    problems += check_installs(manifest, doc)
     if problems:
         return problems
     cycle = find_cycle({c.id: c.depends_on for c in manifest.components})
     if cycle:
         first = ids.index(cycle[0])
         problems.append(doc.locate(("components", first, "depends_on"), "dependency cycle: " + " -> ".join(cycle)))
-    return problems
-
-
-def _overlaps(a: str, b: str) -> bool:
-    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
-
-
-def check_installs(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
-    """Two stages may not add the same files: installs of different components must not overlap."""
-    problems = []
-    seen: list[tuple[str, str, int]] = []  # (path, component, index)
-    for i, comp in enumerate(manifest.components):
-        for j, install in enumerate(comp.installs):
-            other = next((s for s in seen if s[1] != comp.id and _overlaps(s[0], install.path)), None)
-            if other is not None:
-                message = f"{install.path} overlaps {other[0]}, which {other[1]} installs"
-                message += ": two stages may not add the same files"
-                problems.append(doc.locate(("components", i, "installs", j, "path"), message))
-            seen.append((install.path, comp.id, j))
     return problems
 
 

@@ -118,4 +118,14 @@ def make_plan(inputs: Inputs) -> Plan:
     graph.add("devel-image", "devel", ("toolkit", *lock.order), devel_file, debs.get(DEVEL_SCOPE, NO_CONTEXT))
     runtime_file = render.runtime(manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch)
     graph.add("runtime-image", "runtime", ("base-runtime", "toolkit", *lock.order), runtime_file)
-    return Plan(manifest.name, arch, repository_for(manifest.name), graph.stages, inputs.drift, final_tags(inputs))
+    installs = {c.id: tuple(i.path for i in c.installs) for c in manifest.components if c.installs}
+    return Plan(
+        manifest.name,
+        arch,
+        repository_for(manifest.name),
+        graph.stages,
+        inputs.drift,
+        final_tags(inputs),
+        installs,
+        {cid: frozenset(deps) for cid, deps in needs.items()},
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Literal
 
@@ -84,6 +84,9 @@ class Plan:
     stages: Mapping[str, Stage]  # in build order
     drift: tuple[str, ...]
     final_tags: Mapping[str, str]  # final stage -> tag
+    # Component -> the paths it installs outside its directory, and -> every component it needs.
+    installs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    needs: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def order(self) -> list[Stage]:
         return list(self.stages.values())

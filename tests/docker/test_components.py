@@ -34,32 +34,3 @@ def test_stages_build_without_network_unless_they_declare_it(
         assert '"network": true' in (workspace / "lockfiles" / f"{name}.lock.json").read_text()
     else:
         assert interfaces == ["lo"]
-
-
-def test_installs_reach_dependents_and_the_runtime_image(workspace: Path, engine: DockerEngine) -> None:
-    name = write_variant(
-        workspace,
-        "reftest-installs",
-        [
-            (
-                "    build: [make]\n    env:\n      ASCEND_C_HOME",
-                "    build:\n      - make\n"
-                "      - mkdir -p /usr/local/ascendc-tools && echo tool > /usr/local/ascendc-tools/tool\n"
-                "    installs: [{path: /usr/local/ascendc-tools, runtime: true}]\n    env:\n      ASCEND_C_HOME",
-            ),
-            (
-                "      - {kind: elf-section, file: build/gemm_f32.o, section: __tile_config}\n",
-                "      - {kind: elf-section, file: build/gemm_f32.o, section: __tile_config}\n"
-                "      - {kind: command, run: grep -q tool /usr/local/ascendc-tools/tool}\n",
-            ),
-        ],
-    )
-    stackbuild(workspace, "lock", name, check=True)
-    run = stackbuild(workspace, "build", name)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "smoke: launch: passed" in run.stderr
-    plan = plan_of(workspace, name)
-    log = (workspace / ".stackbuild" / "logs" / name / plan.arch.value / "ascend-c.log").read_text()
-    assert "# probe exists /usr/local/ascendc-tools: ok" in log
-    for final in plan.final_tags.values():
-        assert engine.run(final, ["cat", "/usr/local/ascendc-tools/tool"]).output.strip() == "tool"

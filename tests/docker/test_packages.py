@@ -1,0 +1,232 @@
+"""System and Python packages, git checkouts and toolkit layouts, proven in real stages.
+
+The apt repository and the wheelhouse are made by the tests and served on loopback; the keep_git
+test takes git from the base's own Debian mirror (the one the base is bootstrapped from).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from builder.engine.docker_engine import DockerEngine
+from builder.store.cache import Cache
+from tests.conftest import REFERENCE
+from tests.debrepo import make_deb, serve, write_index
+from tests.docker.conftest import plan_of, stackbuild, write_variant
+from tests.helpers import git, make_repo
+from tests.wheelhouse import make_wheel
+
+pytestmark = pytest.mark.docker
+HARNESS = "  - id: harness\n    source: {path: reference/harness}\n    depends_on: [runtime, ascend-kernel]\n"
+DPKG_QUERY = ["dpkg-query", "-W", "-f", "${Package}=${Version}\\n", "sbdemo-tool", "sbdemo-lib"]
+
+
+def publish(repo: Path, version: str) -> None:
+    """The repository serves sbdemo-tool and sbdemo-lib at version (and nothing older)."""
+    shutil.rmtree(repo / "pool", ignore_errors=True)
+    pool = repo / "pool" / "main"
+    make_deb(pool, "sbdemo-lib", version, files={"usr/share/sbdemo/lib": version})
+    make_deb(
+        pool, "sbdemo-tool", version, depends=[f"sbdemo-lib (>= {version})"], files={"usr/share/sbdemo/tool": version}
+    )
+    write_index(repo)
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    repo = tmp_path / "apt"
+    publish(repo, "1.0")
+    with serve(repo) as url:
+        yield repo, url
+
+
+def wheelhouse(directory: Path) -> Path:
+    """Different wheels per architecture (sbwheel 1.0 on x86_64, 0.9 on aarch64), a shared pure
+    dependency, and the reference harness's own simreport."""
+    for version, tag in (("1.0", "py3-none-manylinux2014_x86_64"), ("0.9", "py3-none-manylinux2014_aarch64")):
+        modules = {"sbwheel/__init__.py": f"VERSION = {version!r}\n"}
+        make_wheel(directory, "sbwheel", version, tag, modules=modules, requires=["sbdep>=2.0"])
+    make_wheel(directory, "sbdep", "2.0", modules={"sbdep/__init__.py": "ANSWER = 42\n"})
+    shutil.copy(next((REFERENCE / "wheelhouse").glob("simreport-*.whl")), directory)
+    return directory
+
+
+def locked_debs(lock: dict, arch: str, component: str) -> list[dict]:  # type: ignore[type-arg]
+    return lock["architectures"][arch]["system"]["components"][component]  # type: ignore[no-any-return]
+
+
+def test_packages_are_locked_per_architecture_and_installed_offline_at_the_locked_versions(
+    workspace: Path, engine: DockerEngine, repository: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, url = repository
+    wheels = wheelhouse(tmp_path / "wheels")
+    name = write_variant(
+        workspace,
+        "reftest-packages",
+        [
+            (
+                "python_index: reference/wheelhouse\n",
+                f"python_index: {wheels}\napt_repositories:\n  - {{url: '{url}', suite: stable, trusted: true}}\n",
+            ),
+            (HARNESS, HARNESS + "    system_packages: [sbdemo-tool]\n"),
+            ("    python_packages: [simreport==1.0]\n", "    python_packages: [simreport==1.0, sbwheel]\n"),
+        ],
+    )
+    stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
+    lock_path = workspace / "lockfiles" / f"{name}.lock.json"
+    lock = json.loads(lock_path.read_text())
+    # The closure in apt's install order: the dependency first (makeself comes from ascend-c, a dependency).
+    assert [(d["name"], d["version"]) for d in locked_debs(lock, "x86_64", "harness")] == [
+        ("makeself", "2.4.5-1"),
+        ("sbdemo-lib", "1.0"),
+        ("sbdemo-tool", "1.0"),
+    ]
+    pins = {a: {w["name"]: w["version"] for w in s["python"]["harness"]} for a, s in lock["architectures"].items()}
+    assert pins == {
+        "x86_64": {"sbwheel": "1.0", "sbdep": "2.0", "simreport": "1.0"},
+        "aarch64": {"sbwheel": "0.9", "sbdep": "2.0", "simreport": "1.0"},
+    }
+
+    # The repository moves on: 1.0 is gone, 1.1 offered. The lock's .debs (in the cache) still go in.
+    publish(repo, "1.1")
+    run = stackbuild(workspace, "build", name, "--frozen")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "smoke: launch: passed" in run.stderr
+    harness = plan_of(workspace, name).stages["harness"].tag()
+    assert sorted(engine.run(harness, DPKG_QUERY).output.split()) == ["sbdemo-lib=1.0", "sbdemo-tool=1.0"]
+    imported = engine.run(harness, ["python3", "-c", "import sbwheel, sbdep; print(sbwheel.VERSION, sbdep.ANSWER)"])
+    assert imported.output.strip() == "1.0 42", imported.output
+
+    # Served nowhere any more (not even the cache): --frozen refuses, naming the fix; a build goes on with 1.1.
+    cache = Cache()
+    for deb in locked_debs(lock, "x86_64", "harness"):
+        if deb["name"].startswith("sbdemo-"):
+            cache.blob(deb["sha256"]).unlink()
+    frozen = stackbuild(workspace, "build", name, "--frozen")
+    assert frozen.returncode != 0
+    assert "sbdemo-lib_1.0_all.deb (sbdemo-lib 1.0, locked) is in neither the cache" in frozen.stderr
+    assert f"relock with `stackbuild lock {name}`" in frozen.stderr
+    moved = stackbuild(workspace, "build", name, "--no-smoke")
+    assert moved.returncode == 0, moved.stderr[-3000:]
+    assert "note: sbdemo-lib 1.0 (locked) gone -> 1.1" in moved.stderr
+    assert "note: sbdemo-tool 1.0 (locked) gone -> 1.1" in moved.stderr
+    images = [t for t in engine.tags("stackbuild/stage/harness") if t != harness]
+    assert any(
+        sorted(engine.run(t, DPKG_QUERY).output.split()) == ["sbdemo-lib=1.1", "sbdemo-tool=1.1"] for t in images
+    )
+
+
+def test_keep_git_gives_the_build_a_checkout_with_submodules_and_tags_without_network(
+    workspace: Path, engine: DockerEngine, tmp_path: Path
+) -> None:
+    repos = tmp_path / "repos"
+    make_repo(tmp_path / "dep", "dep v1")
+    git("clone", "-q", "--bare", str(tmp_path / "dep"), str(repos / "dep.git"), cwd=tmp_path)
+    make_repo(tmp_path / "lib", "lib v1")
+    git(
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        f"file://{repos}/dep.git",
+        "3rdparty/dep",
+        cwd=tmp_path / "lib",
+    )
+    git("commit", "-q", "-m", "add dep", cwd=tmp_path / "lib")
+    git("tag", "v2.0.1", cwd=tmp_path / "lib")
+    git("clone", "-q", "--bare", str(tmp_path / "lib"), str(repos / "lib.git"), cwd=tmp_path)
+    component = (
+        "  - id: gitdemo\n"
+        f"    source: {{git: 'file://{repos}/lib.git', ref: v2.0.1, keep_git: true}}\n"
+        "    system_packages: [git]\n"
+        "    build:\n"
+        "      - git submodule update --init --recursive\n"
+        "      - git describe --tags > described.txt\n"
+        "      - (cat 3rdparty/dep/README; echo; ls /sys/class/net) >> described.txt\n"
+        "    artifacts: [{path: described.txt}]\n"
+    )
+    name = write_variant(workspace, "reftest-git", [("components:\n", "components:\n" + component)])
+    stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
+    run = stackbuild(workspace, "build", name, "--no-smoke")
+    assert run.returncode == 0, run.stderr[-3000:]
+    stage = plan_of(workspace, name).stages["gitdemo"]
+    assert not stage.network
+    described = engine.run(stage.tag(), ["cat", "/opt/stack/gitdemo/described.txt"]).output.split()
+    assert described == ["v2.0.1", "dep", "v1", "lo"]
+
+
+def test_two_components_installing_the_same_file_are_refused_naming_both(workspace: Path) -> None:
+    shared = "      - mkdir -p /usr/local/shared && echo {0} > /usr/local/shared/tool\n"
+    name = write_variant(
+        workspace,
+        "reftest-collide",
+        [
+            (
+                "    build: [make, make install]\n",
+                "    build:\n      - make\n      - make install\n" + shared.format("a"),
+            ),
+            (
+                "      - {path: /usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc, runtime: true}\n",
+                "      - {path: /usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc, runtime: true}\n"
+                "      - {path: /usr/local/shared}\n",
+            ),
+            (
+                "      - cmake --build build\n",
+                "      - cmake --build build\n" + shared.format("b") + "    installs: [{path: /usr/local/shared}]\n",
+            ),
+        ],
+    )
+    stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
+    run = stackbuild(workspace, "build", name, "--no-smoke")
+    assert run.returncode != 0
+    assert "stage devel-image failed: /usr/local/shared/tool is installed by both ascend-c and runtime" in run.stderr
+
+
+def test_installs_reach_dependents_and_the_final_images(workspace: Path, engine: DockerEngine) -> None:
+    """ascend-c installs its .run into the toolkit tree; ascend-kernel links against that install."""
+    run = stackbuild(workspace, "build", "reftest")
+    assert run.returncode == 0, run.stderr[-3000:]
+    plan = plan_of(workspace, "reftest")
+    install = "/usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc"
+    assert {"kind": "exists", "paths": [install]} in plan.stages["ascend-c"].probes  # checked before it was tagged
+    library = "/usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc/lib64/libascendc.so"
+    kernel = "/opt/stack/ascend-kernel/build/libascend_kernel.so"
+    linked = engine.run(plan.stages["ascend-kernel"].tag(), ["ldd", kernel]).output
+    assert "/usr/local/Ascend/ascend-toolkit/latest/ascendc/lib64/libascendc.so" in linked
+    for final in plan.final_tags.values():
+        assert engine.run(final, ["test", "-f", library]).exit_code == 0
+
+
+def test_the_reference_stack_builds_and_smokes_in_the_8_5_toolkit_layout(workspace: Path, engine: DockerEngine) -> None:
+    """The reference toolkit packed as CANN 8.5.0 (real file name, cann-8.5.0/ and the cann link):
+    render, probes, the runtime image and the smoke all take the layout from the one table."""
+    name = write_variant(
+        workspace,
+        "reftest-cann85",
+        [
+            ("version: 8.3.RC1", "version: 8.5.0"),
+            ("cpusim-cann-toolkit_8.3.RC1_linux-", "Ascend-cann-toolkit_8.5.0_linux-"),
+            ("--version 8.3.RC1 --output-dir", "--version 8.5.0 --package-name Ascend-cann-toolkit --output-dir"),
+            (
+                "build: [make, make install]",
+                "build: [make REQUIRED_VERSION=8.5.0, make install REQUIRED_VERSION=8.5.0]",
+            ),
+            ("/usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc", "/usr/local/Ascend/cann-8.5.0/ascendc"),
+            ("within: /usr/local/Ascend/ascend-toolkit", "within: /usr/local/Ascend/cann"),
+        ],
+    )
+    stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
+    run = stackbuild(workspace, "build", name)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "smoke: launch: passed" in run.stderr
+    runtime = plan_of(workspace, name).final_tags["runtime-image"]
+    layout = engine.run(
+        runtime, ["bash", "-c", "readlink /usr/local/Ascend/cann; echo $ASCEND_TOOLKIT_HOME; ls /usr/local/Ascend"]
+    )
+    assert layout.output.split() == ["cann-8.5.0", "/usr/local/Ascend/cann", "cann", "cann-8.5.0"]
