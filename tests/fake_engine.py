@@ -7,7 +7,7 @@ import json
 import tarfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -48,6 +48,15 @@ class FakeEngine:
 
     def remove(self, ref: str) -> None:
         self.removed.append(ref)
+
+    image_files: dict[str, dict[str, bytes]] = field(default_factory=dict)  # image -> its files by path
+
+    def files(self, image: str, paths: Sequence[str]) -> dict[str, bytes]:
+        return {
+            path: data
+            for path, data in self.image_files.get(image, {}).items()
+            if any(path == p or path.startswith(p.rstrip("/") + "/") for p in paths)
+        }
 
     def tags(self, repository: str) -> set[str]:
         return set(self.tagged)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import re
+import tarfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import docker
@@ -149,6 +151,29 @@ class DockerEngine:
         finally:
             with contextlib.suppress(docker.errors.DockerException, requests.RequestException):
                 container.remove(force=True)
+
+    def files(self, image: str, paths: Sequence[str]) -> dict[str, bytes]:
+        if self.image_id(image) is None:
+            try:
+                self.client.images.pull(image)
+            except docker.errors.DockerException as err:
+                raise EngineError(f"cannot pull {image} ({err}): pull or `docker load` it first") from err
+        found: dict[str, bytes] = {}
+        with self.container(image, ["true"], None, NO_DEVICES) as container:
+            for path in paths:
+                try:
+                    stream, _ = container.get_archive(path)
+                except docker.errors.NotFound:
+                    continue
+                except docker.errors.DockerException as err:
+                    raise EngineError(f"cannot read {path} from {image}: {err}") from err
+                parent = path.rstrip("/").rsplit("/", 1)[0]
+                with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+                    for member in tar:
+                        handle = tar.extractfile(member) if member.isfile() else None
+                        if handle is not None:
+                            found[f"{parent}/{member.name}"] = handle.read()
+        return found
 
     def run(
         self,

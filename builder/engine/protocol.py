@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Protocol
 
@@ -70,6 +70,10 @@ class Engine(Protocol):
         network: bool = False,
     ) -> str:
         """Build from a tar context holding a Dockerfile (without network unless asked); the image id (untagged)."""
+        ...
+
+    def files(self, image: str, paths: Sequence[str]) -> dict[str, bytes]:
+        """The regular files under paths in image (pulled first if absent), by absolute path; missing paths skipped."""
         ...
 
     def run(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from builder.engine import Engine, EngineError
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
@@ -28,7 +29,6 @@ from builder.store.http import DownloadError, HttpClient, redact
 DEB_FILE = r"^[A-Za-z0-9][A-Za-z0-9.+~%_-]*\.deb$"
 _INST = re.compile(r"^Inst (\S+) (?:\[[^\]]*\] )?\((\S+) .*\[([a-z0-9-]+)\]\)", re.M)
 _URI = re.compile(r"^'([^']+)' (\S+) \d+ ", re.M)
-_ROOT_FILES = ("var/lib/dpkg/status", "etc/apt/sources.list", "etc/apt/sources.list.d/", "etc/apt/trusted.gpg.d/")
 
 
 class SystemPackageError(StackbuildError):
@@ -96,25 +96,80 @@ def parse_sources(text: str) -> list[AptSource]:
     return found
 
 
+def parse_deb822(text: str) -> list[AptSource]:
+    """The `deb` entries of a deb822 .sources file (Ubuntu 24.04 and Debian 13 ship these)."""
+    found = []
+    for stanza in text.split("\n\n"):
+        fields = {}
+        for line in stanza.splitlines():
+            if ":" in line and not line.startswith((" ", "#")):
+                key, _, value = line.partition(":")
+                fields[key.strip().lower()] = value.strip()
+        if "deb" not in fields.get("types", "").split() or fields.get("enabled", "yes") == "no":
+            continue
+        trusted = fields.get("trusted", "no") == "yes"
+        for uri in fields.get("uris", "").split():
+            for suite in fields.get("suites", "").split():
+                found.append(AptSource(uri, suite, tuple(fields.get("components", "").split()), trusted))
+    return found
+
+
+# What apt needs from a base's root: dpkg's status, the apt sources and the keys they are signed with.
+ROOT_PATHS = (
+    "/var/lib/dpkg/status",
+    "/etc/apt/sources.list",
+    "/etc/apt/sources.list.d",
+    "/etc/apt/trusted.gpg.d",
+    "/usr/share/keyrings",
+)
+
+
+def root_from_files(files: dict[str, bytes]) -> BaseRoot:
+    """A BaseRoot from the base's files (absolute path -> content)."""
+    sources: list[AptSource] = []
+    keys = []
+    for path, data in sorted(files.items()):
+        if path.endswith(".list") and path.startswith("/etc/apt/"):
+            sources.extend(parse_sources(data.decode(errors="replace")))
+        elif path.endswith(".sources") and path.startswith("/etc/apt/"):
+            sources.extend(parse_deb822(data.decode(errors="replace")))
+        elif path.startswith("/etc/apt/trusted.gpg.d/") and path.endswith((".gpg", ".asc")):
+            keys.append((path.rsplit("/", 1)[-1], data))
+        elif path.startswith("/usr/share/keyrings/") and "-archive-keyring" in path and path.endswith(".gpg"):
+            keys.append((path.rsplit("/", 1)[-1], data))  # what deb822 sources name in Signed-By
+    return BaseRoot(files.get("/var/lib/dpkg/status", b""), tuple(sources), tuple(keys))
+
+
 def root_from_tarball(tarball: Path) -> BaseRoot:
-    """The dpkg status, sources and keys of a bootstrapped base's tarball."""
-    status, sources, keys = b"", [], []
+    """The BaseRoot of a bootstrapped base's tarball."""
+    files = {}
     with tarfile.open(tarball) as tar:
         for member in tar:
-            name = member.name.removeprefix("./")
-            if not member.isfile() or not any(
-                name == f or (f.endswith("/") and name.startswith(f)) for f in _ROOT_FILES
-            ):
-                continue
-            handle = tar.extractfile(member)
-            data = handle.read() if handle else b""
-            if name == "var/lib/dpkg/status":
-                status = data
-            elif name.startswith("etc/apt/trusted.gpg.d/"):
-                keys.append((name.rsplit("/", 1)[-1], data))
-            elif name.endswith(".list"):
-                sources.extend(parse_sources(data.decode(errors="replace")))
-    return BaseRoot(status, tuple(sources), tuple(sorted(keys)))
+            path = "/" + member.name.removeprefix("./")
+            if member.isfile() and any(path == p or path.startswith(p + "/") for p in ROOT_PATHS):
+                handle = tar.extractfile(member)
+                files[path] = handle.read() if handle else b""
+    return root_from_files(files)
+
+
+@dataclass(frozen=True)
+class BaseRef:
+    """The base a closure is resolved on: a bootstrapped tarball, or an image pinned by digest."""
+
+    tarball: Path | None = None
+    image: str | None = None
+
+
+def base_root(base: BaseRef, engine: Callable[[], Engine]) -> BaseRoot:
+    if base.tarball is not None:
+        if not base.tarball.is_file():
+            raise SystemPackageError(f"the base tarball is not in the cache ({base.tarball.name}): relock")
+        return root_from_tarball(base.tarball)
+    assert base.image is not None
+    try:
+        return root_from_files(engine().files(base.image, ROOT_PATHS))
+    except EngineError as err:
+        raise SystemPackageError(f"system packages are resolved against the base image: {err}") from err
 
 
 class PrivateApt:
@@ -242,17 +297,17 @@ def resolve(
 
 
 def resolve_on(
-    tarball: Path,
+    base: BaseRef,
     sources: Sequence[AptSource],
     scopes: Sequence[tuple[str, Sequence[str]]],
     arch: Arch,
     rewrite: Callable[[str], str],
     cache: Cache,
 ) -> dict[str, list[Deb]]:
-    """resolve() against a bootstrapped base's tarball."""
-    if not tarball.is_file():
-        raise SystemPackageError(f"the {arch} base tarball is not in the cache ({tarball.name}): relock")
-    return resolve(root_from_tarball(tarball), sources, scopes, arch, rewrite, cache)
+    """resolve() against a base: its tarball, or its image (through the Docker engine)."""
+    from builder.engine.docker_engine import DockerEngine  # only an image base needs the engine
+
+    return resolve(base_root(base, DockerEngine), sources, scopes, arch, rewrite, cache)
 
 
 def fetch(deb: Deb, cache: Cache, deb_dirs: Sequence[Path], mirrors: Sequence[str], client: HttpClient) -> str | None:

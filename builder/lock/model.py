@@ -119,9 +119,11 @@ class LockedDeb(Frozen):
 
 class LockedSystem(Frozen):
     """The .debs of the system packages, each scope's closure in install order: the stack's (installed
-    before the toolkit), and per component what it needs beyond the stack's (with its dependencies')."""
+    into the devel base) and the runtime base's, and per component what it needs beyond the stack's
+    (with its dependencies')."""
 
     stack: list[LockedDeb] = Field(default_factory=list)
+    runtime: list[LockedDeb] = Field(default_factory=list)
     components: dict[Line, list[LockedDeb]] = Field(default_factory=dict)
     # What it was resolved from (requests, repositories, base): kept across relocks of other architectures.
     spec_key: str | None = Field(default=None, pattern=SHA256)

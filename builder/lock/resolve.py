@@ -27,7 +27,7 @@ from builder.lock.model import (
     LockedToolkit,
     LockedWheel,
 )
-from builder.lock.system import lock_system
+from builder.lock.system import ResolveDebs, lock_system
 from builder.manifest.graph import topological_order
 from builder.manifest.load import manifest_digest
 from builder.manifest.model import (
@@ -59,7 +59,7 @@ class Resolver:
     # How a base tarball is made (mmdebstrap); the tests pass a function that bootstraps nothing.
     make_base: Callable[..., bootstrap.BaseTarball] = bootstrap.bootstrap
     # How system packages are resolved on a base tarball (apt); the tests pass a fixed closure.
-    resolve_debs: Callable[..., dict[str, list[debs.Deb]]] = debs.resolve_on
+    resolve_debs: ResolveDebs = debs.resolve_on
 
     def source(self, source: GitSource | PathSource) -> LockedGit | LockedPath:
         match source:

@@ -1,4 +1,8 @@
-"""Locking system packages: each scope's .deb closure on the base, pinned and downloaded."""
+"""Locking system packages: each scope's .deb closure on its base, pinned and downloaded.
+
+Scopes: the stack's (installed into the devel base), the runtime base's, and per component its
+own with its dependencies' (resolved on the devel base with the stack's, pinned beyond them).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 
 from builder.inputs import debs
-from builder.inputs.bootstrap import Flavor
+from builder.inputs.bootstrap import FLAVORS, Flavor
 from builder.inputs.site import SiteConfig
 from builder.lock.model import Lock, LockedDeb, LockedSystem, LockedTarball
 from builder.manifest.graph import transitive_deps
-from builder.manifest.model import Manifest
+from builder.manifest.model import ImageBase, Manifest
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import StackbuildError
@@ -19,10 +23,13 @@ from builder.store.cache import Cache
 from builder.store.http import HttpClient
 
 STACK_SCOPE = ""
+RUNTIME_SCOPE = "runtime"
+ResolveDebs = Callable[..., dict[str, list[debs.Deb]]]
 
 
 def requested(manifest: Manifest) -> list[tuple[str, list[str]]]:
-    """(scope, packages) to resolve: the stack's, then each component's with its dependencies' and the stack's."""
+    """(scope, packages) resolved on the devel base: the stack's, then each component's with its
+    dependencies' and the stack's."""
     needs = transitive_deps({c.id: list(c.depends_on) for c in manifest.components})
     scopes = [(STACK_SCOPE, list(manifest.system_packages))]
     for comp in manifest.components:
@@ -32,15 +39,27 @@ def requested(manifest: Manifest) -> list[tuple[str, list[str]]]:
     return scopes
 
 
+def requested_runtime(manifest: Manifest) -> list[tuple[str, list[str]]]:
+    return [(RUNTIME_SCOPE, list(manifest.runtime_system_packages))] if manifest.runtime_system_packages else []
+
+
 def wants_system(manifest: Manifest) -> bool:
-    return any(packages for _, packages in requested(manifest))
+    return any(packages for _, packages in [*requested(manifest), *requested_runtime(manifest)])
 
 
-def spec_key(manifest: Manifest, arch: Arch, base_sha256: str) -> str:
+def base_refs(manifest: Manifest, bases: dict[Flavor, LockedTarball], cache: Cache) -> dict[Flavor, debs.BaseRef]:
+    """What each base is, to resolve on: the bootstrapped tarballs, or the image (both flavors)."""
+    if isinstance(manifest.base, ImageBase):
+        return {flavor: debs.BaseRef(image=manifest.base.image) for flavor in FLAVORS}
+    return {flavor: debs.BaseRef(tarball=cache.blob(tarball.sha256)) for flavor, tarball in bases.items()}
+
+
+def spec_key(manifest: Manifest, arch: Arch, bases: dict[Flavor, LockedTarball]) -> str:
     repositories = [r.model_dump(mode="json") for r in manifest.apt_repositories]
-    return digest(
-        {"scopes": requested(manifest), "repositories": repositories, "arch": arch.value, "base": base_sha256}
-    )
+    scopes = [*requested(manifest), *requested_runtime(manifest)]
+    shas = {flavor: tarball.sha256 for flavor, tarball in sorted(bases.items())}
+    image = manifest.base.image if isinstance(manifest.base, ImageBase) else None
+    return digest({"scopes": scopes, "repositories": repositories, "arch": arch.value, "bases": shas, "image": image})
 
 
 def sources(manifest: Manifest) -> list[debs.AptSource]:
@@ -49,6 +68,35 @@ def sources(manifest: Manifest) -> list[debs.AptSource]:
 
 def mirrors(deb: LockedDeb, site: SiteConfig) -> list[str]:
     return [site.rewrite(deb.repository), *site.deb_snapshots]
+
+
+def resolve_all(
+    manifest: Manifest,
+    arch: Arch,
+    bases: dict[Flavor, LockedTarball],
+    site: SiteConfig,
+    cache: Cache,
+    resolve_debs: ResolveDebs,
+) -> dict[str, list[debs.Deb]]:
+    """Every scope's closure as apt gives it today: devel scopes on the devel base, the runtime's on its base."""
+    repos, refs = sources(manifest), base_refs(manifest, bases, cache)
+    found = resolve_debs(refs["devel"], repos, requested(manifest), arch, site.rewrite, cache)
+    if runtime := requested_runtime(manifest):
+        found |= resolve_debs(refs["runtime"], repos, runtime, arch, site.rewrite, cache)
+    return found
+
+
+def pinned(resolved: dict[str, list[debs.Deb]], key: str | None) -> LockedSystem:
+    """The lock's section from resolved closures: components pin only what the stack's do not install."""
+    stack = [LockedDeb(**asdict(d)) for d in resolved.get(STACK_SCOPE, [])]
+    in_stack = {(d.name, d.version) for d in stack}
+    components = {
+        scope: [LockedDeb(**asdict(d)) for d in found if (d.name, d.version) not in in_stack]
+        for scope, found in resolved.items()
+        if scope not in (STACK_SCOPE, RUNTIME_SCOPE)
+    }
+    runtime = [LockedDeb(**asdict(d)) for d in resolved.get(RUNTIME_SCOPE, [])]
+    return LockedSystem(stack=stack, runtime=runtime, components=components, spec_key=key)
 
 
 def lock_system(
@@ -60,25 +108,19 @@ def lock_system(
     site: SiteConfig,
     cache: Cache,
     say: Say,
-    resolve_debs: Callable[..., dict[str, list[debs.Deb]]] = debs.resolve_on,
+    resolve_debs: ResolveDebs = debs.resolve_on,
 ) -> LockedSystem:
     """The arch's system section: resolved if asked for, else the previous lock's while its spec matches."""
-    if not wants_system(manifest) or "devel" not in bases:
+    if not wants_system(manifest):
         return LockedSystem()
-    key = spec_key(manifest, arch, bases["devel"].sha256)
+    if not bases and not isinstance(manifest.base, ImageBase):
+        return LockedSystem()  # no base locked for this architecture yet: nothing to resolve against
+    key = spec_key(manifest, arch, bases)
     old = previous.architectures.get(arch) if previous else None
     if not wanted:
         return old.system if old and old.system.spec_key == key else LockedSystem()
     say(f"  system packages {arch}: resolving with apt against the base")
-    tarball = cache.blob(bases["devel"].sha256)
-    resolved = resolve_debs(tarball, sources(manifest), requested(manifest), arch, site.rewrite, cache)
-    stack = [LockedDeb(**asdict(d)) for d in resolved.pop(STACK_SCOPE)]
-    in_stack = {(d.name, d.version) for d in stack}
-    components = {
-        scope: [LockedDeb(**asdict(d)) for d in found if (d.name, d.version) not in in_stack]
-        for scope, found in resolved.items()
-    }
-    system = LockedSystem(stack=stack, components=components, spec_key=key)
+    system = pinned(resolve_all(manifest, arch, bases, site, cache, resolve_debs), key)
     _agree(system)
     download(system, site, cache, say)
     return system
@@ -97,17 +139,21 @@ def _agree(system: LockedSystem) -> None:
                 )
 
 
+def every_deb(system: LockedSystem) -> list[LockedDeb]:
+    return list({d.sha256: d for d in [*system.stack, *system.runtime, *system.devel()]}.values())
+
+
 def download(system: LockedSystem, site: SiteConfig, cache: Cache, say: Say) -> None:
     """Every pinned .deb into the cache, so a build needs no mirror."""
-    all_debs: Sequence[LockedDeb] = [*system.stack, *system.devel()]
+    all_debs: Sequence[LockedDeb] = every_deb(system)
     client = HttpClient()
     for deb in all_debs:
         if cache.has(deb.sha256):
             continue
-        if debs.fetch(_plain(deb), cache, site.deb_dirs, mirrors(deb, site), client) is None:
+        if debs.fetch(plain(deb), cache, site.deb_dirs, mirrors(deb, site), client) is None:
             raise StackbuildError(f"{deb.file} ({deb.name} {deb.version}) could not be downloaded from its repository")
     say(f"  system packages: {len(all_debs)} .debs pinned")
 
 
-def _plain(deb: LockedDeb) -> debs.Deb:
-    return debs.Deb(deb.name, deb.version, deb.architecture, deb.repository, deb.path, deb.sha256, deb.size)
+def plain(deb: LockedDeb) -> debs.Deb:
+    return debs.Deb(**deb.model_dump())

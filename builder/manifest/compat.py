@@ -104,15 +104,22 @@ def _check_platform(manifest: Manifest, report: Report) -> None:
 
 
 def _check_distribution_python(manifest: Manifest, report: Report) -> None:
+    """platform.python_from says who provides python3: a known mismatch with the distribution's is an error."""
     platform = manifest.platform
     shipped = DISTRIBUTION_PYTHON.get((platform.os, platform.os_version))
-    if shipped is None or shipped == platform.python:
+    bootstrapped = isinstance(manifest.base, BootstrapBase)
+    if platform.python_from == "base" and bootstrapped:
+        report.errors.append(
+            "python_from: base needs a base image that installs Python; a bootstrapped base has only the "
+            "distribution's python3: say python_from: distribution"
+        )
+    if shipped is None or shipped == platform.python or platform.python_from == "base":
         return
     said = f"{platform.os} {platform.os_version} ships Python {shipped}, the stack says {platform.python}"
-    if isinstance(manifest.base, BootstrapBase):
-        report.errors.append(f"{said}: a bootstrapped base has the distribution's python3; say {shipped}")
-    else:
-        report.warnings.append(f"{said}: the base image must install {platform.python} (the base stage probes it)")
+    fix = f'say python: "{shipped}"'
+    if not bootstrapped:
+        fix += ", or python_from: base if the base image installs its own (the base stage probes it)"
+    report.errors.append(f"{said} (python_from: distribution): {fix}")
 
 
 def _check_packages(manifest: Manifest, release: catalog.Release, report: Report) -> None:

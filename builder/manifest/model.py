@@ -279,7 +279,11 @@ class Manifest(Model):
     base: Base
     system_packages: list[DebPackage] = Field(
         default_factory=list,
-        description="Debian packages every stage needs, installed before the toolkit (closure pinned in the lock)",
+        description="Debian packages every build stage needs (python3, compilers, cmake on a bare image base): "
+        "installed into the devel base, offline, from the .deb closure the lock pins",
+    )
+    runtime_system_packages: list[DebPackage] = Field(
+        default_factory=list, description="the same for the runtime base (what the runtime image needs to run)"
     )
     apt_repositories: list[AptRepository] = Field(
         default_factory=list, description="where system packages come from besides the base's own apt sources"

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from builder.inputs.contexts import BytesItem, FileItem
-from builder.lock.system import STACK_SCOPE
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
 from builder.plan import render
 from builder.plan.resolve import Inputs, Located
 from builder.plan.stage import ContextInput, Plan, Stage, StageInputs, StageKind, sha256_text
-from builder.plan.system import DEVEL_SCOPE
 from builder.verify import probes as probe_specs
 from builder.verify.probes import ProbeSpec
 
@@ -86,14 +84,15 @@ def make_plan(inputs: Inputs) -> Plan:
     manifest, lock, arch = request.manifest, request.lock, request.arch
     graph = _Graph(arch.platform)
     python = probe_specs.python_probe(manifest.platform.python)
-    for flavor in ("devel", "runtime"):
-        graph.add(f"base-{flavor}", "base", (), render.base(flavor, lock), inputs.bases[flavor], (python,))
-    section = lock.section(arch)
     debs = inputs.debs
-    toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages, files_of(debs.get(STACK_SCOPE)))
+    for flavor in ("devel", "runtime"):
+        name = f"base-{flavor}"
+        dockerfile = render.base(flavor, lock, files_of(debs.get(name)))
+        graph.add(name, "base", (), dockerfile, joined(inputs.bases[flavor], debs.get(name)), (python,))
+    section = lock.section(arch)
+    toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages)
     toolkit_probes = probe_specs.toolkit_probes(toolkit_layout(lock.toolkit.version))
-    toolkit_context = joined(inputs.packages, debs.get(STACK_SCOPE))
-    graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, toolkit_context, toolkit_probes)
+    graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, inputs.packages, toolkit_probes)
     needs = transitive_deps({cid: lock.component(cid).depends_on for cid in lock.order})
     for cid in lock.order:
         deps = needs[cid]
@@ -114,8 +113,8 @@ def make_plan(inputs: Inputs) -> Plan:
             network,
         )
     built = [(cid, graph.image(cid)) for cid in lock.order]
-    devel_file = render.devel(manifest, graph.image("toolkit"), built, files_of(debs.get(DEVEL_SCOPE)))
-    graph.add("devel-image", "devel", ("toolkit", *lock.order), devel_file, debs.get(DEVEL_SCOPE, NO_CONTEXT))
+    devel_file = render.devel(manifest, graph.image("toolkit"), built, files_of(debs.get("devel-image")))
+    graph.add("devel-image", "devel", ("toolkit", *lock.order), devel_file, debs.get("devel-image", NO_CONTEXT))
     runtime_file = render.runtime(manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch)
     graph.add("runtime-image", "runtime", ("base-runtime", "toolkit", *lock.order), runtime_file)
     installs = {c.id: tuple(i.path for i in c.installs) for c in manifest.components if c.installs}

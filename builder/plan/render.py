@@ -89,23 +89,20 @@ def package_steps(packages: Sequence[LockedDownload | LockedGenerated]) -> list[
     return steps
 
 
-def base(flavor: Flavor, lock: Lock) -> str:
+def base(flavor: Flavor, lock: Lock, debs: Sequence[str] = ()) -> str:
+    """debs: the stack's system packages for this base (.deb file names in install order)."""
     match lock.base:
         case LockedImageBase(image=image):
-            return render("base", flavor=flavor, image=image, origin=f"pulled as {image}")
+            return render("base", flavor=flavor, image=image, origin=f"pulled as {image}", debs=debs)
         case LockedBootstrapBase(suite=suite, variant=variant):
             origin = f"bootstrapped with mmdebstrap ({suite}, {variant})"
-            return render("base", flavor=flavor, image=None, origin=origin)
+            return render("base", flavor=flavor, image=None, origin=origin, debs=debs)
 
 
-def toolkit(
-    lock: Lock, base_image: str, packages: Sequence[LockedDownload | LockedGenerated], debs: Sequence[str] = ()
-) -> str:
-    """debs: the stack's system packages (.deb file names in install order)."""
+def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedDownload | LockedGenerated]) -> str:
     layout = toolkit_layout(lock.toolkit.version)
     return render(
         "toolkit",
-        debs=debs,
         base_image=base_image,
         packages=package_steps(packages),
         toolkit_env=env_block(layout.env()),

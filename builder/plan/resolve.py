@@ -197,9 +197,9 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
     if drifts and request.frozen:
         raise StackbuildError("path sources differ from the lock and --frozen is set: relock\n  " + "\n  ".join(drifts))
     system = section.system
-    if prepare and (system.stack or system.components):
-        tarball = request.cache.blob(lock.tarball(request.arch, "devel").sha256)
-        system = at_hand(system, manifest, request.arch, tarball, request.site, request.cache, request.frozen, say)
+    if prepare and (system.stack or system.runtime or system.components):
+        bases = section.base
+        system = at_hand(system, manifest, request.arch, bases, request.site, request.cache, request.frozen, say)
     debs = {
         scope: Located(context_items(found, request.cache), ContextInput("debs", digest([d.sha256 for d in found])))
         for scope, found in scoped(system).items()

@@ -8,14 +8,14 @@ today, with a note (`--frozen` refuses instead), so the stage keys say what is r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 
 from builder.inputs import debs
+from builder.inputs.bootstrap import Flavor
 from builder.inputs.contexts import FileItem
 from builder.inputs.site import SiteConfig
-from builder.lock.model import LockedDeb, LockedSystem
-from builder.lock.system import STACK_SCOPE, download, mirrors, requested, sources
+from builder.lock.model import LockedDeb, LockedSystem, LockedTarball
+from builder.lock.system import download, every_deb, mirrors, pinned, plain, resolve_all
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
@@ -23,14 +23,16 @@ from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 
-DEVEL_SCOPE = "devel-image"
-
 
 def scoped(system: LockedSystem) -> dict[str, list[LockedDeb]]:
-    """Install point -> its .debs in order: the stack's (toolkit stage), each component's, the devel image's."""
-    found = {STACK_SCOPE: list(system.stack), **{k: list(v) for k, v in system.components.items()}}
-    found[DEVEL_SCOPE] = system.devel()
-    return {scope: in_scope for scope, in_scope in found.items() if in_scope}
+    """Stage -> the .debs it installs, in order: the bases', each component's, the devel image's."""
+    found = {
+        "base-devel": list(system.stack),
+        "base-runtime": list(system.runtime),
+        **{k: list(v) for k, v in system.components.items()},
+        "devel-image": system.devel(),
+    }
+    return {stage: in_stage for stage, in_stage in found.items() if in_stage}
 
 
 def context_items(found: Sequence[LockedDeb], cache: Cache) -> tuple[FileItem, ...]:
@@ -41,19 +43,11 @@ def _blob(cache: Cache, sha256: str) -> Callable[[], Path]:
     return lambda: cache.blob(sha256)
 
 
-def _plain(deb: LockedDeb) -> debs.Deb:
-    return debs.Deb(**deb.model_dump())
-
-
-def _locked(deb: debs.Deb) -> LockedDeb:
-    return LockedDeb(**asdict(deb))
-
-
 def at_hand(
     system: LockedSystem,
     manifest: Manifest,
     arch: Arch,
-    base_tarball: Path,
+    bases: dict[Flavor, LockedTarball],
     site: SiteConfig,
     cache: Cache,
     frozen: bool,
@@ -61,8 +55,9 @@ def at_hand(
 ) -> LockedSystem:
     """The system section with every .deb in the cache; gone ones replaced (or refused when frozen)."""
     client = HttpClient()
-    everything = {d.sha256: d for d in [*system.stack, *system.devel()]}.values()
-    gone = [d for d in everything if debs.fetch(_plain(d), cache, site.deb_dirs, mirrors(d, site), client) is None]
+    gone = [
+        d for d in every_deb(system) if debs.fetch(plain(d), cache, site.deb_dirs, mirrors(d, site), client) is None
+    ]
     if not gone:
         return system
     first = gone[0]
@@ -73,27 +68,30 @@ def at_hand(
             f"and deb_snapshots, nor {first.repository}{more}: put it in a deb_dirs directory, or relock with "
             f"`stackbuild lock {manifest.name}`"
         )
-    fresh = debs.resolve_on(base_tarball, sources(manifest), requested(manifest), arch, site.rewrite, cache)
+    fresh = pinned(resolve_all(manifest, arch, bases, site, cache, debs.resolve_on), system.spec_key)
     gone_names = {d.name for d in gone}
+    now = {d.name: d for d in every_deb(fresh)}
     for deb in gone:
-        new = next((d for found in fresh.values() for d in found if d.name == deb.name), None)
+        new = now.get(deb.name)
         say(f"note: {deb.name} {deb.version} (locked) gone -> {new.version if new else 'not needed any more'}")
 
-    def update(scope: str, locked: Sequence[LockedDeb], installed: set[str]) -> list[LockedDeb]:
-        now = {d.name: d for d in fresh.get(scope, []) if d.name not in installed}
+    def update(locked: Sequence[LockedDeb], today: Sequence[LockedDeb]) -> list[LockedDeb]:
+        """The locked closure, its gone .debs replaced by today's and what today's adds to it."""
+        by_name = {d.name: d for d in today}
         kept = [
-            _locked(now[d.name]) if d.name in gone_names else d
+            by_name[d.name] if d.name in gone_names else d
             for d in locked
-            if d.name not in gone_names or d.name in now
+            if d.name not in gone_names or d.name in by_name
         ]
         names = {d.name for d in locked}
-        return kept + [_locked(d) for name, d in now.items() if name not in names]
+        return kept + [d for d in today if d.name not in names]
 
-    stack = update(STACK_SCOPE, system.stack, set())
-    in_stack = {d.name for d in stack}
     replaced = LockedSystem(
-        stack=stack,
-        components={scope: update(scope, found, in_stack) for scope, found in system.components.items()},
+        stack=update(system.stack, fresh.stack),
+        runtime=update(system.runtime, fresh.runtime),
+        components={
+            scope: update(found, fresh.components.get(scope, [])) for scope, found in system.components.items()
+        },
         spec_key=system.spec_key,
     )
     download(replaced, site, cache, say)

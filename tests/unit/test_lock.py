@@ -3,6 +3,7 @@
 import hashlib
 import http.server
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,6 +149,10 @@ def fake_upstream(tmp_path: Path, names: list[str]) -> Path:
     return base
 
 
+def without_system_packages(manifest_text: str) -> str:
+    return re.sub(r"(?m)^ *(runtime_)?system_packages: .*\n", "", manifest_text)
+
+
 def test_real_8_5_0_stack_locks_with_http_mocked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -167,7 +172,11 @@ def test_real_8_5_0_stack_locks_with_http_mocked(
         git("branch", "-m", "main", "master", cwd=github / f"{repo}.git")
     root = tmp_path / "project"
     (root / "stacks").mkdir(parents=True)
-    shutil.copy(ROOT / "stacks" / "8.5.0.yaml", root / "stacks")
+    # System packages resolve against the base image (ubuntu:22.04), which no registry here serves:
+    # the stack locks without them, and with them says what it needs in one line.
+    text = (ROOT / "stacks" / "8.5.0.yaml").read_text()
+    (root / "stacks" / "8.5.0.yaml").write_text(without_system_packages(text))
+    (root / "stacks" / "with-debs.yaml").write_text(text.replace("name: 8.5.0", "name: with-debs"))
     with http_server(head) as url:
         site = tmp_path / "site.yaml"
         site.write_text(
@@ -179,6 +188,10 @@ def test_real_8_5_0_stack_locks_with_http_mocked(
             capsys, "--root", str(root), "--site-config", str(site), "lock", "8.5.0", "--arch", "x86_64"
         )
     assert code == 0, err
+    code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "with-debs")
+    assert code != 0 and "system packages are resolved against the base image: " in err
+    assert "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508" in err
+    assert [line for line in err.splitlines() if "error:" in line] == [err.strip().splitlines()[-1]]
     data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
     assert len(heads) == 4  # toolkit + ops, two architectures; nothing downloaded
     assert heads[0] == "/CANN/CANN%208.5.0/Ascend-cann-toolkit_8.5.0_linux-x86_64.zip"
@@ -219,7 +232,8 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
 
     root = tmp_path / "project"
     (root / "stacks").mkdir(parents=True)
-    shutil.copy(ROOT / "stacks" / "6.3.RC1.yaml", root / "stacks")
+    text = (ROOT / "stacks" / "6.3.RC1.yaml").read_text()
+    (root / "stacks" / "6.3.RC1.yaml").write_text(without_system_packages(text))  # they need the image (see above)
     site = tmp_path / "site.yaml"
     site.write_text("repos: {}\n")
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "6.3.RC1")

@@ -11,7 +11,7 @@ import pytest
 from builder import lock as lock_io
 from builder import manifest
 from builder.inputs import bootstrap
-from builder.inputs.debs import Deb
+from builder.inputs.debs import BaseRef, Deb
 from builder.inputs.site import SiteConfig
 from builder.lock.check import manifest_drift
 from builder.lock.model import LOCK_VERSION, ArchSection, Lock, LockedGenerated
@@ -116,8 +116,10 @@ def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> No
     cache = Cache(tmp_path)
     resolved_on: list[str] = []
 
-    def resolve_debs(tarball: Path, sources: object, scopes: list[tuple[str, list[str]]], arch: Arch, *_: object):  # type: ignore[no-untyped-def]
+    def resolve_debs(base: BaseRef, sources: object, scopes: list[tuple[str, list[str]]], arch: Arch, *_: object):  # type: ignore[no-untyped-def]
         """Resolves nothing: one cached .deb per requested package, named after the tarball it is resolved on."""
+        assert base.tarball is not None
+        tarball = base.tarball
         resolved_on.append(f"{arch}/{tarball.name[-4:]}")
         deb = tmp_path / f"{tarball.name[-4:]}.deb"
         deb.write_text(tarball.name)

@@ -1,0 +1,111 @@
+"""System and Python packages resolved for a base and an architecture, without Docker: the
+host's apt against a repository the test makes, pip against a wheelhouse the test makes."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from builder.inputs import debs, wheels
+from builder.model.arch import Arch
+from builder.store.cache import Cache
+from builder.store.http import HttpClient
+from tests.debrepo import make_deb, serve, write_index
+from tests.fake_engine import FakeEngine
+from tests.wheelhouse import make_wheel
+
+needs_apt = pytest.mark.skipif(
+    shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None, reason="needs apt-get and dpkg-deb (Debian)"
+)
+STATUS = b"Package: base-files\nStatus: install ok installed\nVersion: 12.4\nArchitecture: amd64\n\n"
+
+
+@needs_apt
+def test_the_closure_is_what_the_base_lacks_in_install_order_pinned_by_sha256(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_deb(repo / "pool", "sbdemo-lib", "1.0")
+    make_deb(repo / "pool", "sbdemo-tool", "1.0", depends=["sbdemo-lib (>= 1.0)", "base-files"])
+    make_deb(repo / "pool", "sbdemo-native", "2.0", arch="arm64")
+    write_index(repo)
+    cache = Cache(tmp_path / "cache")
+    base = debs.BaseRoot(STATUS, (), ())
+    with serve(repo) as url:
+        source = debs.AptSource("http://repo.example/debian", "stable", ("main",), trusted=True)
+        rewrite = lambda u: u.replace("http://repo.example/debian", url)  # noqa: E731 - a site rewrite
+        found = debs.resolve(base, [source], [("tool", ["sbdemo-tool"])], Arch.X86_64, rewrite, cache)
+        native = debs.resolve(base, [source], [("n", ["sbdemo-native"])], Arch.AARCH64, rewrite, cache)
+        with pytest.raises(debs.SystemPackageError, match="Unable to locate package sbdemo-native"):
+            debs.resolve(base, [source], [("n", ["sbdemo-native"])], Arch.X86_64, rewrite, cache)
+        tool = found["tool"]
+        assert [(d.name, d.version, d.architecture) for d in tool] == [
+            ("sbdemo-lib", "1.0", "all"),
+            ("sbdemo-tool", "1.0", "all"),
+        ]
+        assert all(d.repository == "http://repo.example/debian" for d in tool)  # as written, not as rewritten
+        for deb in tool:
+            assert deb.sha256 == hashlib.sha256((repo / deb.path).read_bytes()).hexdigest()
+        assert [d.name for d in native["n"]] == ["sbdemo-native"]
+        got = debs.fetch(tool[0], cache, [], [url], HttpClient())
+    assert got == tool[0].sha256 and cache.has(got)
+    assert debs.fetch(tool[1], cache, [], ["http://127.0.0.1:9"], HttpClient(attempts=1)) is None
+
+
+def test_an_image_bases_apt_state_is_read_through_the_engine_one_line_and_deb822_sources() -> None:
+    image = "ubuntu@sha256:" + "0" * 64
+    engine = FakeEngine(
+        image_files={
+            image: {
+                "/var/lib/dpkg/status": STATUS,
+                "/etc/apt/sources.list": (
+                    b"# comment\ndeb [arch=amd64 signed-by=/k.gpg] http://a.example/ubuntu jammy main universe\n"
+                ),
+                "/etc/apt/sources.list.d/ubuntu.sources": (
+                    b"Types: deb deb-src\nURIs: http://b.example/ubuntu\nSuites: noble noble-updates\n"
+                    b"Components: main\nSigned-By: /usr/share/keyrings/ubuntu-archive-keyring.gpg\n\n"
+                    b"Types: deb\nURIs: http://c.example\nSuites: x\nEnabled: no\n"
+                ),
+                "/usr/share/keyrings/ubuntu-archive-keyring.gpg": b"key",
+                "/usr/share/keyrings/unrelated.gpg": b"other",
+                "/etc/apt/trusted.gpg.d/local.asc": b"asc",
+            }
+        }
+    )
+    root = debs.base_root(debs.BaseRef(image=image), lambda: engine)
+    assert root.status == STATUS
+    assert [(s.url, s.suite, s.components) for s in root.sources] == [
+        ("http://a.example/ubuntu", "jammy", ("main", "universe")),
+        ("http://b.example/ubuntu", "noble", ("main",)),
+        ("http://b.example/ubuntu", "noble-updates", ("main",)),
+    ]
+    assert dict(root.keys) == {"local.asc": b"asc", "ubuntu-archive-keyring.gpg": b"key"}
+
+
+def test_python_packages_resolve_per_architecture_for_the_stacks_python(tmp_path: Path) -> None:
+    house = tmp_path / "wheels"
+    make_wheel(house, "sbwheel", "1.0", "cp311-cp311-manylinux_2_17_x86_64", requires=["sbdep>=2.0"])
+    make_wheel(house, "sbwheel", "0.9", "cp311-cp311-manylinux_2_28_aarch64", requires=["sbdep>=2.0"])
+    make_wheel(house, "sbwheel", "1.1", "cp312-cp312-manylinux_2_17_x86_64")  # another Python: not for 3.11
+    make_wheel(house, "sbdep", "2.0")
+    cache = Cache(tmp_path / "cache")
+    pins = {
+        arch: wheels.resolve(["sbwheel"], str(house), tmp_path, wheels.Target.of("3.11", arch, "debian", "12"), cache)
+        for arch in Arch
+    }
+    assert [(w.name, w.version) for w in pins[Arch.X86_64]] == [("sbdep", "2.0"), ("sbwheel", "1.0")]
+    assert [(w.name, w.version) for w in pins[Arch.AARCH64]] == [("sbdep", "2.0"), ("sbwheel", "0.9")]
+    assert all(cache.has(w.sha256) for found in pins.values() for w in found)
+    old_glibc = wheels.Target.of("3.11", Arch.AARCH64, "ubuntu", "18.04")  # manylinux2014 at most: no 2_28 wheel
+    with pytest.raises(
+        wheels.PythonPackageError, match="Could not find a version that satisfies the requirement sbwheel"
+    ):
+        wheels.resolve(["sbwheel"], str(house), tmp_path, old_glibc, cache)
+    # A build elsewhere downloads exactly the pinned files again (hash-checked by pip).
+    again = Cache(tmp_path / "other-cache")
+    wheels.fetch(
+        pins[Arch.AARCH64], str(house), tmp_path, wheels.Target.of("3.11", Arch.AARCH64, "debian", "12"), again
+    )
+    assert all(again.has(w.sha256) for w in pins[Arch.AARCH64])
+    assert wheels.requirements_text(pins[Arch.X86_64]).splitlines()[1].startswith("sbwheel==1.0 --hash=sha256:")
