@@ -71,7 +71,8 @@ def test_packages_are_locked_per_architecture_and_installed_offline_at_the_locke
         [
             (
                 "python_index: reference/wheelhouse\n",
-                f"python_index: {wheels}\napt_repositories:\n  - {{url: '{url}', suite: stable, trusted: true}}\n",
+                f"python_index: {wheels}\napt_repositories:\n  - {{url: '{url}', suite: stable, trusted: true}}\n"
+                "runtime_system_packages: [sbdemo-lib]\n",
             ),
             (HARNESS, HARNESS + "    system_packages: [sbdemo-tool]\n"),
             ("    python_packages: [simreport==1.0]\n", "    python_packages: [simreport==1.0, sbwheel]\n"),
@@ -99,6 +100,8 @@ def test_packages_are_locked_per_architecture_and_installed_offline_at_the_locke
     assert "smoke: launch: passed" in run.stderr
     harness = plan_of(workspace, name).stages["harness"].tag()
     assert sorted(engine.run(harness, DPKG_QUERY).output.split()) == ["sbdemo-lib=1.0", "sbdemo-tool=1.0"]
+    runtime = plan_of(workspace, name).final_tags["runtime-image"]
+    assert engine.run(runtime, [*DPKG_QUERY[:-2], "sbdemo-lib"]).output.split() == ["sbdemo-lib=1.0"]
     imported = engine.run(harness, ["python3", "-c", "import sbwheel, sbdep; print(sbwheel.VERSION, sbdep.ANSWER)"])
     assert imported.output.strip() == "1.0 42", imported.output
 
