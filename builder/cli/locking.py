@@ -10,7 +10,7 @@ from pathlib import Path
 from builder import lock as lock_io
 from builder.cli.common import Context, say
 from builder.cli.stacks import run_compat
-from builder.lock.check import check
+from builder.lock.check import check, mirror_drift
 from builder.lock.model import Lock
 from builder.lock.resolve import Resolver, resolve
 from builder.model.arch import Arch
@@ -40,7 +40,10 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     target = ctx.lock_path(loaded.name)
     resolver = Resolver(path.parent, ctx.site(), Cache(), HttpClient(), say)
     if options.check:
-        problems = check(lock_io.read(target), loaded, resolver, str(path))
+        current = lock_io.read(target)
+        problems = check(current, loaded, resolver, str(path))
+        for note in mirror_drift(current, resolver):
+            print(f"note: {note}", file=sys.stderr)
         if problems:
             print(f"{target} is out of date:", file=sys.stderr)
             for line in problems:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from builder.inputs import packages
 from builder.lock.agree import disagreements
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
 from builder.lock.model import Lock, LockedGenerated, LockedGit, LockedPath
 from builder.lock.resolve import Resolver
+from builder.lock.system import every_deb
 from builder.manifest.load import manifest_digest
 from builder.manifest.model import GeneratedPackage, Manifest
 from builder.model.errors import StackbuildError
+from builder.store.http import DownloadError, HttpClient
 
 
 def manifest_drift(lock: Lock, manifest: Manifest, manifest_name: str) -> str | None:
@@ -68,6 +72,22 @@ def _package_drift(lock: Lock, manifest: Manifest, resolver: Resolver) -> list[s
                 if sha != package.sha256:
                     problems.append(f"package {package.file}: generated sha256 {package.sha256} -> {sha}")
     return problems
+
+
+def mirror_drift(lock: Lock, resolver: Resolver) -> list[str]:
+    """Locked .debs their repository no longer serves: the lock still builds (from the cache, the site's
+    deb_dirs or snapshots), but a machine without them cannot; reported, never a failure."""
+    notes = []
+    client = HttpClient(attempts=2)
+    for arch, section in lock.architectures.items():
+        for deb in every_deb(section.system):
+            url = f"{resolver.site.rewrite(deb.repository).rstrip('/')}/{quote(deb.path)}"
+            try:
+                client.head(url)
+            except DownloadError:
+                kept = "in the cache" if resolver.cache.has(deb.sha256) else "NOT in the cache"
+                notes.append(f"{arch} system package {deb.name} {deb.version}: gone from {deb.repository} ({kept})")
+    return notes
 
 
 def check(lock: Lock, manifest: Manifest, resolver: Resolver, manifest_name: str) -> list[str]:
