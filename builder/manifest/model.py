@@ -138,8 +138,10 @@ class AptRepository(Model):
     """An apt repository besides the base's own, for system packages."""
 
     url: MirrorUrl = Field(description="repository URL (site URL rewrites apply)")
-    suite: Suite
-    components: list[Suite] = Field(default_factory=lambda: ["main"])
+    suite: Suite = Field(description="the suite (distribution) to use, e.g. bookworm, jammy-updates, stable")
+    components: list[Suite] = Field(
+        default_factory=lambda: ["main"], description="archive areas, e.g. [main, universe]"
+    )
     trusted: bool = Field(
         default=False,
         description="an unsigned repository (e.g. a local one); what the lock takes from it is pinned by sha256",

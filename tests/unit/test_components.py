@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from builder import manifest
+from builder.manifest.load import json_schema
 from builder.plan.make import make_plan
 from builder.plan.resolve import resolve_inputs
 from builder.verify.installs import added_files, collisions
@@ -124,3 +125,21 @@ def test_a_file_two_components_add_is_a_collision_a_shared_directory_is_not() ->
     assert collisions(added_files(twice, toolkit, needs)) == [
         "/cann/lib/devkit.so is installed by both devkit and tools"
     ]
+
+
+def test_the_schema_documents_the_component_model() -> None:
+    """What issue 9 added (and what it relies on) is explained in `stackbuild schema`."""
+    schema = json_schema()
+    defs = schema["$defs"]
+    documented = {
+        "Manifest": ["system_packages", "runtime_system_packages", "apt_repositories", "python_index"],
+        "Component": ["system_packages", "python_packages", "installs", "network", "build", "env"],
+        "GitSource": ["git", "ref", "keep_git"],
+        "AptRepository": ["url", "suite", "components", "trusted"],
+        "Platform": ["python", "python_from"],
+        "Install": ["path", "runtime"],
+    }
+    for model, fields in documented.items():
+        properties = schema["properties"] if model == "Manifest" else defs[model]["properties"]
+        for name in fields:
+            assert properties[name].get("description"), f"{model}.{name} has no description"
