@@ -51,7 +51,7 @@ class FakeEngine:
 
     image_files: dict[str, dict[str, bytes]] = field(default_factory=dict)  # image -> its files by path
 
-    def files(self, image: str, paths: Sequence[str]) -> dict[str, bytes]:
+    def files(self, image: str, paths: Sequence[str], arch: Arch) -> dict[str, bytes]:
         return {
             path: data
             for path, data in self.image_files.get(image, {}).items()

@@ -131,13 +131,14 @@ class DockerEngine:
 
     @contextlib.contextmanager
     def container(
-        self, image: str, command: list[str], workdir: str | None, access: DeviceAccess
+        self, image: str, command: list[str], workdir: str | None, access: DeviceAccess, platform: str | None = None
     ) -> Iterator[docker.models.containers.Container]:
         """A created container, removed however the block ends."""
         try:
             container = self.client.containers.create(
                 image,
                 command,
+                platform=platform,
                 working_dir=workdir,
                 network_disabled=True,
                 devices=[f"{d}:{d}" for d in access.devices],
@@ -152,14 +153,14 @@ class DockerEngine:
             with contextlib.suppress(docker.errors.DockerException, requests.RequestException):
                 container.remove(force=True)
 
-    def files(self, image: str, paths: Sequence[str]) -> dict[str, bytes]:
+    def files(self, image: str, paths: Sequence[str], arch: Arch) -> dict[str, bytes]:
         if self.image_id(image) is None:
             try:
-                self.client.images.pull(image)
+                self.client.images.pull(image, platform=arch.platform)
             except docker.errors.DockerException as err:
                 raise EngineError(f"cannot pull {image} ({err}): pull or `docker load` it first") from err
         found: dict[str, bytes] = {}
-        with self.container(image, ["true"], None, NO_DEVICES) as container:
+        with self.container(image, ["true"], None, NO_DEVICES, arch.platform) as container:
             for path in paths:
                 try:
                     stream, _ = container.get_archive(path)

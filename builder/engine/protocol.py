@@ -72,8 +72,9 @@ class Engine(Protocol):
         """Build from a tar context holding a Dockerfile (without network unless asked); the image id (untagged)."""
         ...
 
-    def files(self, image: str, paths: Sequence[str]) -> dict[str, bytes]:
-        """The regular files under paths in image (pulled first if absent), by absolute path; missing paths skipped."""
+    def files(self, image: str, paths: Sequence[str], arch: Arch) -> dict[str, bytes]:
+        """The regular files under paths in image's arch variant (pulled first if absent), by absolute path;
+        missing paths skipped."""
         ...
 
     def run(

@@ -77,7 +77,7 @@ class StageBuilder:
             started = time.monotonic()
             context_input = stage.inputs.context
             write(f"# stage {stage.name} key {stage.key}\n# context: {context_input.what} {context_input.sha256}")
-            if stage.kind == "devel":
+            if stage.kind in ("devel", "runtime"):  # the two images that merge the components' installs
                 self._check_installs(stage, log_file)
             self._context(stage, context, log_file)
             write(f"# context ready in {time.monotonic() - started:.2f}s")

@@ -120,6 +120,7 @@ ROOT_PATHS = (
     "/etc/apt/sources.list",
     "/etc/apt/sources.list.d",
     "/etc/apt/trusted.gpg.d",
+    "/etc/apt/keyrings",
     "/usr/share/keyrings",
 )
 
@@ -133,11 +134,26 @@ def root_from_files(files: dict[str, bytes]) -> BaseRoot:
             sources.extend(parse_sources(data.decode(errors="replace")))
         elif path.endswith(".sources") and path.startswith("/etc/apt/"):
             sources.extend(parse_deb822(data.decode(errors="replace")))
-        elif path.startswith("/etc/apt/trusted.gpg.d/") and path.endswith((".gpg", ".asc")):
+        elif path.startswith(("/etc/apt/trusted.gpg.d/", "/etc/apt/keyrings/")) and path.endswith((".gpg", ".asc")):
             keys.append((path.rsplit("/", 1)[-1], data))
         elif path.startswith("/usr/share/keyrings/") and "-archive-keyring" in path and path.endswith(".gpg"):
             keys.append((path.rsplit("/", 1)[-1], data))  # what deb822 sources name in Signed-By
+    for source in sources:
+        _check_source(source.url)
     return BaseRoot(files.get("/var/lib/dpkg/status", b""), tuple(sources), tuple(keys))
+
+
+def _check_source(url: str) -> None:
+    """A base's apt source goes into the lock: plain http(s)/file URLs without credentials only."""
+    if not re.match(r"^(https?|file)://", url):
+        raise SystemPackageError(
+            f"the base's apt sources list {redact(url)}: only http, https and file sources are locked"
+        )
+    if re.match(r"^[a-z]+://[^/@\s]+@", url):
+        raise SystemPackageError(
+            f"the base's apt sources list {redact(url)} with credentials: give the mirror through the site "
+            "config's url_rewrites (credentials from apt's auth.conf.d are not read)"
+        )
 
 
 def root_from_tarball(tarball: Path) -> BaseRoot:
@@ -160,14 +176,14 @@ class BaseRef:
     image: str | None = None
 
 
-def base_root(base: BaseRef, engine: Callable[[], Engine]) -> BaseRoot:
+def base_root(base: BaseRef, arch: Arch, engine: Callable[[], Engine]) -> BaseRoot:
     if base.tarball is not None:
         if not base.tarball.is_file():
             raise SystemPackageError(f"the base tarball is not in the cache ({base.tarball.name}): relock")
         return root_from_tarball(base.tarball)
     assert base.image is not None
     try:
-        return root_from_files(engine().files(base.image, ROOT_PATHS))
+        return root_from_files(engine().files(base.image, ROOT_PATHS, arch))
     except EngineError as err:
         raise SystemPackageError(f"system packages are resolved against the base image: {err}") from err
 
@@ -234,9 +250,14 @@ class PrivateApt:
     def repository_of(self, url: str) -> str:
         """The source (URL as written, before site rewrites) a download URL apt printed is from."""
         for original, fetched in sorted(self.fetch_urls.items(), key=lambda kv: -len(kv[1])):
-            if url.startswith(fetched.rstrip("/") + "/"):
+            if _plain_file(url).startswith(_plain_file(fetched).rstrip("/") + "/"):
                 return original
         raise SystemPackageError(f"apt chose {redact(url)}, which is under none of the configured sources")
+
+
+def _plain_file(url: str) -> str:
+    """apt prints file:///srv/repo as file:/srv/repo."""
+    return re.sub(r"^file://", "file:", url)
 
 
 def redact_urls(line: str) -> str:
@@ -307,7 +328,7 @@ def resolve_on(
     """resolve() against a base: its tarball, or its image (through the Docker engine)."""
     from builder.engine.docker_engine import DockerEngine  # only an image base needs the engine
 
-    return resolve(base_root(base, DockerEngine), sources, scopes, arch, rewrite, cache)
+    return resolve(base_root(base, arch, DockerEngine), sources, scopes, arch, rewrite, cache)
 
 
 def fetch(deb: Deb, cache: Cache, deb_dirs: Sequence[Path], mirrors: Sequence[str], client: HttpClient) -> str | None:

@@ -78,7 +78,9 @@ def index_options(index: str, manifest_dir: Path) -> list[str]:
 
 def pip(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-    return subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, env=env)
+    # --isolated: the host's PIP_* variables and user config must not choose what is locked.
+    command = [sys.executable, "-m", "pip", "--isolated", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env)
 
 
 def resolve(requirements: Sequence[str], index: str, manifest_dir: Path, target: Target, cache: Cache) -> list[Wheel]:

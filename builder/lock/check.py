@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import quote
 
 from builder.inputs import packages
 from builder.lock.agree import disagreements
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
-from builder.lock.model import Lock, LockedGenerated, LockedGit, LockedPath
+from builder.lock.model import ArchSection, Lock, LockedGenerated, LockedGit, LockedPath
 from builder.lock.resolve import Resolver
-from builder.lock.system import every_deb
+from builder.lock.system import every_deb, spec_key, wants_system
 from builder.manifest.load import manifest_digest
-from builder.manifest.model import GeneratedPackage, Manifest
+from builder.manifest.model import GeneratedPackage, ImageBase, Manifest
+from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.store.http import DownloadError, HttpClient
 
@@ -74,6 +76,20 @@ def _package_drift(lock: Lock, manifest: Manifest, resolver: Resolver) -> list[s
     return problems
 
 
+def stale_system(manifest: Manifest, arch: Arch, section: ArchSection) -> str | None:
+    """Why the section's system packages are not the manifest's (another architecture was relocked
+    after they changed); None when they are, or when the architecture has no base locked yet."""
+    if not wants_system(manifest) or (not section.base and not isinstance(manifest.base, ImageBase)):
+        return None
+    if section.system.spec_key == spec_key(manifest, arch, dict(section.base)):
+        return None
+    return f"has no system packages resolved for {arch} from this manifest"
+
+
+def _system_drift(lock: Lock, manifest: Manifest) -> list[str]:
+    return [f"{stale}" for arch, s in lock.architectures.items() if (stale := stale_system(manifest, arch, s))]
+
+
 def mirror_drift(lock: Lock, resolver: Resolver) -> list[str]:
     """Locked .debs their repository no longer serves: the lock still builds (from the cache, the site's
     deb_dirs or snapshots), but a machine without them cannot; reported, never a failure."""
@@ -81,9 +97,13 @@ def mirror_drift(lock: Lock, resolver: Resolver) -> list[str]:
     client = HttpClient(attempts=2)
     for arch, section in lock.architectures.items():
         for deb in every_deb(section.system):
-            url = f"{resolver.site.rewrite(deb.repository).rstrip('/')}/{quote(deb.path)}"
+            base = resolver.site.rewrite(deb.repository).rstrip("/")
             try:
-                client.head(url)
+                if base.startswith("file://"):
+                    if not Path(base.removeprefix("file://"), deb.path).is_file():
+                        raise DownloadError(f"{deb.path} is not there")
+                else:
+                    client.head(f"{base}/{quote(deb.path)}")
             except DownloadError:
                 kept = "in the cache" if resolver.cache.has(deb.sha256) else "NOT in the cache"
                 notes.append(f"{arch} system package {deb.name} {deb.version}: gone from {deb.repository} ({kept})")
@@ -94,4 +114,5 @@ def check(lock: Lock, manifest: Manifest, resolver: Resolver, manifest_name: str
     """Why the lock no longer matches the manifest and the sources; empty if it does."""
     problems = [line for line in [manifest_drift(lock, manifest, manifest_name)] if line]
     problems += [f"lock disagrees with the manifest: {line}" for line in disagreements(lock, manifest)]
+    problems += _system_drift(lock, manifest)
     return problems + _component_drift(lock, manifest, resolver) + _package_drift(lock, manifest, resolver)

@@ -138,8 +138,9 @@ class LockedSystem(Frozen):
 
 
 class LockedWheel(Frozen):
-    name: Line
-    version: Line
+    # Names and versions go into a requirements file: a project name and a PEP 440 version, never an option.
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    version: str = Field(pattern=r"^[0-9][0-9A-Za-z.!+_-]*$")
     file: FileName
     sha256: str = Field(pattern=SHA256)
 
@@ -148,8 +149,10 @@ class ArchSection(Frozen):
     packages: list[LockedPackage]
     base: dict[Flavor, LockedTarball] = Field(default_factory=dict)
     system: LockedSystem = Field(default_factory=LockedSystem)
-    # Per component: the wheels its python_packages resolve to (dependencies included) on this architecture.
+    # Per component: the wheels its python_packages resolve to (dependencies included) on this architecture,
+    # and what they were resolved from (requirements, index, target): kept by relocks that do not ask for them.
     python: dict[Line, list[LockedWheel]] = Field(default_factory=dict)
+    python_keys: dict[Line, str] = Field(default_factory=dict)
 
     def package(self, role: PackageRole) -> LockedDownload | LockedGenerated | None:
         return next((p for p in self.packages if p.role == role), None)

@@ -42,6 +42,7 @@ from builder.manifest.model import (
     PathSource,
 )
 from builder.model.arch import Arch
+from builder.model.canonical import digest
 from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.http import HttpClient, Progress, redact
@@ -130,7 +131,9 @@ def _kept_source(previous: Lock | None, update: str | None, comp_id: str, source
     return None
 
 
-def _section(manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, resolver: Resolver) -> ArchSection:
+def _section(
+    manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, update: str | None, resolver: Resolver
+) -> ArchSection:
     bases = _bases(manifest, arch, wanted, previous, resolver)
     system = lock_system(
         manifest, arch, bases, previous, wanted, resolver.site, resolver.cache, resolver.say, resolver.resolve_debs
@@ -141,21 +144,33 @@ def _section(manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None
         if package is not None:
             resolver.say(f"  package {role} {arch}: {package.file}")
             pinned.append(resolver.package(role, package))
-    return ArchSection(packages=pinned, base=bases, system=system, python=_python(manifest, arch, resolver))
+    python, python_keys = _python(manifest, arch, wanted, previous, update, resolver)
+    return ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
 
 
-def _python(manifest: Manifest, arch: Arch, resolver: Resolver) -> dict[str, list[LockedWheel]]:
-    """Each component's python_packages as the wheels its Python on arch installs."""
+def _python(
+    manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, update: str | None, resolver: Resolver
+) -> tuple[dict[str, list[LockedWheel]], dict[str, str]]:
+    """Each component's python_packages as the wheels its Python on arch installs, with what they were
+    resolved from. An architecture not asked for, or a component other than --update's, keeps its pins
+    while that is unchanged: a relock never moves unpinned dependencies nobody asked to move."""
     platform = manifest.platform
     target = wheels.Target.of(platform.python, arch, platform.os, platform.os_version)
     index = resolver.site.python_index or manifest.python_index
-    found = {}
+    old = previous.architectures.get(arch) if previous else None
+    found, keys = {}, {}
     for comp in manifest.components:
-        if comp.python_packages:
-            resolver.say(f"  python packages {comp.id} {arch}: {', '.join(comp.python_packages)}")
-            pinned = wheels.resolve(comp.python_packages, index, resolver.manifest_dir, target, resolver.cache)
-            found[comp.id] = [LockedWheel(**asdict(w)) for w in pinned]
-    return found
+        if not comp.python_packages:
+            continue
+        key = digest({"requirements": comp.python_packages, "index": index, "target": asdict(target)})
+        keep = not wanted or (update is not None and update != comp.id)
+        if keep and old is not None and old.python_keys.get(comp.id) == key:
+            found[comp.id], keys[comp.id] = old.python[comp.id], key
+            continue
+        resolver.say(f"  python packages {comp.id} {arch}: {', '.join(comp.python_packages)}")
+        pinned = wheels.resolve(comp.python_packages, index, resolver.manifest_dir, target, resolver.cache)
+        found[comp.id], keys[comp.id] = [LockedWheel(**asdict(w)) for w in pinned], key
+    return found, keys
 
 
 def _bases(
@@ -194,7 +209,8 @@ def resolve(
             LockedComponent(id=comp.id, depends_on=list(comp.depends_on), source=source, network=comp.network)
         )
     sections = {
-        arch: _section(manifest, arch, arch in arches, previous, resolver) for arch in manifest.platform.architectures
+        arch: _section(manifest, arch, arch in arches, previous, update, resolver)
+        for arch in manifest.platform.architectures
     }
     match manifest.base:
         case BootstrapBase(bootstrap=boot):

@@ -22,8 +22,9 @@ from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 
+# Scope keys no component id can take (ids start with a letter or digit).
 STACK_SCOPE = ""
-RUNTIME_SCOPE = "runtime"
+RUNTIME_SCOPE = "@runtime"
 ResolveDebs = Callable[..., dict[str, list[debs.Deb]]]
 
 

@@ -18,7 +18,7 @@ from builder.inputs.site import SiteConfig
 from builder.inputs.wheels import Target, Wheel, requirements_text
 from builder.inputs.wheels import fetch as fetch_wheels
 from builder.lock.agree import disagreements
-from builder.lock.check import manifest_drift
+from builder.lock.check import manifest_drift, stale_system
 from builder.lock.model import (
     Lock,
     LockedDownload,
@@ -197,6 +197,12 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
     if drifts and request.frozen:
         raise StackbuildError("path sources differ from the lock and --frozen is set: relock\n  " + "\n  ".join(drifts))
     system = section.system
+    if (stale := stale_system(manifest, request.arch, section)) is not None:
+        if prepare:
+            raise StackbuildError(
+                f"the lock of {manifest.name} {stale}: run `stackbuild lock {manifest.name} --arch {request.arch}`"
+            )
+        drifts.append(stale)
     if prepare and (system.stack or system.runtime or system.components):
         bases = section.base
         system = at_hand(system, manifest, request.arch, bases, request.site, request.cache, request.frozen, say)

@@ -4,6 +4,7 @@ sections, and digests over canonical JSON pinned by golden values."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from builder import manifest
 from builder.inputs import bootstrap
 from builder.inputs.debs import BaseRef, Deb
 from builder.inputs.site import SiteConfig
-from builder.lock.check import manifest_drift
+from builder.lock.check import manifest_drift, stale_system
 from builder.lock.model import LOCK_VERSION, ArchSection, Lock, LockedGenerated
 from builder.lock.resolve import Resolver, resolve
 from builder.manifest.model import Bootstrap
@@ -147,3 +148,23 @@ def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> No
     assert again.architectures[Arch.X86_64].base != both.architectures[Arch.X86_64].base
     assert set(again.architectures) == {Arch.X86_64, Arch.AARCH64}
     assert all(isinstance(s, ArchSection) and s.packages for s in again.architectures.values())
+    assert again.architectures[Arch.AARCH64].python == both.architectures[Arch.AARCH64].python
+    assert again.architectures[Arch.AARCH64].python_keys == both.architectures[Arch.AARCH64].python_keys
+
+    # New system packages, only x86_64 relocked: aarch64's section no longer says what the manifest
+    # asks for, so a build of it refuses and lock --check names it (instead of installing nothing).
+    edited = tmp_path / "stacks"
+    shutil.copytree(ROOT / "stacks", edited, ignore=shutil.ignore_patterns("build", "__pycache__"))
+    text = (
+        (edited / "reference.yaml")
+        .read_text()
+        .replace("system_packages: [makeself]", "system_packages: [makeself, git]")
+    )
+    (edited / "reference.yaml").write_text(text)
+    changed = manifest.load(edited / "reference.yaml")
+    third = resolve(changed, resolver, [Arch.X86_64], previous=again)
+    assert stale_system(changed, Arch.X86_64, third.architectures[Arch.X86_64]) is None
+    assert stale_system(changed, Arch.AARCH64, third.architectures[Arch.AARCH64]) == (
+        "has no system packages resolved for aarch64 from this manifest"
+    )
+    assert stale_system(loaded, Arch.AARCH64, again.architectures[Arch.AARCH64]) is None

@@ -73,7 +73,7 @@ def test_an_image_bases_apt_state_is_read_through_the_engine_one_line_and_deb822
             }
         }
     )
-    root = debs.base_root(debs.BaseRef(image=image), lambda: engine)
+    root = debs.base_root(debs.BaseRef(image=image), Arch.AARCH64, lambda: engine)
     assert root.status == STATUS
     assert [(s.url, s.suite, s.components) for s in root.sources] == [
         ("http://a.example/ubuntu", "jammy", ("main", "universe")),
@@ -109,3 +109,40 @@ def test_python_packages_resolve_per_architecture_for_the_stacks_python(tmp_path
     )
     assert all(again.has(w.sha256) for w in pins[Arch.AARCH64])
     assert wheels.requirements_text(pins[Arch.X86_64]).splitlines()[1].startswith("sbwheel==1.0 --hash=sha256:")
+
+
+@needs_apt
+def test_a_local_file_repository_locks_like_a_served_one(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_deb(repo / "pool", "sbdemo-lib", "1.0")
+    write_index(repo)
+    source = debs.AptSource(f"file://{repo}", "stable", ("main",), trusted=True)
+    found = debs.resolve(
+        debs.BaseRoot(STATUS, (), ()), [source], [("x", ["sbdemo-lib"])], Arch.X86_64, str, Cache(tmp_path / "c")
+    )
+    assert [(d.name, d.repository, d.path) for d in found["x"]] == [
+        ("sbdemo-lib", f"file://{repo}", "pool/sbdemo-lib_1.0_all.deb")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("deb https://user:s3cret@artifactory.example/debian bookworm main", "with credentials"),
+        ("deb mirror+http://mirrors.example/list.txt bookworm main", "only http, https and file sources"),
+    ],
+)
+def test_a_base_source_that_cannot_be_locked_is_one_clear_line_without_its_secret(line: str, message: str) -> None:
+    with pytest.raises(debs.SystemPackageError, match=message) as raised:
+        debs.root_from_files({"/etc/apt/sources.list": line.encode()})
+    assert "s3cret" not in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_locked_wheel_names_and_versions_cannot_become_pip_options() -> None:
+    from pydantic import ValidationError
+
+    from builder.lock.model import LockedWheel
+
+    for name, version in (("--find-links=http://x", "1.0"), ("ok", "1.0 -r /etc/passwd"), ("-r", "1")):
+        with pytest.raises(ValidationError):
+            LockedWheel(name=name, version=version, file="ok-1.0-py3-none-any.whl", sha256="0" * 64)
