@@ -66,7 +66,8 @@ def add_lock_commands(sub: SubParsers) -> None:
         "--arch",
         action="append",
         choices=ARCHITECTURES,
-        help="base architectures to bootstrap (others keep their pins)",
+        help="architectures to resolve (bases, packages, system and Python packages; repeatable; default: this "
+        "host's); the others keep their pins while the manifest's entries for them are unchanged",
     )
     p.add_argument("--allow-unsupported", action="store_true", help="lock a known-bad combination anyway")
 

@@ -32,10 +32,21 @@ def generate(command: str, file: str, manifest_dir: Path, cache: Cache, expected
 
 
 def find_installer(site: SiteConfig, file: str, sha256: str | None) -> Path | None:
+    """The file in the site's installer directories; one there with another sha256 than pinned is an error
+    (a corrupt or wrong copy must be named, not skipped for a download that cannot work air-gapped)."""
+    wrong = []
     for directory in site.installer_dirs:
         candidate = directory / file
-        if candidate.is_file() and (sha256 is None or sha256_file(candidate) == sha256):
+        if not candidate.is_file():
+            continue
+        found = sha256_file(candidate)
+        if sha256 is None or found == sha256:
             return candidate
+        wrong.append(f"{candidate} has sha256 {found}")
+    if wrong:
+        raise StackbuildError(
+            f"{file}: {'; '.join(wrong)}, the manifest pins {sha256}: replace the file or fix the pin"
+        )
     return None
 
 

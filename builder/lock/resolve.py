@@ -91,12 +91,12 @@ class Resolver:
                 return LockedDownload(role=role, file=file, url=url, sha256=sha, size=known_size)
 
     def _download(self, file: str, url: str, pinned: str | None) -> tuple[str, int | None]:
-        """(sha256, size) of a package: local copy, a HEAD for a pinned one, else a download to pin it."""
+        """(sha256, size) of a package: a local copy; the manifest's pin as it is (no network: an air-gapped
+        site fetches at build time); else the whole file downloaded and hashed (never a HEAD's word)."""
         if (local := packages.find_installer(self.site, file, pinned)) is not None:
             return self.cache.add_file(local, pinned), local.stat().st_size
         if pinned:
-            # Pinned by the manifest: check it is there without pulling gigabytes now.
-            return pinned, self.client.head(self.site.rewrite(url))
+            return pinned, self.cache.blob(pinned).stat().st_size if self.cache.has(pinned) else None
         self.say(f"  {file}: no sha256 in the manifest, downloading to pin it")
         sha = self.client.download(self.site.rewrite(url), self.cache, progress=Progress(f"  {file}", self.say))
         return sha, self.cache.blob(sha).stat().st_size
@@ -139,13 +139,36 @@ def _section(
         manifest, arch, bases, previous, wanted, resolver.site, resolver.cache, resolver.say, resolver.resolve_debs
     )
     pinned = []
+    old = previous.architectures.get(arch) if previous else None
     for role in PACKAGE_ROLES:
         package = manifest.toolkit.packages.of(role).get(arch)
-        if package is not None:
-            resolver.say(f"  package {role} {arch}: {package.file}")
-            pinned.append(resolver.package(role, package))
+        if package is None:
+            continue
+        if not wanted:  # --arch: other architectures keep their pins while the manifest's entry is the same
+            if (kept := _kept_package(old.package(role) if old else None, package)) is not None:
+                pinned.append(kept)
+            continue
+        resolver.say(f"  package {role} {arch}: {package.file}")
+        pinned.append(resolver.package(role, package))
     python, python_keys = _python(manifest, arch, wanted, previous, update, resolver)
     return ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
+
+
+def _kept_package(
+    locked: LockedDownload | LockedGenerated | None, package: DownloadPackage | GeneratedPackage
+) -> LockedDownload | LockedGenerated | None:
+    match locked, package:
+        case LockedDownload(file=file, url=url, sha256=sha), DownloadPackage() if (file, url) == (
+            package.file,
+            package.url,
+        ) and package.sha256 in (None, sha):
+            return locked
+        case LockedGenerated(file=file, command=command, sha256=sha), GeneratedPackage() if (file, command) == (
+            package.file,
+            package.generate,
+        ) and package.sha256 in (None, sha):
+            return locked
+    return None
 
 
 def _python(
@@ -167,6 +190,8 @@ def _python(
         if keep and old is not None and old.python_keys.get(comp.id) == key:
             found[comp.id], keys[comp.id] = old.python[comp.id], key
             continue
+        if not wanted:
+            continue  # --arch: another architecture is not resolved
         resolver.say(f"  python packages {comp.id} {arch}: {', '.join(comp.python_packages)}")
         pinned = wheels.resolve(comp.python_packages, index, resolver.manifest_dir, target, resolver.cache)
         found[comp.id], keys[comp.id] = [LockedWheel(**asdict(w)) for w in pinned], key

@@ -186,7 +186,10 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
         )
     section = lock.section(request.arch)
     if section.package("toolkit") is None:
-        raise StackbuildError(f"the lock of {manifest.name} has no toolkit package for {request.arch}")
+        raise StackbuildError(
+            f"the lock of {manifest.name} has no toolkit package for {request.arch}: "
+            f"run `stackbuild lock {manifest.name} --arch {request.arch}`"
+        )
     sources, drifts = {}, []
     for cid in lock.order:
         spec = manifest.component(cid).source

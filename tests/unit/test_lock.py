@@ -12,7 +12,7 @@ import pytest
 
 from builder import lock
 from tests.conftest import ROOT
-from tests.helpers import commit, git, git_daemon, hadolint, http_server, make_repo, run_cli
+from tests.helpers import commit, free_port, git, git_daemon, hadolint, http_server, make_repo, run_cli
 
 MANIFEST = """\
 schema: 1
@@ -153,17 +153,11 @@ def without_system_packages(manifest_text: str) -> str:
     return re.sub(r"(?m)^ *(runtime_)?system_packages: .*\n", "", manifest_text)
 
 
-def test_real_8_5_0_stack_locks_with_http_mocked(
+def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    heads: list[str] = []
-
-    def head(h: http.server.BaseHTTPRequestHandler) -> None:
-        heads.append(h.path)
-        h.send_response(200)
-        h.send_header("Content-Length", "4242")
-        h.end_headers()
-
+    """Its packages' sha256 are pinned in the manifest: locking needs no vendor host at all (an
+    air-gapped site fetches them at build time, or puts them in installer_dirs)."""
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
     github = fake_upstream(
         tmp_path, ["hicann/asc-devkit", "tile-ai/tilelang", "tile-ai/tilelang-ascend", "hicann/catlass"]
@@ -177,27 +171,23 @@ def test_real_8_5_0_stack_locks_with_http_mocked(
     text = (ROOT / "stacks" / "8.5.0.yaml").read_text()
     (root / "stacks" / "8.5.0.yaml").write_text(without_system_packages(text))
     (root / "stacks" / "with-debs.yaml").write_text(text.replace("name: 8.5.0", "name: with-debs"))
-    with http_server(head) as url:
-        site = tmp_path / "site.yaml"
-        site.write_text(
-            "url_rewrites:\n"
-            f"  - {{from: 'https://github.com/', to: 'file://{github}/'}}\n"
-            f"  - {{from: 'https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/', to: '{url}/'}}\n"
-        )
-        code, _, err = run_cli(
-            capsys, "--root", str(root), "--site-config", str(site), "lock", "8.5.0", "--arch", "x86_64"
-        )
+    site = tmp_path / "site.yaml"
+    site.write_text(
+        "url_rewrites:\n"
+        f"  - {{from: 'https://github.com/', to: 'file://{github}/'}}\n"
+        f"  - {{from: 'https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/', to: 'http://127.0.0.1:{free_port()}/'}}\n"
+    )
+    both = ["--arch", "x86_64", "--arch", "aarch64"]
+    code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "8.5.0", *both)
     assert code == 0, err
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "with-debs")
     assert code != 0 and "system packages are resolved against the base image: " in err
     assert "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508" in err
     assert [line for line in err.splitlines() if "error:" in line] == [err.strip().splitlines()[-1]]
     data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
-    assert len(heads) == 4  # toolkit + ops, two architectures; nothing downloaded
-    assert heads[0] == "/CANN/CANN%208.5.0/Ascend-cann-toolkit_8.5.0_linux-x86_64.zip"
     toolkit = next(p for p in data["architectures"]["x86_64"]["packages"] if p["role"] == "toolkit")
     assert toolkit["sha256"] == "5637d98ef0974dd7fe848e8e341d62ff36c89cf47e929114f6a628f32072251a"
-    assert toolkit["size"] == 4242
+    assert toolkit.get("size") is None  # not known without the file
     assert toolkit["url"].startswith("https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/")  # not the rewrite
     sources = {c["id"]: c["source"] for c in data["components"]}
     assert sources["catlass"]["url"] == "https://github.com/hicann/catlass.git"
@@ -239,7 +229,7 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "6.3.RC1")
     assert code == 1 and "not a supported combination (pass --allow-unsupported" in err
     lock_allowed = ["--root", str(root), "--site-config", str(site), "lock", "6.3.RC1", "--allow-unsupported"]
-    lock_allowed += ["--arch", "x86_64"]
+    lock_allowed += ["--arch", "x86_64", "--arch", "aarch64"]
     repos = fake_upstream(tmp_path, ["team/ascend-c", "team/tilelang"])
     site.write_text(
         f"repos:\n  ascend-c: file://{repos}/team/ascend-c.git\n  tilelang: file://{repos}/team/tilelang.git\n"
@@ -305,3 +295,81 @@ def test_installer_dirs_are_used_before_any_download(
     assert (tmp_path / "cache" / "blobs" / "sha256" / sha).read_bytes() == b"offline toolkit"
     package = json.loads((root / "lockfiles" / "demo.lock.json").read_text())["architectures"]["x86_64"]["packages"][0]
     assert package["sha256"] == sha and package["size"] == len(b"offline toolkit")
+
+
+AIRGAP = """schema: 1
+name: airgap
+toolkit:
+  vendor: huawei
+  version: 8.5.0
+  chip: 910b
+  packages:
+    toolkit:
+      x86_64:
+        file: Ascend-cann-toolkit_8.5.0_linux-x86_64.run
+        url: https://vendor.example/x86/Ascend-cann-toolkit_8.5.0_linux-x86_64.run
+      aarch64:
+        file: Ascend-cann-toolkit_8.5.0_linux-aarch64.run
+        url: https://vendor.example/arm/Ascend-cann-toolkit_8.5.0_linux-aarch64.run
+    ops:
+      x86_64:
+        file: Ascend-cann-910b-ops_8.5.0_linux-x86_64.run
+        url: https://vendor.example/x86/Ascend-cann-910b-ops_8.5.0_linux-x86_64.run
+        sha256: "SHA"
+      aarch64:
+        file: Ascend-cann-910b-ops_8.5.0_linux-aarch64.run
+        url: https://vendor.example/arm/Ascend-cann-910b-ops_8.5.0_linux-aarch64.run
+host: {driver: 25.5.0}
+platform: {os: ubuntu, os_version: "22.04", python: "3.10", architectures: [x86_64, aarch64]}
+base: {image: "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508"}
+components:
+  - {id: app, source: {path: app}}
+smoke: {command: "true", expect: ""}
+"""
+
+
+def test_lock_arch_file_rewrites_and_installer_dirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--arch resolves that architecture only; a package without a pin is downloaded whole through a
+    file:// rewrite; a wrong-sha256 copy in installer_dirs is named, never skipped for a download."""
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    mirror = tmp_path / "mirror"
+    (mirror / "x86").mkdir(parents=True)
+    toolkit = mirror / "x86" / "Ascend-cann-toolkit_8.5.0_linux-x86_64.run"
+    toolkit.write_bytes(b"toolkit bytes")
+    ops_pin = hashlib.sha256(b"ops bytes").hexdigest()
+    root = tmp_path / "project"
+    (root / "stacks" / "app").mkdir(parents=True)
+    (root / "stacks" / "airgap.yaml").write_text(AIRGAP.replace("SHA", ops_pin))
+    dirs = tmp_path / "installers"
+    dirs.mkdir()
+    site = tmp_path / "site.yaml"
+    site.write_text(
+        f"url_rewrites: [{{from: 'https://vendor.example/', to: 'file://{mirror}/'}}]\ninstaller_dirs: [{dirs}]\n"
+    )
+    args = [
+        "--root",
+        str(root),
+        "--site-config",
+        str(site),
+        "lock",
+        "airgap",
+        "--arch",
+        "x86_64",
+        "--allow-unsupported",
+    ]
+    code, _, err = run_cli(capsys, *args)
+    assert code == 0, err  # the aarch64 toolkit exists nowhere: --arch x86_64 never asks for it
+    data = json.loads((root / "lockfiles" / "airgap.lock.json").read_text())
+    x86 = {p["role"]: p for p in data["architectures"]["x86_64"]["packages"]}
+    assert x86["toolkit"]["sha256"] == hashlib.sha256(b"toolkit bytes").hexdigest()  # downloaded and hashed
+    assert x86["toolkit"]["size"] == len(b"toolkit bytes")
+    assert x86["ops"]["sha256"] == ops_pin  # pinned: taken as is, nothing fetched
+    assert data["architectures"]["aarch64"]["packages"] == []
+    (dirs / "Ascend-cann-910b-ops_8.5.0_linux-x86_64.run").write_bytes(b"a corrupt copy")
+    code, _, err = run_cli(capsys, *args)
+    wrong = hashlib.sha256(b"a corrupt copy").hexdigest()
+    assert code != 0
+    assert f"Ascend-cann-910b-ops_8.5.0_linux-x86_64.run: {dirs}/Ascend-cann-910b-ops_8.5.0_linux-x86_64.run " in err
+    assert f"has sha256 {wrong}, the manifest pins {ops_pin}: replace the file or fix the pin" in err
