@@ -13,7 +13,7 @@ from builder.engine import Engine
 from builder.engine.docker_engine import DockerEngine
 from builder.execute.pipeline import BuildOptions, execute, find_cached, smoke, tag_finals
 from builder.model.arch import Arch
-from builder.model.errors import InputError
+from builder.model.errors import InputError, StackbuildError
 from builder.plan.make import make_plan
 from builder.plan.resolve import Request, resolve_inputs
 from builder.plan.stage import Plan
@@ -100,8 +100,32 @@ def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
     return 0
 
 
+def lock_first(ctx: Context, args: argparse.Namespace) -> None:
+    """A stack without a lock is locked for this build's architecture first (not with --frozen);
+    what it still needs before that can work is said all at once."""
+    from builder.cli.locking import steps_needed, write_lock
+    from builder.cli.stacks import run_compat
+
+    loaded, path = ctx.load(args.stack)
+    target = ctx.lock_path(loaded.name)
+    if target.exists():
+        return
+    if args.frozen:
+        raise StackbuildError(
+            f"{target}: no lock, and --frozen builds only from one: run `stackbuild lock {loaded.name}`"
+        )
+    if steps := steps_needed(ctx, loaded, args.allow_unsupported):
+        listed = "\n".join(f"  {n}. {step}" for n, step in enumerate(steps, start=1))
+        raise StackbuildError(f"{loaded.name} cannot be built yet; still needed:\n{listed}")
+    arch = target_arch(args)
+    say(f"[stackbuild] {loaded.name} has no lock: locking it first (`stackbuild lock {loaded.name} --arch {arch}`)")
+    run_compat(loaded, args.allow_unsupported)
+    say(f"[stackbuild] wrote {write_lock(ctx, loaded, path, [arch])}")
+
+
 def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
     started = time.monotonic()
+    lock_first(ctx, args)
     request = ctx.request(args.stack, target_arch(args), args.frozen)
     options = BuildOptions(jobs=args.jobs, live=sys.stderr.isatty(), log_dir=ctx.log_dir())
     engine: Engine = DockerEngine()

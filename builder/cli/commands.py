@@ -93,6 +93,9 @@ def add_build_commands(sub: SubParsers) -> None:
         "--frozen", action="store_true", help="fail instead of building sources or a base that differ from the lock"
     )
     p.add_argument("--no-smoke", action="store_true", help="skip the smoke launch")
+    p.add_argument(
+        "--allow-unsupported", action="store_true", help="when the stack has no lock yet: lock a known-bad combination"
+    )
     p = command(
         sub,
         "smoke",

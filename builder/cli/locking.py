@@ -10,9 +10,12 @@ from pathlib import Path
 from builder import lock as lock_io
 from builder.cli.common import Context, say
 from builder.cli.stacks import run_compat
+from builder.inputs.site import SITE_FILE
 from builder.lock.check import check, mirror_drift
 from builder.lock.model import Lock
 from builder.lock.resolve import Resolver, resolve
+from builder.manifest import compat
+from builder.manifest.model import GitSource, Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
@@ -55,12 +58,35 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     run_compat(loaded, options.allow_unsupported)
     if options.update and options.update not in {c.id for c in loaded.components}:
         raise StackbuildError(f"--update {options.update}: no such component in {path}")
+    print(write_lock(ctx, loaded, path, list(options.arches), options.update))
+    return 0
+
+
+def steps_needed(ctx: Context, loaded: Manifest, allow_unsupported: bool) -> list[str]:
+    """Everything that stands between a stack without a lock and its build, all at once."""
+    site = ctx.site()
+    where = site.path or f"./{SITE_FILE}"
+    steps = [
+        f"add repos.{name} (component {comp.id}'s repository) to the site configuration ({where})"
+        for comp in loaded.components
+        if isinstance(comp.source, GitSource)
+        and comp.source.git.startswith("site:")
+        and (name := comp.source.git.removeprefix("site:")) not in site.repos
+    ]
+    if not allow_unsupported and (errors := compat.check(loaded).errors):
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        steps.append(f"pass --allow-unsupported to build a known-bad combination: {errors[0]}{more}")
+    return steps
+
+
+def write_lock(ctx: Context, loaded: Manifest, path: Path, arches: list[Arch], update: str | None = None) -> Path:
+    target = ctx.lock_path(loaded.name)
+    resolver = Resolver(path.parent, ctx.site(), Cache(), HttpClient(), say)
     previous = _previous(target) if target.exists() else None
     say(f"locking {loaded.name}")
-    resolved = resolve(loaded, resolver, list(options.arches), previous=previous, update=options.update)
+    resolved = resolve(loaded, resolver, arches, previous=previous, update=update)
     lock_io.write(resolved, target)
-    print(target)
-    return 0
+    return target
 
 
 def _previous(target: Path) -> Lock | None:

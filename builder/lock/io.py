@@ -17,7 +17,9 @@ def read(path: Path) -> Lock:
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError as err:
-        raise StackbuildError(f"{path}: no lockfile: run `stackbuild lock {path.name.split('.lock')[0]}`") from err
+        raise StackbuildError(
+            f"{path}: no lockfile: run `stackbuild lock {path.name.removesuffix('.lock.json')}`"
+        ) from err
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise InputError(f"{path}: cannot read the lockfile: {err}") from err
     if not isinstance(data, dict):

@@ -13,7 +13,7 @@ from builder.engine.docker_engine import DockerEngine
 from builder.model.arch import Arch
 from builder.verify import smoke
 from tests.conftest import ROOT
-from tests.docker.conftest import stackbuild, touch
+from tests.docker.conftest import stackbuild, touch, write_variant
 
 # The reference stack's own smoke command, run by hand in the image.
 SMOKE = ["bash", "-c", manifest.load(ROOT / "stacks" / "reference.yaml").smoke.command]
@@ -48,6 +48,19 @@ def test_lock_check_passes(workspace: Path) -> None:
     run = stackbuild(workspace, "lock", "--check", "reftest")
     assert run.returncode == 0, run.stderr
     assert "up to date" in run.stdout
+
+
+def test_build_of_a_stack_without_a_lock_locks_it_first(workspace: Path) -> None:
+    name = write_variant(workspace, "reftest-nolock", [])
+    run = stackbuild(workspace, "build", name, "--no-smoke")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (
+        f"[stackbuild] {name} has no lock: locking it first (`stackbuild lock {name} --arch {Arch.host()}`)"
+        in run.stderr
+    )
+    assert (workspace / "lockfiles" / f"{name}.lock.json").is_file()
+    assert stackbuild(workspace, "lock", "--check", name).returncode == 0
+    assert f"stackbuild/{name}:8.3.rc1-910b-debian12-py3.11-{Arch.host()}" in run.stdout
 
 
 def test_build_prints_tags_runs_and_runtime_is_small(workspace: Path, engine: DockerEngine) -> None:

@@ -373,3 +373,25 @@ def test_lock_arch_file_rewrites_and_installer_dirs(
     assert code != 0
     assert f"Ascend-cann-910b-ops_8.5.0_linux-x86_64.run: {dirs}/Ascend-cann-910b-ops_8.5.0_linux-x86_64.run " in err
     assert f"has sha256 {wrong}, the manifest pins {ops_pin}: replace the file or fix the pin" in err
+
+
+def test_build_without_a_lock_says_every_step_still_needed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "project"
+    (root / "stacks").mkdir(parents=True)
+    shutil.copy(ROOT / "stacks" / "6.3.RC1.yaml", root / "stacks")
+    site = tmp_path / "site.yaml"
+    site.write_text("repos: {ascend-c: 'file:///srv/ascend-c.git'}\n")
+    base = ["--root", str(root), "--site-config", str(site), "build", "6.3.RC1"]
+    code, out, err = run_cli(capsys, *base)
+    assert code != 0 and out == ""
+    assert "6.3.RC1 cannot be built yet; still needed:\n" in err
+    for n, name in enumerate(["tilelang", "tilelang-compiler", "ascend-kernel", "runtime", "harness"], start=1):
+        assert f"  {n}. add repos.{name} (component {name}'s repository) to the site configuration ({site})\n" in err
+    assert (
+        "  6. pass --allow-unsupported to build a known-bad combination: CANN 6.3.RC1 does not support chip 910b" in err
+    )
+    code, _, err = run_cli(capsys, *base, "--frozen")
+    assert code != 0 and "no lock, and --frozen builds only from one: run `stackbuild lock 6.3.RC1`" in err
+    code, _, err = run_cli(capsys, "--root", str(root), "render", "6.3.RC1")
+    assert code != 0 and "no lockfile: run `stackbuild lock 6.3.RC1`" in err
+    assert not (root / "lockfiles").exists()
