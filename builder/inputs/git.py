@@ -62,7 +62,35 @@ def resolve_ref(url: str, ref: str) -> str:
     for name in (f"refs/tags/{ref}^{{}}", f"refs/tags/{ref}", f"refs/heads/{ref}", ref):
         if name in refs:
             return refs[name]
-    raise SourceError(f"{redact(url)}: no branch or tag named '{ref}'")
+    raise SourceError(f"{redact(url)}: no branch or tag named '{ref}'{_existing_refs(url)}")
+
+
+def _existing_refs(url: str, shown: int = 12) -> str:
+    """What the repository does have, for the error that it lacks a ref (default branch first)."""
+    try:
+        out = git("ls-remote", "--symref", "--", url)
+    except SourceError:
+        return ""
+    default = next(
+        (line.split()[1].removeprefix("refs/heads/") for line in out.splitlines() if line.startswith("ref:")), None
+    )
+    branches = [n.removeprefix("refs/heads/") for n in _names(out) if n.startswith("refs/heads/")]
+    tags = [n.removeprefix("refs/tags/") for n in _names(out) if n.startswith("refs/tags/") and not n.endswith("^{}")]
+    if default in branches:
+        branches.remove(default)
+        branches.insert(0, f"{default} (default)")
+    parts = []
+    if branches:
+        parts.append("branches: " + ", ".join(branches[:shown]) + (", ..." if len(branches) > shown else ""))
+    if tags:
+        parts.append(
+            "tags: " + ", ".join(sorted(tags)[-shown:]) + (" (newest names last)" if len(tags) > shown else "")
+        )
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _names(ls_remote: str) -> list[str]:
+    return [line.partition("\t")[2] for line in ls_remote.splitlines() if "\t" in line and not line.startswith("ref:")]
 
 
 def _has_commit(repository: Path, commit: str) -> bool:

@@ -228,7 +228,10 @@ def resolve(
     # Sources first: they are cheap and catch configuration mistakes before any download.
     components = []
     for comp in manifest.components:
-        source = _kept_source(previous, update, comp.id, comp.source) or resolver.source(comp.source)
+        try:
+            source = _kept_source(previous, update, comp.id, comp.source) or resolver.source(comp.source)
+        except git.SourceError as err:
+            raise git.SourceError(f"component {comp.id}: {err}") from err
         resolver.say(f"  component {comp.id}: {source.describe()}")
         components.append(
             LockedComponent(id=comp.id, depends_on=list(comp.depends_on), source=source, network=comp.network)

@@ -130,11 +130,16 @@ def test_tampered_lock_is_refused(project: tuple[Path, Path, str], capsys: pytes
 
 
 def test_missing_ref_is_a_clear_error(project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]) -> None:
-    root, _, url = project
+    """It names the component, and what the repository does have (tilelang-ascend has no `main`)."""
+    root, repos, url = project
     manifest = root / "stacks" / "demo.yaml"
     manifest.write_text(manifest.read_text().replace(f"{url}/lib, ref: main", f"{url}/lib, ref: v9"))
     code, _, err = run_cli(capsys, "--root", str(root), "lock", "demo")
-    assert code == 1 and f"{url}/lib: no branch or tag named 'v9'" in err
+    assert code == 1 and f"component lib: {url}/lib: no branch or tag named 'v9' (branches: main (default))" in err
+    git("tag", "v1.0", cwd=repos / "lib")
+    git("branch", "release", cwd=repos / "lib")
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "demo")
+    assert "no branch or tag named 'v9' (branches: main (default), release; tags: v1.0)" in err
     assert not (root / "lockfiles" / "demo.lock.json").exists()
 
 
