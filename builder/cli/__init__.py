@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"stackbuild {__version__}")
-    parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding stacks/ (default: .)")
+    parser.add_argument("--root", type=Path, help="project root holding stacks/ (default: the current directory)")
     parser.add_argument("--site-config", type=Path, help="site configuration file (default: see README)")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -69,7 +69,7 @@ def _where_the_traceback_is(ctx: Context) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    ctx = Context(root=args.root.resolve(), site_path=args.site_config, debug=args.debug)
+    ctx = Context(root=(args.root or Path.cwd()).resolve(), site_path=args.site_config, debug=args.debug)
     try:
         code = _run(ctx, args)
     except ManifestError as err:

@@ -50,8 +50,12 @@ def add_stack_commands(sub: SubParsers) -> None:
     p = command(sub, "new", "stacks:cmd_new", "write a manifest for a CANN release with the catalog's packages")
     p.add_argument("version", help="CANN version, e.g. 8.3.RC1")
     p.add_argument("--chip", required=True, help="NPU chip: 910b, 910, 310p, a3")
-    p.add_argument("--from", dest="from_stack", default="8.5.0", help="stack to copy the rest from (default 8.5.0)")
-    p.add_argument("--name", help="stack name (default: the version)")
+    p.add_argument(
+        "--from",
+        dest="from_stack",
+        help="stack to copy the rest from (default: stackbuild's template of the public upstream layers)",
+    )
+    p.add_argument("--name", help="stack name (default: VERSION-CHIP)")
     p.add_argument("-o", "--output", type=Path, help="file to write (default stacks/<name>.yaml)")
 
 

@@ -63,13 +63,17 @@ def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def cmd_new(ctx: Context, args: argparse.Namespace) -> int:
-    template, path = ctx.load(args.from_stack)
-    name = args.name or args.version
+    name = args.name or f"{args.version}-{args.chip}"
     if not re.fullmatch(NAME_PATTERN, name):
         raise InputError(f"--name {name[:80]!r}: a stack name uses letters, digits, '.', '_' and '-'")
+    if args.from_stack:
+        loaded, path = ctx.load(args.from_stack)
+        template, origin = loaded.model_dump(mode="json", by_alias=True, exclude_none=True), path.name
+    else:
+        template, origin = new.packaged_template(args.version), "stackbuild's template"
     data = new.new_manifest(template, args.version, args.chip, name)
     out = args.output or ctx.root / "stacks" / f"{name}.yaml"
-    new.write_manifest(data, out, f"{path.name} and the CANN {args.version} catalog")
+    new.write_manifest(data, out, f"{origin} and the CANN {args.version} catalog")
     try:
         load(out)  # prove what was written loads; never leave a manifest that does not
     except ManifestError:

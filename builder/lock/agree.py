@@ -91,7 +91,8 @@ def _packages(lock: Lock, manifest: Manifest) -> Iterator[str]:
     for arch, section in lock.architectures.items():
         roles = [p.role for p in section.packages]
         wanted_roles = [r for r in PACKAGE_ROLES if arch in manifest.toolkit.packages.of(r)]
-        yield from _differs(f"architectures.{arch}.packages", sorted(roles), sorted(wanted_roles))
+        if roles:  # none: the architecture is not resolved yet (`lock --arch`); building it says so
+            yield from _differs(f"architectures.{arch}.packages", sorted(roles), sorted(wanted_roles))
         for package in section.packages:
             spec = manifest.toolkit.packages.of(package.role).get(arch)
             if spec is not None:

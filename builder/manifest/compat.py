@@ -6,11 +6,12 @@ warnings. The data is the CANN catalog (builder.catalog).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from builder.manifest import catalog
-from builder.manifest.model import PACKAGE_ROLES, BootstrapBase, Manifest
+from builder.manifest.model import PACKAGE_ROLES, BootstrapBase, GitSource, Manifest
+from builder.manifest.upstream import upstream_of
+from builder.manifest.versions import version_key
 
 # Official CANN images' OSes (Ascend/cann-container-image).
 OFFICIAL_OSES = {("ubuntu", "22.04"), ("ubuntu", "24.04"), ("openeuler", "22.03"), ("openeuler", "24.03")}
@@ -39,19 +40,6 @@ class Report:
         return not self.errors
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """Order CANN/HDK versions: 25.3.rc1 < 25.3.0 < 25.3.1 (an RC precedes its release)."""
-    parts: list[int] = []
-    for part in version.lower().split("."):
-        if match := re.fullmatch(r"rc(\d+)", part):
-            parts += [-1, int(match.group(1))]
-        elif part.isdigit():
-            parts += [int(part), 0]
-        else:
-            parts += [-2, 0]
-    return tuple(parts)
-
-
 def check(manifest: Manifest) -> Report:
     report = Report()
     toolkit = manifest.toolkit
@@ -72,7 +60,28 @@ def check(manifest: Manifest) -> Report:
     _check_platform(manifest, report)
     if release.files:
         _check_packages(manifest, release, report)
+    _check_components(manifest, report)
     return report
+
+
+def _check_components(manifest: Manifest, report: Report) -> None:
+    """Public upstream components only where their own requirements hold (builder/manifest/upstream.py)."""
+    version, chip = manifest.toolkit.version, manifest.toolkit.chip
+    for comp in manifest.components:
+        if not isinstance(comp.source, GitSource) or (known := upstream_of(comp.source.git)) is None:
+            continue
+        name, upstream = known
+        if upstream.supports(version, chip):
+            continue
+        if chip not in upstream.min_cann:
+            supported = ", ".join(upstream.min_cann)
+            report.errors.append(
+                f"component {comp.id} ({name}) does not support chip {chip} (only {supported}: {upstream.source})"
+            )
+        else:
+            oldest = upstream.min_cann[chip]
+            needs = f"needs CANN >= {oldest} on {chip}, the stack has {version}"
+            report.errors.append(f"component {comp.id} ({name}) {needs} ({upstream.source})")
 
 
 def _check_host(manifest: Manifest, release: catalog.Release, report: Report) -> None:

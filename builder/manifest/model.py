@@ -295,7 +295,9 @@ class Manifest(Model):
         description="where python_packages come from: an index URL (PEP 503) or a wheelhouse directory relative to "
         "the manifest; the site config's python_index replaces it (an internal index, an air-gapped wheelhouse)",
     )
-    components: list[Component] = Field(min_length=1)
+    components: list[Component] = Field(
+        default_factory=list, description="the layers built on the toolkit (none: a toolkit-only stack)"
+    )
     smoke: Smoke
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

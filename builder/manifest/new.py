@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from builder.manifest import catalog
-from builder.manifest.model import Manifest
+from builder.manifest.upstream import upstream_of
 from builder.model.arch import ARCHITECTURES
 from builder.model.errors import InputError, StackbuildError
 
@@ -32,21 +34,58 @@ def catalog_packages(version: str, chip: str, arches: Sequence[str]) -> dict[str
     return packages
 
 
-def new_manifest(template: Manifest, version: str, chip: str, name: str) -> dict[str, Any]:
-    arches = [a for a in ARCHITECTURES if a in template.platform.architectures] or ARCHITECTURES
+TEMPLATE = "templates/cann.yaml"
+# A stack without an upstream layer left still proves its toolkit (the official CANN images' kind).
+TOOLKIT_SMOKE = {
+    "command": 'test -f "$ASCEND_TOOLKIT_HOME/$(uname -m)-linux/ascend_toolkit_install.info" && echo toolkit ready',
+    "expect": "toolkit ready",
+}
+
+
+def packaged_template(version: str) -> dict[str, Any]:
+    """The template shipped with stackbuild (works in an empty directory)."""
+    text = resources.files("builder.manifest").joinpath(TEMPLATE).read_text()
+    data: dict[str, Any] = yaml.safe_load(text.replace("@CANN_VERSION@", version))
+    return data
+
+
+def _upstream_components(data: dict[str, Any], version: str, chip: str) -> set[str]:
+    """Keep the public upstream components whose requirements hold, at the ref pairing with version; the ids dropped."""
+    kept, dropped = [], set()
+    for comp in data["components"]:
+        source = comp["source"]
+        known = upstream_of(source["git"]) if "git" in source else None
+        if known is not None:
+            if not known[1].supports(version, chip):
+                dropped.add(comp["id"])
+                continue
+            source["ref"] = known[1].ref(version)
+        kept.append(comp)
+    for comp in kept:  # e.g. catlass before CANN 8.5.0 builds without asc-devkit
+        if "depends_on" in comp:
+            comp["depends_on"] = [d for d in comp["depends_on"] if d not in dropped]
+    data["components"] = kept
+    return dropped
+
+
+def new_manifest(template: dict[str, Any], version: str, chip: str, name: str) -> dict[str, Any]:
+    """template: a manifest as data (a stack's, or the packaged one)."""
+    data = copy.deepcopy(template)
+    arches = [a for a in ARCHITECTURES if a in data["platform"]["architectures"]] or ARCHITECTURES
     packages = catalog_packages(version, chip, arches)  # raises, with the known releases, if none
     release = catalog.releases()[version]
-    data = template.model_dump(mode="json", by_alias=True, exclude_none=True)
-    data["name"] = name
-    data["description"] = f"CANN {version} on {chip}, from the {template.name} stack"
-    data["toolkit"] = {
-        "vendor": "huawei",
-        "version": version,
-        "chip": chip,
-        "packages": packages,
+    dropped = _upstream_components(data, version, chip)
+    if any(f"/opt/stack/{cid}/" in data["smoke"]["command"] for cid in dropped):
+        data["smoke"] = dict(TOOLKIT_SMOKE)
+    layers = ", ".join(c["id"] for c in data["components"])
+    head = {
+        "schema": data.pop("schema"),
+        "name": name,
+        "description": f"CANN {version} on {chip}" + (f" with {layers}" if layers else " (toolkit only)"),
+        "toolkit": {"vendor": "huawei", "version": version, "chip": chip, "packages": packages},
+        "host": {"driver": release.driver} if release.driver else {"driver": "unknown"},
     }
-    data["host"] = {"driver": release.driver} if release.driver else {"driver": "unknown"}
-    return data
+    return head | {k: v for k, v in data.items() if k not in head}
 
 
 def write_manifest(data: dict[str, Any], path: Path, source_note: str) -> None:

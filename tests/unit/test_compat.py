@@ -4,6 +4,7 @@ import pytest
 
 from builder import manifest
 from builder.manifest import compat
+from builder.manifest.versions import version_key
 from tests.conftest import ROOT
 from tests.helpers import run_cli
 
@@ -90,5 +91,5 @@ def test_package_differing_from_catalog_fails(tmp_path: Path) -> None:
 
 
 def test_version_order() -> None:
-    assert compat.version_key("25.3.rc1") < compat.version_key("25.3.0") < compat.version_key("25.3.1")
-    assert compat.version_key("25.3.RC1") == compat.version_key("25.3.rc1")
+    assert version_key("25.3.rc1") < version_key("25.3.0") < version_key("25.3.1")
+    assert version_key("25.3.RC1") == version_key("25.3.rc1")

@@ -81,7 +81,8 @@ def leaf_paths(data: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, .
 
 def mutate(data: Any, edits: list[tuple[tuple[Any, ...], str, Any]]) -> Any:
     data = copy.deepcopy(data)
-    for path, action, value in edits:
+    for path, action, drawn in edits:
+        value = copy.deepcopy(drawn)  # one drawn list put in two places must not make the data cyclic
         if not path:
             data = value
             continue

@@ -154,6 +154,33 @@ def fake_upstream(tmp_path: Path, names: list[str]) -> Path:
     return base
 
 
+def upstream_8_5_0(tmp_path: Path) -> Path:
+    """The upstream repositories of the 8.5.0 stack with upstream's refs and submodule path: asc-devkit
+    (master, tag v8.5.0), tilelang-ascend (default branch ascendc_pto, 3rdparty/tvm from
+    https://github.com/TileLang/tvm.git), catlass (master, tag v1.6.3)."""
+    github = fake_upstream(tmp_path, ["hicann/asc-devkit", "hicann/catlass", "TileLang/tvm"])
+    for repo, tag in (("hicann/asc-devkit", "v8.5.0"), ("hicann/catlass", "v1.6.3")):
+        git("branch", "-m", "main", "master", cwd=github / f"{repo}.git")
+        git("tag", tag, "master", cwd=github / f"{repo}.git")
+    work = tmp_path / "work" / "tile-ai" / "tilelang-ascend"
+    make_repo(work, "tilelang-ascend")
+    git(
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        f"file://{github}/TileLang/tvm.git",
+        "3rdparty/tvm",
+        cwd=work,
+    )
+    git("config", "-f", ".gitmodules", "submodule.3rdparty/tvm.url", "https://github.com/TileLang/tvm.git", cwd=work)
+    git("commit", "-q", "-am", "tvm", cwd=work)
+    git("branch", "-m", "main", "ascendc_pto", cwd=work)
+    shutil.copytree(work / ".git", github / "tile-ai" / "tilelang-ascend.git")
+    return github
+
+
 def without_system_packages(manifest_text: str) -> str:
     return re.sub(r"(?m)^ *(runtime_)?system_packages: .*\n", "", manifest_text)
 
@@ -164,11 +191,7 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     """Its packages' sha256 are pinned in the manifest: locking needs no vendor host at all (an
     air-gapped site fetches them at build time, or puts them in installer_dirs)."""
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
-    github = fake_upstream(
-        tmp_path, ["hicann/asc-devkit", "tile-ai/tilelang", "tile-ai/tilelang-ascend", "hicann/catlass"]
-    )
-    for repo in ("hicann/asc-devkit", "hicann/catlass"):
-        git("branch", "-m", "main", "master", cwd=github / f"{repo}.git")
+    github = upstream_8_5_0(tmp_path)
     root = tmp_path / "project"
     (root / "stacks").mkdir(parents=True)
     # System packages resolve against the base image (ubuntu:22.04), which no registry here serves:
@@ -190,6 +213,15 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     assert "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508" in err
     assert [line for line in err.splitlines() if "error:" in line] == [err.strip().splitlines()[-1]]
     data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
+    sources = {c["id"]: c["source"] for c in data["components"]}
+    assert {cid: src["ref"] for cid, src in sources.items()} == {
+        "asc-devkit": "v8.5.0",
+        "tilelang-ascend": "ascendc_pto",
+        "catlass": "v1.6.3",
+    }
+    (tvm,) = sources["tilelang-ascend"]["submodules"]
+    assert (tvm["path"], tvm["url"]) == ("3rdparty/tvm", "https://github.com/TileLang/tvm.git")
+    assert tvm["commit"] == git("rev-parse", "HEAD", cwd=github / "TileLang" / "tvm.git")
     toolkit = next(p for p in data["architectures"]["x86_64"]["packages"] if p["role"] == "toolkit")
     assert toolkit["sha256"] == "5637d98ef0974dd7fe848e8e341d62ff36c89cf47e929114f6a628f32072251a"
     assert toolkit.get("size") is None  # not known without the file
@@ -208,7 +240,7 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
         args = ["--root", str(root), "--site-config", str(site), "render", "8.5.0", "--arch", arch, "-o", str(out)]
         assert run_cli(capsys, *args)[0] == 0
     files = sorted((tmp_path / "rendered").glob("*/*.Dockerfile"))
-    assert len(files) == 2 * 9
+    assert len(files) == 2 * 8  # bases, toolkit, three components, the two finals
     lint = hadolint(files)
     assert lint.returncode == 0, lint.stdout + lint.stderr
 

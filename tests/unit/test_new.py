@@ -44,3 +44,71 @@ def test_new_rejects_unknown_release_and_chip(tmp_path: Path, capsys: pytest.Cap
     code, _, err = run_cli(capsys, "new", "8.1.RC1", "--chip", "a3", "-o", str(tmp_path / "b.yaml"))
     assert code == 1 and "no packages for chip a3" in err
     assert not (tmp_path / "a.yaml").exists() and not (tmp_path / "b.yaml").exists()
+
+
+# Which public upstream layers each catalog release and chip gets, written by hand from the
+# projects' READMEs (asc-devkit: A2/A3 from CANN 8.5.0; tilelang-ascend: A2/A3 from 8.3.RC1;
+# catlass: A2/A3 from 8.2.RC1), not from the table `new` reads.
+ALL = ["asc-devkit", "tilelang-ascend", "catlass"]
+EXPECTED = {
+    ("8.1.RC1", "910b"): [],
+    ("8.1.RC1", "910"): [],
+    ("8.1.RC1", "310p"): [],
+    ("8.2.RC1", "910b"): ["catlass"],
+    ("8.2.RC1", "910"): [],
+    ("8.2.RC1", "310p"): [],
+    ("8.3.RC1", "910b"): ["tilelang-ascend", "catlass"],
+    ("8.3.RC1", "910"): [],
+    ("8.3.RC1", "310p"): [],
+    ("8.5.0", "910b"): ALL,
+    ("8.5.0", "910"): [],
+    ("8.5.0", "310p"): [],
+    ("8.5.0", "a3"): ALL,
+    ("9.0.0", "910b"): ALL,
+    ("9.0.0", "910"): [],
+    ("9.0.0", "310p"): [],
+    ("9.0.0", "a3"): ALL,
+}
+
+
+def test_new_in_an_empty_directory_for_every_release_and_chip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from builder.manifest import catalog
+
+    listed = {(v, chip) for v, r in catalog.releases().items() if r.files for chip in r.chips}
+    assert listed == set(EXPECTED)  # a new catalog release needs a row here
+    monkeypatch.chdir(tmp_path)
+    for (version, chip), components in EXPECTED.items():
+        code, out, err = run_cli(capsys, "new", version, "--chip", chip)
+        assert code == 0, err
+        path = tmp_path / "stacks" / f"{version}-{chip}.yaml"
+        assert out.strip() == str(path)
+        loaded = manifest.load(path)
+        assert loaded.name == f"{version}-{chip}"
+        assert [c.id for c in loaded.components] == components, (version, chip)
+        code, out, err = run_cli(capsys, "check", f"{version}-{chip}")
+        assert code == 0 and out.strip() == f"compatible: {version}-{chip}", err
+        refs = {c.id: c.source.ref for c in loaded.components if hasattr(c.source, "ref")}
+        if "catlass" in refs:
+            assert refs["catlass"] == ("v1.6.3" if version in ("8.5.0", "9.0.0") else "v1.5.0")
+            catlass = next(c for c in loaded.components if c.id == "catlass")
+            assert catlass.depends_on == (["asc-devkit"] if "asc-devkit" in components else [])
+        if "asc-devkit" in refs:
+            assert refs["asc-devkit"] == f"v{version}"
+        expect = "Compare success." if "catlass" in components else "toolkit ready"
+        assert loaded.smoke.expect == expect
+
+
+def test_check_refuses_a_layer_on_a_release_or_chip_it_does_not_support(tmp_path: Path) -> None:
+    from builder.manifest import compat
+    from tests.conftest import ROOT
+
+    text = (ROOT / "stacks" / "8.5.0.yaml").read_text()
+    path = tmp_path / "m.yaml"
+    path.write_text(text.replace("chip: 910b", "chip: 310p").replace("910b-ops", "310p-ops"))
+    errors = compat.check(manifest.load(path)).errors
+    assert any(
+        e.startswith("component catlass (catlass) does not support chip 310p (only 910b, a3, 950") for e in errors
+    )
+    assert any(e.startswith("component asc-devkit (asc-devkit) does not support chip 310p") for e in errors)
