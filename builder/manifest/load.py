@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from builder.manifest import locate, yamlpos
 from builder.manifest.graph import find_cycle, suggest
-from builder.manifest.model import PACKAGE_ROLES, SCHEMA_VERSION, Manifest, PathSource
+from builder.manifest.model import PACKAGE_ROLES, SCHEMA_VERSION, ImageBase, Manifest, PathSource
 from builder.manifest.yamlpos import PositionedYaml
 from builder.model.canonical import digest
 from builder.model.errors import Located, ManifestError
@@ -63,6 +63,13 @@ def check_graph(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
 def check_packages(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
     problems = []
     arches = manifest.platform.architectures
+    if manifest.toolkit.preinstalled:
+        if not isinstance(manifest.base, ImageBase):
+            problems.append(doc.locate(("toolkit", "preinstalled"), "a preinstalled toolkit needs an image base"))
+        if any(manifest.toolkit.packages.of(role) for role in PACKAGE_ROLES):
+            message = "the toolkit is preinstalled in the base image: give no packages"
+            problems.append(doc.locate(("toolkit", "packages"), message))
+        return problems
     for role in PACKAGE_ROLES:
         packages = manifest.toolkit.packages.of(role)
         if getattr(manifest.toolkit.packages, role) is None:

@@ -78,7 +78,7 @@ PackageSet = dict[Arch, Package]
 
 
 class Packages(Model):
-    toolkit: PackageSet
+    toolkit: PackageSet = Field(default_factory=dict, description="toolkit package per architecture")
     ops: PackageSet | None = Field(default=None, description="operator/kernels package (kernels-<chip> / <chip>-ops)")
     nnal: PackageSet | None = None
 
@@ -93,7 +93,13 @@ class Toolkit(Model):
     )
     version: str = Field(pattern=VERSION_PATTERN, description="CANN version, e.g. 8.5.0, 8.3.RC1")
     chip: str = Field(pattern=CHIP_PATTERN, description="NPU chip: 910b, 910, 310p, a3, 950")
-    packages: Packages
+    packages: Packages = Field(default_factory=Packages)
+    preinstalled: bool = Field(
+        default=False,
+        description="the base image already holds this toolkit (an official CANN image pinned by digest, as "
+        "catlass's and vllm-ascend's Dockerfiles start from): the toolkit stage checks its version files "
+        "against the lock instead of installing packages; give no packages then",
+    )
 
 
 class Host(Model):

@@ -185,7 +185,7 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
             f"relock with `stackbuild lock {manifest.name}`"
         )
     section = lock.section(request.arch)
-    if section.package("toolkit") is None:
+    if section.package("toolkit") is None and not manifest.toolkit.preinstalled:
         raise StackbuildError(
             f"the lock of {manifest.name} has no toolkit package for {request.arch}: "
             f"run `stackbuild lock {manifest.name} --arch {request.arch}`"

@@ -138,6 +138,7 @@ def test_the_schema_documents_the_component_model() -> None:
         "AptRepository": ["url", "suite", "components", "trusted"],
         "Platform": ["python", "python_from"],
         "Install": ["path", "runtime"],
+        "Toolkit": ["preinstalled", "version", "chip"],
     }
     for model, fields in documented.items():
         properties = schema["properties"] if model == "Manifest" else defs[model]["properties"]

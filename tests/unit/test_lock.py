@@ -432,3 +432,43 @@ def test_build_without_a_lock_says_every_step_still_needed(tmp_path: Path, capsy
     code, _, err = run_cli(capsys, "--root", str(root), "render", "6.3.RC1")
     assert code != 0 and "no lockfile: run `stackbuild lock 6.3.RC1`" in err
     assert not (root / "lockfiles").exists()
+
+
+def test_an_official_cann_image_as_base_with_the_toolkit_preinstalled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FROM an official CANN image (as catlass's Dockerfile.atlasa2 does): nothing installed, the
+    toolkit stage checks the image's version files against the lock."""
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    github = upstream_8_5_0(tmp_path)
+    text = without_system_packages((ROOT / "stacks" / "8.5.0.yaml").read_text())
+    start, end = text.index("  packages:\n"), text.index("host:")
+    text = text[:start] + "  preinstalled: true\n" + text[end:]
+    official = "quay.io/ascend/cann@sha256:" + "ab" * 32  # stands in for cann:8.5.0-910b-ubuntu22.04-py3.11
+    text = re.sub(r"(?m)^  image: .*$", f"  image: {official}", text)
+    text = text.replace('  python: "3.10"\n', '  python: "3.11"\n  python_from: base\n')
+    root = tmp_path / "project"
+    (root / "stacks").mkdir(parents=True)
+    (root / "stacks" / "8.5.0.yaml").write_text(text)
+    site = tmp_path / "site.yaml"
+    site.write_text(f"url_rewrites: [{{from: 'https://github.com/', to: 'file://{github}/'}}]\n")
+    base = ["--root", str(root), "--site-config", str(site)]
+    assert run_cli(capsys, *base, "check", "8.5.0")[0] == 0
+    code, _, err = run_cli(capsys, *base, "lock", "8.5.0", "--arch", "x86_64", "--arch", "aarch64")
+    assert code == 0, err
+    data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
+    assert all(section["packages"] == [] for section in data["architectures"].values())
+    out = tmp_path / "rendered"
+    assert run_cli(capsys, *base, "render", "8.5.0", "--arch", "aarch64", "-o", str(out))[0] == 0
+    toolkit = (out / "toolkit.Dockerfile").read_text()
+    assert "COPY packages/" not in toolkit and "--install" not in toolkit
+    assert 'if [ "$found" != "8.5.0" ]' in toolkit  # the image's version files must say the locked version
+    assert f"FROM {official}" in (out / "base-devel.Dockerfile").read_text()
+    lint = hadolint(sorted(out.glob("*.Dockerfile")))
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    bad = text.replace(
+        "  preinstalled: true\n", "  preinstalled: true\n  packages: {toolkit: {x86_64: {file: a.run, generate: x}}}\n"
+    )
+    (root / "stacks" / "8.5.0.yaml").write_text(bad)
+    code, _, err = run_cli(capsys, *base, "validate", str(root / "stacks" / "8.5.0.yaml"))
+    assert code == 2 and "toolkit.packages: the toolkit is preinstalled in the base image: give no packages" in err
