@@ -146,3 +146,39 @@ def test_locked_wheel_names_and_versions_cannot_become_pip_options() -> None:
     for name, version in (("--find-links=http://x", "1.0"), ("ok", "1.0 -r /etc/passwd"), ("-r", "1")):
         with pytest.raises(ValidationError):
             LockedWheel(name=name, version=version, file="ok-1.0-py3-none-any.whl", sha256="0" * 64)
+
+
+def test_a_lock_of_both_architectures_pins_each_its_own_wheels(tmp_path: Path) -> None:
+    """Through the resolver (bases and apt stand-ins): the same requirement, a wheel per architecture."""
+    from builder import manifest
+    from builder.inputs import bootstrap
+    from builder.inputs.site import SiteConfig
+    from builder.lock.resolve import Resolver, resolve
+    from tests.conftest import ROOT
+
+    house = tmp_path / "stacks" / "wheels"
+    make_wheel(house, "sbwheel", "1.0", "py3-none-manylinux2014_x86_64")
+    make_wheel(house, "sbwheel", "0.9", "py3-none-manylinux2014_aarch64")
+    shutil.copy(next((ROOT / "stacks" / "reference" / "wheelhouse").glob("*.whl")), house)
+    text = (ROOT / "stacks" / "reference.yaml").read_text()
+    text = text.replace("python_index: reference/wheelhouse", "python_index: wheels")
+    text = text.replace("python_packages: [simreport==1.0]", "python_packages: [simreport==1.0, sbwheel]")
+    shutil.copytree(
+        ROOT / "stacks" / "reference", tmp_path / "stacks" / "reference", ignore=shutil.ignore_patterns("build")
+    )
+    (tmp_path / "stacks" / "m.yaml").write_text(text)
+    cache = Cache(tmp_path / "cache")
+
+    def no_base(*_: object, **__: object) -> bootstrap.BaseTarball:
+        return bootstrap.BaseTarball("0" * 64, {})
+
+    def no_debs(*_: object) -> dict[str, list[debs.Deb]]:
+        return {}
+
+    resolver = Resolver(tmp_path / "stacks", SiteConfig(), cache, HttpClient(), lambda _: None, no_base, no_debs)
+    locked = resolve(manifest.load(tmp_path / "stacks" / "m.yaml"), resolver, [Arch.X86_64, Arch.AARCH64])
+    pins = {arch: {w.name: w.version for w in s.python["harness"]} for arch, s in locked.architectures.items()}
+    assert pins == {
+        Arch.X86_64: {"sbwheel": "1.0", "simreport": "1.0"},
+        Arch.AARCH64: {"sbwheel": "0.9", "simreport": "1.0"},
+    }
