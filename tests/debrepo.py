@@ -15,11 +15,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.helpers import serving
 
 MAINTAINER = "stackbuild tests <tests@example.invalid>"
 # A fixed date keeps the Release file byte-for-byte reproducible.
@@ -154,13 +155,5 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @contextmanager
 def serve(directory: Path) -> Iterator[str]:
     """Serve ``directory`` on a free 127.0.0.1 port; yields the base URL ``http://127.0.0.1:<port>``."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(functools.partial(_QuietHandler, directory=str(directory))) as url:
+        yield url

@@ -51,7 +51,14 @@ def http_server(handle_get: Handler, handle_head: Handler | None = None) -> Iter
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
+    with serving(RequestHandler) as url:
+        yield url
+
+
+@contextmanager
+def serving(handler: Callable[..., http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A threaded HTTP server on a free 127.0.0.1 port with handler; yields its base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -59,6 +66,7 @@ def http_server(handle_get: Handler, handle_head: Handler | None = None) -> Iter
     finally:
         server.shutdown()
         server.server_close()
+        thread.join()
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -81,6 +89,17 @@ def make_repo(path: Path, content: str = "v1") -> str:
     git("add", ".", cwd=path)
     git("commit", "-q", "-m", content, cwd=path)
     return git("rev-parse", "HEAD", cwd=path)
+
+
+def add_submodule(work: Path, url: str, path: str, recorded: str | None = None) -> str:
+    """Add url as a submodule at path and commit; recorded: the URL .gitmodules says instead (a relative
+    one, as upstream projects write it, or the public URL of a local stand-in). The new commit."""
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", url, path, cwd=work)
+    if recorded:
+        git("config", "-f", ".gitmodules", f"submodule.{path}.url", recorded, cwd=work)
+        git("add", ".gitmodules", cwd=work)
+    git("commit", "-q", "-m", f"add {path}", cwd=work)
+    return git("rev-parse", "HEAD", cwd=work)
 
 
 def commit(path: Path, content: str) -> str:

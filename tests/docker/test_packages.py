@@ -19,7 +19,7 @@ from builder.store.cache import Cache
 from tests.conftest import REFERENCE
 from tests.debrepo import make_deb, serve, write_index
 from tests.docker.conftest import plan_of, stackbuild, write_variant
-from tests.helpers import git, make_repo
+from tests.helpers import add_submodule, git, make_repo
 from tests.wheelhouse import make_wheel
 
 pytestmark = pytest.mark.docker
@@ -136,17 +136,7 @@ def test_keep_git_gives_the_build_a_checkout_with_submodules_and_tags_without_ne
     make_repo(tmp_path / "dep", "dep v1")
     git("clone", "-q", "--bare", str(tmp_path / "dep"), str(repos / "dep.git"), cwd=tmp_path)
     make_repo(tmp_path / "lib", "lib v1")
-    git(
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        f"file://{repos}/dep.git",
-        "3rdparty/dep",
-        cwd=tmp_path / "lib",
-    )
-    git("commit", "-q", "-m", "add dep", cwd=tmp_path / "lib")
+    add_submodule(tmp_path / "lib", f"file://{repos}/dep.git", "3rdparty/dep")
     git("tag", "v2.0.1", cwd=tmp_path / "lib")
     git("clone", "-q", "--bare", str(tmp_path / "lib"), str(repos / "lib.git"), cwd=tmp_path)
     component = (

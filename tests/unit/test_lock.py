@@ -12,7 +12,7 @@ import pytest
 
 from builder import lock
 from tests.conftest import ROOT
-from tests.helpers import commit, free_port, git, git_daemon, hadolint, http_server, make_repo, run_cli
+from tests.helpers import add_submodule, commit, free_port, git, git_daemon, hadolint, http_server, make_repo, run_cli
 
 MANIFEST = """\
 schema: 1
@@ -164,18 +164,7 @@ def upstream_8_5_0(tmp_path: Path) -> Path:
         git("tag", tag, "master", cwd=github / f"{repo}.git")
     work = tmp_path / "work" / "tile-ai" / "tilelang-ascend"
     make_repo(work, "tilelang-ascend")
-    git(
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        f"file://{github}/TileLang/tvm.git",
-        "3rdparty/tvm",
-        cwd=work,
-    )
-    git("config", "-f", ".gitmodules", "submodule.3rdparty/tvm.url", "https://github.com/TileLang/tvm.git", cwd=work)
-    git("commit", "-q", "-am", "tvm", cwd=work)
+    add_submodule(work, f"file://{github}/TileLang/tvm.git", "3rdparty/tvm", "https://github.com/TileLang/tvm.git")
     git("branch", "-m", "main", "ascendc_pto", cwd=work)
     shutil.copytree(work / ".git", github / "tile-ai" / "tilelang-ascend.git")
     return github

@@ -18,21 +18,12 @@ from builder.plan.make import make_plan
 from builder.plan.resolve import Request, resolve_inputs
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
-from tests.helpers import commit, git, make_repo
+from tests.helpers import add_submodule, commit, git, make_repo
 from tests.unit.test_context import MANIFEST
 
 
 def bare(work: Path, bare_path: Path) -> None:
     git("clone", "-q", "--bare", str(work), str(bare_path), cwd=work.parent)
-
-
-def add_submodule(work: Path, url: str, path: str, relative: str | None = None) -> str:
-    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", url, path, cwd=work)
-    if relative:  # as upstream projects write it: relative to the superproject's URL
-        git("config", "-f", ".gitmodules", f"submodule.{path}.url", relative, cwd=work)
-        git("add", ".gitmodules", cwd=work)
-    git("commit", "-q", "-m", f"add {path}", cwd=work)
-    return git("rev-parse", "HEAD", cwd=work)
 
 
 def test_submodules_are_pinned_recursively_and_built_from_their_commits(tmp_path: Path) -> None:
@@ -44,7 +35,7 @@ def test_submodules_are_pinned_recursively_and_built_from_their_commits(tmp_path
     dep_commit = add_submodule(tmp_path / "dep", f"file://{repos}/inner.git", "third_party/inner")
     bare(tmp_path / "dep", repos / "dep.git")
     make_repo(tmp_path / "lib", "lib v1")
-    lib_commit = add_submodule(tmp_path / "lib", f"file://{repos}/dep.git", "3rdparty/dep", relative="../dep.git")
+    lib_commit = add_submodule(tmp_path / "lib", f"file://{repos}/dep.git", "3rdparty/dep", recorded="../dep.git")
     bare(tmp_path / "lib", repos / "lib.git")
     # The submodules' branches move on after the parent pinned them.
     for name in ("inner", "dep"):
@@ -107,7 +98,7 @@ def test_keep_git_gives_a_checkout_that_works_without_network(tmp_path: Path) ->
     make_repo(tmp_path / "dep", "dep v1")
     bare(tmp_path / "dep", repos / "dep.git")
     make_repo(tmp_path / "lib", "lib v1")
-    add_submodule(tmp_path / "lib", f"file://{repos}/dep.git", "3rdparty/dep", relative="../dep.git")
+    add_submodule(tmp_path / "lib", f"file://{repos}/dep.git", "3rdparty/dep", recorded="../dep.git")
     git("tag", "v1.2.3", cwd=tmp_path / "lib")
     bare(tmp_path / "lib", repos / "lib.git")
     stacks = tmp_path / "stacks"
