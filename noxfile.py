@@ -24,7 +24,8 @@ def tests(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     fast_only = "not docker" in " ".join(session.posargs)
     session.run("python", "-m", "builder.hostsetup", *([] if fast_only else ["--docker"]))
-    session.run("pytest", *session.posargs)
+    # The fast tier runs on every core (pytest-xdist); the Docker tier shares one engine, so it stays serial.
+    session.run("pytest", *(["-n", "auto"] if fast_only else []), *session.posargs)
 
 
 @nox.session
