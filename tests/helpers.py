@@ -56,13 +56,18 @@ def http_server(handle_get: Handler, handle_head: Handler | None = None) -> Iter
 
 
 @contextmanager
-def serving(handler: Callable[..., http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
-    """A threaded HTTP server on a free 127.0.0.1 port with handler; yields its base URL."""
+def serving(handler: Callable[..., http.server.BaseHTTPRequestHandler], tls: Path | None = None) -> Iterator[str]:
+    """A threaded HTTP server on a free 127.0.0.1 port with handler (HTTPS with cert.pem/key.pem from the
+    tls directory); yields its base URL."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls / "cert.pem", tls / "key.pem")
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
@@ -198,17 +203,8 @@ def private_https_git(base: Path, user: str, token: str, cert_dir: Path) -> Iter
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), GitHandler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert_dir / "cert.pem", cert_dir / "key.pem")
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(GitHandler, tls=cert_dir) as url:
+        yield url
 
 
 def hadolint(files: list[Path]) -> subprocess.CompletedProcess[str]:

@@ -12,6 +12,7 @@ from typing import IO
 
 from builder.engine import BuildFailed, Engine, EngineError
 from builder.inputs.contexts import write_context
+from builder.model.canonical import digest
 from builder.model.errors import LoggedFailure, StackbuildError
 from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
@@ -90,14 +91,25 @@ class StageBuilder:
         return image_id
 
     def _check_installs(self, stage: Stage, log_file: Path) -> None:
-        """Before the images that merge every component: no file installed by two of them."""
+        """Before the images that merge every component: no file installed by two of them. Checked once
+        per set of stage images (both finals, and later builds of them, find the record)."""
+        plan = self.plan
+        if not plan.installs:
+            return
+        checked = digest({name: plan.stages[name].key for name in ["toolkit", *sorted(plan.installs)]})
+        with self.cache.lock(f"installs-{checked}"):
+            if self.cache.read_record("installs", checked) is None:
+                self._list_and_compare_installs(stage, log_file)
+                self.cache.write_record({"collisions": 0}, "installs", checked)
+
+    def _list_and_compare_installs(self, stage: Stage, log_file: Path) -> None:
         plan = self.plan
         every_path = sorted({path for paths in plan.installs.values() for path in paths})
         try:
             listings = {
                 cid: installed_files(self.engine, plan.stages[cid].tag(), p) for cid, p in plan.installs.items()
             }
-            toolkit = installed_files(self.engine, plan.stages["toolkit"].tag(), every_path) if every_path else {}
+            toolkit = installed_files(self.engine, plan.stages["toolkit"].tag(), every_path)
         except EngineError as err:
             raise StageFailed(stage.name, f"cannot list the components' installs: {err}", [], log_file, None) from err
         needs = {cid: set(deps) for cid, deps in plan.needs.items()}

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from builder.inputs.site import SiteConfig
+from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
@@ -48,6 +50,11 @@ class Target:
     def of(cls, python: str, arch: Arch, os_name: str, os_version: str) -> Target:
         return cls(python, arch, GLIBC_MINOR.get((os_name, os_version), DEFAULT_GLIBC_MINOR))
 
+    @classmethod
+    def of_stack(cls, manifest: Manifest, arch: Arch) -> Target:
+        platform = manifest.platform
+        return cls.of(platform.python, arch, platform.os, platform.os_version)
+
     def pip_options(self) -> list[str]:
         machine = self.arch.value
         platforms = [f"manylinux_2_{minor}_{machine}" for minor in range(self.glibc_minor, 4, -1)]
@@ -67,6 +74,11 @@ class Target:
             "--abi=abi3",
             "--abi=none",
         ]
+
+
+def index_of(manifest: Manifest, site: SiteConfig) -> str:
+    """Where the stack's Python packages come from: the site's index replaces the manifest's."""
+    return site.python_index or manifest.python_index
 
 
 def index_options(index: str, manifest_dir: Path) -> list[str]:

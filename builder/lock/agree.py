@@ -71,9 +71,10 @@ def _components(lock: Lock, manifest: Manifest) -> Iterator[str]:
                 yield f"components.{comp.id}.source: the lock has a {comp.source.kind} source, the manifest does not"
 
 
-def _package(
+def package_differences(
     field: str, locked: LockedDownload | LockedGenerated, spec: DownloadPackage | GeneratedPackage
 ) -> Iterator[str]:
+    """Where a locked installer is not the one the manifest's entry names (file, url or command, a pin)."""
     yield from _differs(f"{field}.file", locked.file, spec.file)
     match locked, spec:
         case LockedDownload(url=url), DownloadPackage(url=want_url):
@@ -96,7 +97,7 @@ def _packages(lock: Lock, manifest: Manifest) -> Iterator[str]:
         for package in section.packages:
             spec = manifest.toolkit.packages.of(package.role).get(arch)
             if spec is not None:
-                yield from _package(f"architectures.{arch}.packages.{package.role}", package, spec)
+                yield from package_differences(f"architectures.{arch}.packages.{package.role}", package, spec)
 
 
 def disagreements(lock: Lock, manifest: Manifest) -> list[str]:

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from builder.inputs import bootstrap, debs, git, packages, submodules, trees, wheels
 from builder.inputs.site import SiteConfig
+from builder.lock.agree import package_differences
 from builder.lock.model import (
     LOCK_VERSION,
     ArchSection,
@@ -145,7 +146,8 @@ def _section(
         if package is None:
             continue
         if not wanted:  # --arch: other architectures keep their pins while the manifest's entry is the same
-            if (kept := _kept_package(old.package(role) if old else None, package)) is not None:
+            kept = old.package(role) if old else None
+            if kept is not None and not any(package_differences(role, kept, package)):
                 pinned.append(kept)
             continue
         resolver.say(f"  package {role} {arch}: {package.file}")
@@ -154,32 +156,14 @@ def _section(
     return ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
 
 
-def _kept_package(
-    locked: LockedDownload | LockedGenerated | None, package: DownloadPackage | GeneratedPackage
-) -> LockedDownload | LockedGenerated | None:
-    match locked, package:
-        case LockedDownload(file=file, url=url, sha256=sha), DownloadPackage() if (file, url) == (
-            package.file,
-            package.url,
-        ) and package.sha256 in (None, sha):
-            return locked
-        case LockedGenerated(file=file, command=command, sha256=sha), GeneratedPackage() if (file, command) == (
-            package.file,
-            package.generate,
-        ) and package.sha256 in (None, sha):
-            return locked
-    return None
-
-
 def _python(
     manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, update: str | None, resolver: Resolver
 ) -> tuple[dict[str, list[LockedWheel]], dict[str, str]]:
     """Each component's python_packages as the wheels its Python on arch installs, with what they were
     resolved from. An architecture not asked for, or a component other than --update's, keeps its pins
     while that is unchanged: a relock never moves unpinned dependencies nobody asked to move."""
-    platform = manifest.platform
-    target = wheels.Target.of(platform.python, arch, platform.os, platform.os_version)
-    index = resolver.site.python_index or manifest.python_index
+    target = wheels.Target.of_stack(manifest, arch)
+    index = wheels.index_of(manifest, resolver.site)
     old = previous.architectures.get(arch) if previous else None
     found, keys = {}, {}
     for comp in manifest.components:

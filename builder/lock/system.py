@@ -81,8 +81,11 @@ def resolve_all(
 ) -> dict[str, list[debs.Deb]]:
     """Every scope's closure as apt gives it today: devel scopes on the devel base, the runtime's on its base."""
     repos, refs = sources(manifest), base_refs(manifest, bases, cache)
-    found = resolve_debs(refs["devel"], repos, requested(manifest), arch, site.rewrite, cache)
-    if runtime := requested_runtime(manifest):
+    devel, runtime = requested(manifest), requested_runtime(manifest)
+    if refs["runtime"] == refs["devel"]:  # one image for both: one apt root, one `apt-get update`
+        return resolve_debs(refs["devel"], repos, [*devel, *runtime], arch, site.rewrite, cache)
+    found = resolve_debs(refs["devel"], repos, devel, arch, site.rewrite, cache)
+    if runtime:
         found |= resolve_debs(refs["runtime"], repos, runtime, arch, site.rewrite, cache)
     return found
 

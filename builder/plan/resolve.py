@@ -15,7 +15,7 @@ from builder.inputs import bootstrap, packages, trees
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.contexts import BytesItem, FileItem, GitTree, LocalTree
 from builder.inputs.site import SiteConfig
-from builder.inputs.wheels import Target, Wheel, requirements_text
+from builder.inputs.wheels import Target, Wheel, index_of, requirements_text
 from builder.inputs.wheels import fetch as fetch_wheels
 from builder.lock.agree import disagreements
 from builder.lock.check import manifest_drift, stale_system
@@ -185,8 +185,8 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
             f"relock with `stackbuild lock {manifest.name}`"
         )
     section = lock.section(request.arch)
-    if section.package("toolkit") is None and not manifest.toolkit.preinstalled:
-        raise StackbuildError(
+    if section.package("toolkit") is None and not manifest.toolkit.preinstalled:  # the lock is not complete yet
+        raise InputError(
             f"the lock of {manifest.name} has no toolkit package for {request.arch}: "
             f"run `stackbuild lock {manifest.name} --arch {request.arch}`"
         )
@@ -231,10 +231,8 @@ def _wheels(request: Request, component_id: str, pinned: list[LockedWheel], prep
     """A component's wheels and their requirements file (name==version --hash) for its stage's context."""
     found = [Wheel(w.name, w.version, w.file, w.sha256) for w in pinned]
     if prepare:
-        platform = request.manifest.platform
-        target = Target.of(platform.python, request.arch, platform.os, platform.os_version)
-        index = request.site.python_index or request.manifest.python_index
-        fetch_wheels(found, index, request.manifest_dir, target, request.cache)
+        target = Target.of_stack(request.manifest, request.arch)
+        fetch_wheels(found, index_of(request.manifest, request.site), request.manifest_dir, target, request.cache)
     text = requirements_text(found)
     items: list[FileItem | BytesItem] = [FileItem(f"wheels/{w.file}", _cached(request.cache, w.sha256)) for w in found]
     items.append(BytesItem("wheels/requirements.txt", text.encode(), 0o644))
