@@ -8,10 +8,12 @@ bootstrap again.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,10 +21,13 @@ from typing import Literal
 from builder.manifest.model import Bootstrap
 from builder.model.arch import Arch
 from builder.model.canonical import digest
-from builder.model.errors import StackbuildError
+from builder.model.errors import InputError, StackbuildError
 from builder.store.cache import Cache
 
 SOURCE_DATE_EPOCH = 1704067200  # 2024-01-01T00:00:00Z; any fixed value works
+# Keyrings stackbuild ships, for archives a Debian host does not trust. ubuntu-keyring-2018-archive.gpg is
+# ubuntu-keyring 2021.03.26's (archive key 2018: F6EC B376 2474 EDA9 D21B  7022 8719 20D1 991B C93C).
+SHIPPED_KEYRINGS = Path(__file__).parent / "keyrings"
 Flavor = Literal["devel", "runtime"]
 FLAVORS: tuple[Flavor, ...] = ("devel", "runtime")
 
@@ -33,16 +38,41 @@ class BaseTarball:
     packages: dict[str, str]
 
 
-def spec_key(spec: Bootstrap, arch: Arch, flavor: Flavor) -> str:
+@dataclass(frozen=True)
+class Keyring:
+    name: str
+    data: bytes
+
+
+def keyring(spec: Bootstrap, manifest_dir: Path) -> Keyring | None:
+    """The spec's keyring: the file next to the manifest, else the one stackbuild ships."""
+    if spec.keyring is None:
+        return None
+    for place in (manifest_dir, SHIPPED_KEYRINGS):
+        if (place / spec.keyring).is_file():
+            return Keyring(spec.keyring, (place / spec.keyring).read_bytes())
+    shipped = ", ".join(sorted(p.name for p in SHIPPED_KEYRINGS.iterdir()))
+    raise InputError(
+        f"base.bootstrap.keyring: no file {spec.keyring} next to the manifest ({manifest_dir}) nor among the "
+        f"keyrings stackbuild ships ({shipped}): put the archive's key file there"
+    )
+
+
+def spec_key(spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None) -> str:
     packages = spec.packages if flavor == "devel" else spec.runtime_packages
-    data = {
+    data: dict[str, object] = {
         "suite": spec.suite,
-        "mirror": spec.mirror,
+        "mirror": spec.mirror_for(arch),
         "variant": spec.variant,
         "packages": sorted(packages),
         "arch": arch.value,
         "epoch": SOURCE_DATE_EPOCH,
     }
+    # Only what differs from the defaults, so the keys of existing specs stay what they were.
+    if spec.components != ["main"]:
+        data["components"] = spec.components
+    if keys is not None:
+        data["keyring"] = hashlib.sha256(keys.data).hexdigest()
     return digest(data)
 
 
@@ -60,20 +90,21 @@ def dpkg_versions(tarball: Path) -> dict[str, str]:
     return dict(sorted(versions.items()))
 
 
-def recorded(spec: Bootstrap, arch: Arch, flavor: Flavor, cache: Cache) -> BaseTarball | None:
+def recorded(spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache) -> BaseTarball | None:
     """The tarball this spec last produced here, if it is still in the cache."""
-    known = cache.read_record("base", spec_key(spec, arch, flavor))
+    known = cache.read_record("base", spec_key(spec, arch, flavor, keys))
     if known is None or not isinstance(known.get("packages"), dict) or not cache.has(str(known.get("sha256"))):
         return None
     return BaseTarball(known["sha256"], known["packages"])
 
 
-def _command(spec: Bootstrap, arch: Arch, flavor: Flavor, out: Path, mirror: str) -> list[str]:
+def _command(spec: Bootstrap, arch: Arch, flavor: Flavor, out: Path, mirror: str, keyfile: Path | None) -> list[str]:
     packages = spec.packages if flavor == "devel" else spec.runtime_packages
     cmd = [
         "mmdebstrap",
         f"--variant={spec.variant}",
         f"--architectures={arch.debian}",
+        "--components=" + ",".join(spec.components),
         "--mode=root" if os.geteuid() == 0 else "--mode=unshare",
         '--aptopt=Acquire::Retries "3"',
         # Docs and apt lists are not needed in an image and only add size.
@@ -81,33 +112,47 @@ def _command(spec: Bootstrap, arch: Arch, flavor: Flavor, out: Path, mirror: str
         "--dpkgopt=path-exclude=/usr/share/man/*",
         '--customize-hook=rm -rf "$1"/var/lib/apt/lists/*',
     ]
+    if keyfile is not None:
+        # The base trusts its own archive afterwards, as the distribution's images do.
+        cmd += [f"--keyring={keyfile}", f"--customize-hook=copy-in {keyfile} /etc/apt/trusted.gpg.d/"]
     if packages:
         cmd.append("--include=" + ",".join(packages))
     # The suite and mirror are checked at validation; `--` still ends the options before them.
     return [*cmd, "--", spec.suite, str(out), mirror]
 
 
-def bootstrap(spec: Bootstrap, arch: Arch, flavor: Flavor, cache: Cache, mirror: str | None = None) -> BaseTarball:
-    """The base tarball for arch ('devel' or 'runtime' package set), bootstrapping if not cached."""
-    with cache.lock(f"base-{spec_key(spec, arch, flavor)}"):
-        return _bootstrap(spec, arch, flavor, cache, mirror)
+def bootstrap(
+    spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache, mirror: str
+) -> BaseTarball:
+    """The base tarball for arch ('devel' or 'runtime' package set) from mirror (the spec's for arch,
+    after site rewrites), bootstrapping if not cached."""
+    with cache.lock(f"base-{spec_key(spec, arch, flavor, keys)}"):
+        return _bootstrap(spec, arch, flavor, keys, cache, mirror)
 
 
-def _bootstrap(spec: Bootstrap, arch: Arch, flavor: Flavor, cache: Cache, mirror: str | None) -> BaseTarball:
-    if (known := recorded(spec, arch, flavor, cache)) is not None:
+def _bootstrap(
+    spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache, mirror: str
+) -> BaseTarball:
+    if (known := recorded(spec, arch, flavor, keys, cache)) is not None:
         return known
     if not shutil.which("mmdebstrap"):
         raise StackbuildError("mmdebstrap is not installed: run `python -m builder.hostsetup --docker`")
-    with cache.temp_dir() as tmp:
+    # apt reads the keyring as its unprivileged _apt user: it cannot sit in a private cache directory.
+    with cache.temp_dir() as tmp, tempfile.TemporaryDirectory(prefix="stackbuild-keyring-") as key_dir:
         out = tmp / "base.tar"
+        keyfile = None
+        if keys is not None:
+            os.chmod(key_dir, 0o755)
+            keyfile = Path(key_dir) / keys.name
+            keyfile.write_bytes(keys.data)
+            keyfile.chmod(0o644)
         env = dict(os.environ, SOURCE_DATE_EPOCH=str(SOURCE_DATE_EPOCH))
-        run = subprocess.run(
-            _command(spec, arch, flavor, out, mirror or spec.mirror), env=env, capture_output=True, text=True
-        )
+        command = _command(spec, arch, flavor, out, mirror, keyfile)
+        run = subprocess.run(command, env=env, capture_output=True, text=True)
         if run.returncode != 0:
             tail = "\n".join(run.stderr.strip().splitlines()[-8:])
             raise StackbuildError(f"mmdebstrap {spec.suite} ({arch}, {flavor}) failed:\n{tail}")
         versions = dpkg_versions(out)
         sha = cache.add_part(out, None, "base tarball")
-    cache.write_record({"sha256": sha, "packages": versions}, "base", spec_key(spec, arch, flavor))
+    cache.write_record({"sha256": sha, "packages": versions}, "base", spec_key(spec, arch, flavor, keys))
     return BaseTarball(sha, versions)

@@ -185,7 +185,7 @@ def base_root(base: BaseRef, arch: Arch, engine: Callable[[], Engine]) -> BaseRo
     try:
         return root_from_files(engine().files(base.image, ROOT_PATHS, arch))
     except EngineError as err:
-        raise SystemPackageError(f"system packages are resolved against the base image: {err}") from err
+        raise SystemPackageError(f"system packages are resolved against the base image {base.image}: {err}") from err
 
 
 class PrivateApt:

@@ -55,6 +55,12 @@ def _gitlinks(repository: str, commit: str) -> dict[str, str]:
     return found
 
 
+def _reason(error: str) -> str:
+    """git's own words for a failed fetch: its first fatal line."""
+    lines = error.strip().splitlines()
+    return next((line for line in lines if line.startswith("fatal:")), lines[-1] if lines else error)
+
+
 def resolve(
     url: str, fetch_url: str, commit: str, cache: Cache, rewrite: Callable[[str], str], depth: int = 0
 ) -> tuple[Submodule, ...]:
@@ -74,6 +80,14 @@ def resolve(
             raise git.SourceError(f"{url} at {commit}: submodule {path} has no url in .gitmodules")
         sub_url = join_url(fetch_url if url.startswith("site:") else url, declared[path])
         sub_fetch = rewrite(sub_url)
-        nested = resolve(sub_url, sub_fetch, sub_commit, cache, rewrite, depth + 1)
+        try:
+            nested = resolve(sub_url, sub_fetch, sub_commit, cache, rewrite, depth + 1)
+        except git.SourceError as err:
+            if str(err).startswith("submodule "):
+                raise
+            raise git.SourceError(
+                f"submodule {path} ({sub_url}) at {sub_commit[:12]}: cannot be fetched from {sub_fetch}: "
+                f"{_reason(str(err))} (a mirror needs that commit: update it with `git fetch`)"
+            ) from err
         found.append(Submodule(path, sub_url, sub_commit, nested))
     return tuple(found)

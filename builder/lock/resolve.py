@@ -105,8 +105,9 @@ class Resolver:
     def tarball(self, spec: BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
         boot = spec.bootstrap
         self.say(f"  base {arch} {flavor}: mmdebstrap {boot.suite} (cached after the first run)")
-        made = self.make_base(boot, arch, flavor, self.cache, mirror=self.site.rewrite(boot.mirror))
-        key = bootstrap.spec_key(boot, arch, flavor)
+        keys = bootstrap.keyring(boot, self.manifest_dir)
+        made = self.make_base(boot, arch, flavor, keys, self.cache, mirror=self.site.rewrite(boot.mirror_for(arch)))
+        key = bootstrap.spec_key(boot, arch, flavor, keys)
         return LockedTarball(sha256=made.sha256, packages=made.packages, spec_key=key)
 
 
@@ -191,11 +192,12 @@ def _bases(
         return {}
     if wanted:
         return {flavor: resolver.tarball(base, arch, flavor) for flavor in bootstrap.FLAVORS}
+    keys = bootstrap.keyring(base.bootstrap, resolver.manifest_dir)
     old = previous.architectures.get(arch) if previous else None
     kept = {
         flavor: tarball
         for flavor, tarball in (old.base.items() if old else [])
-        if tarball.spec_key == bootstrap.spec_key(base.bootstrap, arch, flavor)
+        if tarball.spec_key == bootstrap.spec_key(base.bootstrap, arch, flavor, keys)
     }
     return kept if len(kept) == len(bootstrap.FLAVORS) else {}
 

@@ -138,6 +138,22 @@ class Bootstrap(Model):
     runtime_packages: list[DebPackage] = Field(
         default_factory=list, description="packages of the smaller base the runtime image starts from"
     )
+    components: list[Suite] = Field(
+        default_factory=lambda: ["main"], description="archive areas, e.g. [main, universe] on Ubuntu"
+    )
+    mirrors: dict[Arch, MirrorUrl] = Field(
+        default_factory=dict,
+        description="an architecture's own mirror where it differs (Ubuntu's arm64 is on ports.ubuntu.com)",
+    )
+    keyring: FileName | None = Field(
+        default=None,
+        description="the archive's signing keys when the host does not have them (Ubuntu on a Debian host): a "
+        "file next to the manifest, else one stackbuild ships (ubuntu-keyring-2018-archive.gpg); the base keeps it in "
+        "/etc/apt/trusted.gpg.d",
+    )
+
+    def mirror_for(self, arch: Arch) -> str:
+        return self.mirrors.get(arch, self.mirror)
 
 
 class AptRepository(Model):

@@ -141,10 +141,12 @@ def _base_tarball(request: Request, spec: Bootstrap, flavor: Flavor, prepare: bo
     locked = request.lock.tarball(request.arch, flavor)
     if request.cache.has(locked.sha256):
         return locked.sha256
-    made = bootstrap.recorded(spec, request.arch, flavor, request.cache)
+    keys = bootstrap.keyring(spec, request.manifest_dir)
+    made = bootstrap.recorded(spec, request.arch, flavor, keys, request.cache)
     if made is None and prepare:
         say(f"[stackbuild] base-{flavor}: bootstrapping {spec.suite} with mmdebstrap (not in the cache)")
-        made = bootstrap.bootstrap(spec, request.arch, flavor, request.cache, mirror=request.site.rewrite(spec.mirror))
+        mirror = request.site.rewrite(spec.mirror_for(request.arch))
+        made = bootstrap.bootstrap(spec, request.arch, flavor, keys, request.cache, mirror)
     if made is None or made.sha256 == locked.sha256:
         return locked.sha256
     message = _drift_message(flavor, made, locked, request.manifest.name)

@@ -21,12 +21,11 @@ def test_current_stack_is_compatible() -> None:
 def test_a_known_mismatch_with_the_distributions_python_is_refused_unless_the_base_brings_its_own(
     tmp_path: Path,
 ) -> None:
-    image_based = (ROOT / "stacks" / "8.5.0.yaml").read_text().replace('python: "3.10"', 'python: "3.11"')
-    start, end = image_based.index("base:"), image_based.index("components:")
-    bootstrapped = (
-        image_based[:start] + "base:\n  bootstrap: {suite: bookworm, mirror: 'http://deb.debian.org/debian'}\n"
-    )
-    bootstrapped += image_based[end:]
+    text = (ROOT / "stacks" / "8.5.0.yaml").read_text().replace('python: "3.10"', 'python: "3.11"')
+    start, end = text.index("\nbase:") + 1, text.index("\ncomponents:") + 1
+    image_based = text[:start] + f"base:\n  image: ubuntu@sha256:{'0' * 64}\n" + text[end:]
+    bootstrapped = text[:start] + "base:\n  bootstrap: {suite: bookworm, mirror: 'http://deb.debian.org/debian'}\n"
+    bootstrapped += text[end:]
     bootstrapped = bootstrapped.replace("os: ubuntu", "os: debian").replace('os_version: "22.04"', 'os_version: "12"')
     path = tmp_path / "m.yaml"
 

@@ -174,6 +174,15 @@ def without_system_packages(manifest_text: str) -> str:
     return re.sub(r"(?m)^ *(runtime_)?system_packages: .*\n", "", manifest_text)
 
 
+UBUNTU_IMAGE = "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508"  # docker.io 22.04
+
+
+def on_image(manifest_text: str, image: str = UBUNTU_IMAGE) -> str:
+    """The manifest with its base replaced by an image (locking then bootstraps nothing)."""
+    start, end = manifest_text.index("\nbase:") + 1, manifest_text.index("\n", manifest_text.index("keyring:")) + 1
+    return manifest_text[:start] + f"base:\n  image: {image}\n" + manifest_text[end:]
+
+
 def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -183,9 +192,9 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     github = upstream_8_5_0(tmp_path)
     root = tmp_path / "project"
     (root / "stacks").mkdir(parents=True)
-    # System packages resolve against the base image (ubuntu:22.04), which no registry here serves:
-    # the stack locks without them, and with them says what it needs in one line.
-    text = (ROOT / "stacks" / "8.5.0.yaml").read_text()
+    # On an image base (ubuntu:22.04, which no registry here serves), system packages resolve against
+    # that image: the stack locks without them, and with them says what it needs in one line.
+    text = on_image((ROOT / "stacks" / "8.5.0.yaml").read_text())
     (root / "stacks" / "8.5.0.yaml").write_text(without_system_packages(text))
     (root / "stacks" / "with-debs.yaml").write_text(text.replace("name: 8.5.0", "name: with-debs"))
     site = tmp_path / "site.yaml"
@@ -198,8 +207,7 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "8.5.0", *both)
     assert code == 0, err
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "with-debs")
-    assert code != 0 and "system packages are resolved against the base image: " in err
-    assert "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508" in err
+    assert code != 0 and f"system packages are resolved against the base image {UBUNTU_IMAGE}: " in err
     assert [line for line in err.splitlines() if "error:" in line] == [err.strip().splitlines()[-1]]
     data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
     sources = {c["id"]: c["source"] for c in data["components"]}
@@ -434,7 +442,7 @@ def test_an_official_cann_image_as_base_with_the_toolkit_preinstalled(
     start, end = text.index("  packages:\n"), text.index("host:")
     text = text[:start] + "  preinstalled: true\n" + text[end:]
     official = "quay.io/ascend/cann@sha256:" + "ab" * 32  # stands in for cann:8.5.0-910b-ubuntu22.04-py3.11
-    text = re.sub(r"(?m)^  image: .*$", f"  image: {official}", text)
+    text = on_image(text, official)
     text = text.replace('  python: "3.10"\n', '  python: "3.11"\n  python_from: base\n')
     root = tmp_path / "project"
     (root / "stacks").mkdir(parents=True)

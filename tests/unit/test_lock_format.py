@@ -109,7 +109,9 @@ def test_unknown_lock_version_is_refused(tmp_path: Path) -> None:
 def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> None:
     made: list[str] = []
 
-    def make_base(spec: Bootstrap, arch: Arch, flavor: str, cache: Cache, mirror: str) -> bootstrap.BaseTarball:
+    def make_base(
+        spec: Bootstrap, arch: Arch, flavor: str, keys: bootstrap.Keyring | None, cache: Cache, mirror: str
+    ) -> bootstrap.BaseTarball:
         """Bootstraps nothing: each tarball is a new fixed value, and each request is counted."""
         made.append(f"{arch}/{flavor}")
         return bootstrap.BaseTarball(f"{len(made):064x}", {})

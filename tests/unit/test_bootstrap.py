@@ -1,0 +1,81 @@
+"""Bootstrapped bases without running mmdebstrap: the command a spec gives, where its keyring comes
+from, and that the cache keys of specs written before the Ubuntu fields did not move."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from builder import manifest
+from builder.inputs import bootstrap
+from builder.manifest.model import Bootstrap, BootstrapBase
+from builder.model.arch import Arch
+from builder.model.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+UBUNTU = Bootstrap(
+    suite="jammy",
+    mirror="http://archive.ubuntu.com/ubuntu",
+    mirrors={Arch.AARCH64: "http://ports.ubuntu.com/ubuntu-ports"},
+    components=["main", "universe"],
+    keyring="ubuntu-keyring-2018-archive.gpg",
+)
+
+
+def test_an_ubuntu_base_on_arm_uses_the_ports_mirror_its_components_and_keeps_its_key(tmp_path: Path) -> None:
+    keyfile = tmp_path / "ubuntu-keyring-2018-archive.gpg"
+    command = bootstrap._command(
+        UBUNTU, Arch.AARCH64, "devel", tmp_path / "out.tar", UBUNTU.mirror_for(Arch.AARCH64), keyfile
+    )
+    assert "--architectures=arm64" in command and "--components=main,universe" in command
+    assert f"--keyring={keyfile}" in command
+    assert f"--customize-hook=copy-in {keyfile} /etc/apt/trusted.gpg.d/" in command
+    assert command[-4:] == ["--", "jammy", str(tmp_path / "out.tar"), "http://ports.ubuntu.com/ubuntu-ports"]
+    assert UBUNTU.mirror_for(Arch.X86_64) == "http://archive.ubuntu.com/ubuntu"
+
+
+def test_the_keyring_next_to_the_manifest_wins_over_the_shipped_one(tmp_path: Path) -> None:
+    shipped = bootstrap.keyring(UBUNTU, tmp_path)
+    assert shipped is not None
+    assert shipped.data == (ROOT / "builder/inputs/keyrings/ubuntu-keyring-2018-archive.gpg").read_bytes()
+    (tmp_path / UBUNTU.keyring).write_bytes(b"a site's own key")  # type: ignore[operator]
+    assert bootstrap.keyring(UBUNTU, tmp_path) == bootstrap.Keyring(UBUNTU.keyring, b"a site's own key")  # type: ignore[arg-type]
+    keys = [bootstrap.spec_key(UBUNTU, Arch.X86_64, "devel", k) for k in (shipped, bootstrap.keyring(UBUNTU, tmp_path))]
+    assert keys[0] != keys[1]  # another key is another base
+    missing = UBUNTU.model_copy(update={"keyring": "nowhere.gpg"})
+    with pytest.raises(InputError, match=r"base.bootstrap.keyring: no file nowhere.gpg next to the manifest .*"):
+        bootstrap.keyring(missing, tmp_path)
+    assert bootstrap.keyring(UBUNTU.model_copy(update={"keyring": None}), tmp_path) is None
+
+
+@pytest.mark.skipif(shutil.which("gpg") is None, reason="needs gpg to read the key's fingerprint")
+def test_the_shipped_ubuntu_key_is_the_ubuntu_archive_signing_key_2018(tmp_path: Path) -> None:
+    listing = subprocess.run(
+        [
+            "gpg",
+            "--homedir",
+            str(tmp_path),
+            "--show-keys",
+            "--with-colons",
+            str(bootstrap.SHIPPED_KEYRINGS / "ubuntu-keyring-2018-archive.gpg"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    fingerprints = [line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:")]
+    assert fingerprints == ["F6ECB3762474EDA9D21B7022871920D1991BC93C"]  # published by Ubuntu (ftpmaster)
+
+
+def test_cache_keys_of_specs_without_the_ubuntu_fields_did_not_move() -> None:
+    """The reference lock's tarballs were recorded before components/mirrors/keyring existed."""
+    spec = manifest.load(ROOT / "stacks" / "reference.yaml").base
+    assert isinstance(spec, BootstrapBase)
+    lock = json.loads((ROOT / "lockfiles" / "reference.lock.json").read_text())
+    for arch, section in lock["architectures"].items():
+        for flavor, tarball in section["base"].items():
+            assert bootstrap.spec_key(spec.bootstrap, Arch(arch), flavor, None) == tarball["spec_key"]
