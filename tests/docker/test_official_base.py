@@ -1,0 +1,76 @@
+"""A stack FROM an official-style CANN image pinned by digest in a registry, toolkit preinstalled.
+
+The image stands in for quay.io/ascend/cann:<ver>-<chip>-<os>-py<x.y>: the reference stack's toolkit
+stage (its OS, Python and installed toolkit), pushed to a loopback docker-registry. The stack then
+names it by digest only, as catlass's Dockerfile.atlasa2 names the official one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from pathlib import Path
+
+import docker
+import pytest
+
+from builder.engine.docker_engine import DockerEngine
+from tests.conftest import ROOT
+from tests.docker.conftest import plan_of, stackbuild
+from tests.helpers import registry
+
+pytestmark = pytest.mark.docker
+
+
+def push(client: docker.DockerClient, image: str, repository: str, tag: str) -> str:
+    """image pushed as repository:tag; its digest reference. Only the references are dropped afterwards."""
+    client.images.get(image).tag(repository, tag)
+    for event in client.images.push(repository, tag=tag, stream=True, decode=True):
+        assert "error" not in event, event
+    digests = client.images.get(f"{repository}:{tag}").attrs["RepoDigests"]
+    (reference,) = [d for d in digests if d.startswith(f"{repository}@sha256:")]
+    client.images.remove(f"{repository}:{tag}")
+    drop(client, reference)
+    return str(reference)
+
+
+def drop(client: docker.DockerClient, reference: str) -> None:
+    """The reference gone from the engine (the image stays under its other tags)."""
+    with contextlib.suppress(docker.errors.ImageNotFound):
+        client.images.remove(reference)
+    with pytest.raises(docker.errors.ImageNotFound):
+        client.images.get(reference)
+
+
+def test_a_stack_builds_from_a_cann_image_pinned_by_digest_with_the_toolkit_preinstalled(
+    workspace: Path, engine: DockerEngine, tmp_path: Path
+) -> None:
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+    toolkit_stage = plan_of(workspace, "reftest").stages["toolkit"].tag()
+    client = docker.from_env()
+    with registry(tmp_path / "registry") as address:
+        official = push(client, toolkit_stage, f"{address}/ascend/cann", "8.3.RC1-910b-debian12-py3.11")
+        text = (ROOT / "stacks" / "reference.yaml").read_text().replace("name: reference", "name: reftest-official")
+        text, tools = re.subn(r"(?m)^  packages:\n(?:    .*\n)+", "  preinstalled: true\n", text)
+        text, bases = re.subn(r"(?m)^base:\n(?:  .*\n)+", f"base:\n  image: {official}\n", text)
+        assert tools == bases == 1
+        (workspace / "stacks" / "reftest-official.yaml").write_text(text)
+
+        stackbuild(workspace, "lock", "reftest-official", "--arch", "x86_64", check=True)
+        lock = json.loads((workspace / "lockfiles" / "reftest-official.lock.json").read_text())
+        assert lock["base"] == {"kind": "image", "image": official}
+        assert lock["architectures"]["x86_64"]["packages"] == []
+        drop(client, official)  # the lock read the image's apt state: the build must pull it again
+        run = stackbuild(workspace, "build", "reftest-official")
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "smoke: launch: passed" in run.stderr
+        assert official in client.images.get(official).attrs["RepoDigests"]  # pulled from the registry
+
+    plan = plan_of(workspace, "reftest-official")
+    toolkit = plan.stages["toolkit"].dockerfile
+    assert "preinstalled in the base image" in toolkit and "COPY packages/" not in toolkit
+    assert f"FROM {official}" in plan.stages["base-devel"].dockerfile
+    runtime = plan.final_tags["runtime-image"]
+    version = engine.run(runtime, ["bash", "-c", "cat $ASCEND_TOOLKIT_HOME/x86_64-linux/ascend_toolkit_install.info"])
+    assert "version=8.3.RC1" in version.output
