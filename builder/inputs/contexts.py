@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from builder.inputs import git
+from builder.inputs import git, submodules
 from builder.inputs.trees import tree_files, tree_hash
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
@@ -79,8 +79,11 @@ def _add_git_tree(tar: tarfile.TarFile, tree: GitTree, cache: Cache) -> None:
 def _checkout(tree: GitTree, dest: Path, root_prefix: str, cache: Cache) -> None:
     """A shallow checkout of tree at its commit, its tags and its submodules' (their git dirs absorbed)."""
     git.shallow_checkout(git.mirror(tree.url, tree.commit, cache), tree.url, tree.commit, dest)
+    listed = {sub.prefix.removeprefix(tree.prefix).rstrip("/") for sub in tree.submodules}
     for sub in tree.submodules:
         _checkout(sub, dest / sub.prefix.removeprefix(tree.prefix).rstrip("/"), root_prefix, cache)
+    # A skipped submodule: `git submodule update --init` in a build script leaves it alone.
+    git.skip_submodules(dest, set(submodules.gitlinks(str(dest), tree.commit)) - listed)
     if tree.submodules:
         git.git("-C", str(dest), "submodule", "--quiet", "absorbgitdirs")
 

@@ -141,6 +141,28 @@ def shallow_checkout(mirror_path: Path, url: str, commit: str, dest: Path) -> No
     git("-C", str(dest), "remote", "add", "origin", "--", url)
 
 
+def gitmodules(repository: str, commit: str) -> dict[str, dict[str, str]]:
+    """name -> {path, url, ...} from the commit's .gitmodules (empty without one)."""
+    try:
+        text = git("-C", repository, "show", f"{commit}:.gitmodules")
+    except SourceError:
+        return {}
+    names: dict[str, dict[str, str]] = {}
+    listing = git("config", "--file", "-", "--get-regexp", r"^submodule\..*\.(path|url)$", stdin=text)
+    for line in listing.splitlines():
+        key, _, value = line.partition(" ")
+        name, _, field = key.removeprefix("submodule.").rpartition(".")
+        names.setdefault(name, {})[field] = value
+    return names
+
+
+def skip_submodules(checkout: Path, paths: set[str]) -> None:
+    """Mark the submodules at paths update=none in the checkout, as `git submodule init` would record them."""
+    for name, entry in gitmodules(str(checkout), "HEAD").items():
+        if entry.get("path") in paths:
+            git("-C", str(checkout), "config", f"submodule.{name}.update", "none")
+
+
 def add_commit_tree(tar: tarfile.TarFile, repository: Path, commit: str, prefix: str, cache: Cache) -> None:
     """Add the tree of commit (git archive) under prefix to tar."""
     with cache.temp_dir() as tmp:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -32,20 +32,11 @@ def join_url(parent: str, relative: str) -> str:
 
 def _declared(repository: str, commit: str) -> dict[str, str]:
     """path -> url from the commit's .gitmodules (empty without one)."""
-    try:
-        text = git.git("-C", repository, "show", f"{commit}:.gitmodules")
-    except git.SourceError:
-        return {}
-    names: dict[str, dict[str, str]] = {}
-    listing = git.git("config", "--file", "-", "--get-regexp", r"^submodule\..*\.(path|url)$", stdin=text)
-    for line in listing.splitlines():
-        key, _, value = line.partition(" ")
-        name, _, field = key.removeprefix("submodule.").rpartition(".")
-        names.setdefault(name, {})[field] = value
-    return {entry["path"]: entry["url"] for entry in names.values() if "path" in entry and "url" in entry}
+    entries = git.gitmodules(repository, commit).values()
+    return {entry["path"]: entry["url"] for entry in entries if "path" in entry and "url" in entry}
 
 
-def _gitlinks(repository: str, commit: str) -> dict[str, str]:
+def gitlinks(repository: str, commit: str) -> dict[str, str]:
     """path -> commit of every submodule entry (mode 160000) in the commit's tree."""
     found = {}
     for line in git.git("-C", repository, "ls-tree", "-r", "-z", commit).split("\0"):
@@ -62,15 +53,43 @@ def _reason(error: str) -> str:
 
 
 def resolve(
-    url: str, fetch_url: str, commit: str, cache: Cache, rewrite: Callable[[str], str], depth: int = 0
+    url: str, fetch_url: str, commit: str, cache: Cache, rewrite: Callable[[str], str], skip: Sequence[str] = ()
 ) -> tuple[Submodule, ...]:
-    """The submodules of url at commit (fetched through fetch_url, the site-rewritten URL), recursively.
+    """The submodules of url at commit (fetched through fetch_url, the site-rewritten URL), recursively,
+    but those whose path from the root is in skip (each must name one).
 
     Relative submodule URLs are read against url (or fetch_url when url is a site:NAME)."""
-    if depth > MAX_DEPTH:
+    skipped: set[str] = set()
+    found = _resolve(url, fetch_url, commit, cache, rewrite, _Skip(frozenset(skip), skipped))
+    if unknown := sorted(set(skip) - skipped):
+        raise git.SourceError(f"skip_submodules: {', '.join(unknown)} is not a submodule of {url} at {commit[:12]}")
+    return found
+
+
+@dataclass(frozen=True)
+class _Skip:
+    paths: frozenset[str]
+    seen: set[str]
+    prefix: str = ""
+    depth: int = 0
+
+    def under(self, path: str) -> _Skip:
+        return _Skip(self.paths, self.seen, f"{self.prefix}{path}/", self.depth + 1)
+
+    def wants(self, path: str) -> bool:
+        if f"{self.prefix}{path}" in self.paths:
+            self.seen.add(f"{self.prefix}{path}")
+            return False
+        return True
+
+
+def _resolve(
+    url: str, fetch_url: str, commit: str, cache: Cache, rewrite: Callable[[str], str], skip: _Skip
+) -> tuple[Submodule, ...]:
+    if skip.depth > MAX_DEPTH:
         raise git.SourceError(f"submodules nested more than {MAX_DEPTH} deep under {url}")
     mirror = str(git.mirror(fetch_url, commit, cache))
-    links = _gitlinks(mirror, commit)
+    links = {path: sub for path, sub in gitlinks(mirror, commit).items() if skip.wants(path)}
     if not links:
         return ()
     declared = _declared(mirror, commit)
@@ -81,13 +100,14 @@ def resolve(
         sub_url = join_url(fetch_url if url.startswith("site:") else url, declared[path])
         sub_fetch = rewrite(sub_url)
         try:
-            nested = resolve(sub_url, sub_fetch, sub_commit, cache, rewrite, depth + 1)
+            nested = _resolve(sub_url, sub_fetch, sub_commit, cache, rewrite, skip.under(path))
         except git.SourceError as err:
             if str(err).startswith("submodule "):
                 raise
             raise git.SourceError(
-                f"submodule {path} ({sub_url}) at {sub_commit[:12]}: cannot be fetched from {sub_fetch}: "
-                f"{_reason(str(err))} (a mirror needs that commit: update it with `git fetch`)"
+                f"submodule {skip.prefix}{path} ({sub_url}) at {sub_commit[:12]}: cannot be fetched from {sub_fetch}: "
+                f"{_reason(str(err))} (a mirror needs that commit: update it with `git fetch`, or list the path in "
+                "skip_submodules if the build does not use it)"
             ) from err
         found.append(Submodule(path, sub_url, sub_commit, nested))
     return tuple(found)

@@ -62,9 +62,10 @@ def _components(lock: Lock, manifest: Manifest) -> Iterator[str]:
         yield from _differs(f"components.{comp.id}.depends_on", comp.depends_on, spec.depends_on)
         yield from _differs(f"components.{comp.id}.network", comp.network, spec.network)
         match comp.source, spec.source:
-            case LockedGit(url=url, ref=ref), GitSource(git=want_url, ref=want_ref):
+            case LockedGit(url=url, ref=ref, skip_submodules=skip), GitSource(git=want_url, ref=want_ref):
                 yield from _differs(f"components.{comp.id}.source.url", url, want_url)
                 yield from _differs(f"components.{comp.id}.source.ref", ref, want_ref)
+                yield from _differs(f"components.{comp.id}.source.skip_submodules", skip, spec.source.skip_submodules)
             case LockedPath(path=path), PathSource(path=want_path):
                 yield from _differs(f"components.{comp.id}.source.path", path, want_path)
             case _:

@@ -44,6 +44,8 @@ class LockedGit(Frozen):
     commit: str = Field(pattern=COMMIT)
     # Resolved recursively at lock time; the build context holds each one's tree at its commit.
     submodules: list[LockedSubmodule] = Field(default_factory=list)
+    # Left out (the manifest's skip_submodules): neither resolved nor checked out.
+    skip_submodules: list[RelativePath] = Field(default_factory=list)
 
     def describe(self) -> str:
         return f"git {self.ref} {self.commit}"

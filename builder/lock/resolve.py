@@ -65,12 +65,14 @@ class Resolver:
 
     def source(self, source: GitSource | PathSource) -> LockedGit | LockedPath:
         match source:
-            case GitSource(git=url, ref=ref):
+            case GitSource(git=url, ref=ref, skip_submodules=skip):
                 fetch_url = self.site.repo_url(url)
                 commit = git.resolve_ref(fetch_url, ref)
-                found = submodules.resolve(url, fetch_url, commit, self.cache, self.site.rewrite)
+                found = submodules.resolve(url, fetch_url, commit, self.cache, self.site.rewrite, skip)
                 try:
-                    return LockedGit(url=url, ref=ref, commit=commit, submodules=[_locked(s) for s in found])
+                    return LockedGit(
+                        url=url, ref=ref, commit=commit, submodules=[_locked(s) for s in found], skip_submodules=skip
+                    )
                 except ValidationError as err:  # a .gitmodules entry: said without echoing it (it may hold a token)
                     problem = err.errors()[0]
                     where = ".".join(str(p) for p in problem["loc"])
@@ -124,13 +126,13 @@ def default_arches(manifest: Manifest) -> list[Arch]:
 
 
 def _kept_source(previous: Lock | None, update: str | None, comp_id: str, source: object) -> LockedGit | None:
-    """With --update, the previous commit of every other git component whose URL and ref are unchanged."""
+    """With --update, the previous commit of every other git component whose source is unchanged."""
     if previous is None or update is None or comp_id == update:
         return None
     old = next((c.source for c in previous.components if c.id == comp_id), None)
-    if isinstance(old, LockedGit) and isinstance(source, GitSource) and (old.url, old.ref) == (source.git, source.ref):
-        return old
-    return None
+    if not isinstance(old, LockedGit) or not isinstance(source, GitSource):
+        return None
+    return old if (old.url, old.ref, old.skip_submodules) == (source.git, source.ref, source.skip_submodules) else None
 
 
 def _section(

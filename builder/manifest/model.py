@@ -25,6 +25,7 @@ from builder.manifest.types import (
     PythonIndex,
     PythonRequirement,
     Regex,
+    RelativePath,
     Script,
     Suite,
 )
@@ -194,6 +195,12 @@ class GitSource(Model):
         default=False,
         description="the build context holds a git checkout (.git, shallow, at the pinned commit, with its tags and "
         "submodules) for build scripts that call git; otherwise only the files",
+    )
+    skip_submodules: list[RelativePath] = Field(
+        default_factory=list,
+        description="submodules (paths from the repository root, nested ones too: a/b/c) left out of the lock and "
+        "the checkout, and marked update=none so `git submodule update` leaves them alone: for parts a build does "
+        "not use whose commits cannot be had",
     )
 
 

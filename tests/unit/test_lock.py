@@ -155,16 +155,25 @@ def fake_upstream(tmp_path: Path, names: list[str]) -> Path:
 
 
 def upstream_8_5_0(tmp_path: Path) -> Path:
-    """The upstream repositories of the 8.5.0 stack with upstream's refs and submodule path: asc-devkit
+    """The upstream repositories of the 8.5.0 stack with upstream's refs and submodule paths: asc-devkit
     (master, tag v8.5.0), tilelang-ascend (default branch ascendc_pto, 3rdparty/tvm from
-    https://github.com/TileLang/tvm.git), catlass (master, tag v1.6.3)."""
-    github = fake_upstream(tmp_path, ["hicann/asc-devkit", "hicann/catlass", "TileLang/tvm"])
+    https://github.com/TileLang/tvm.git), catlass (master, tag v1.6.3); the CUDA-only submodules the
+    stack skips are there too, at commits no mirror has."""
+    github = fake_upstream(tmp_path, ["hicann/asc-devkit", "hicann/catlass"])
+    cuda = tmp_path / "work" / "cuda-only"
+    make_repo(cuda, "cuda")
+    tvm = tmp_path / "work" / "TileLang" / "tvm"
+    make_repo(tvm, "tvm")
+    for path in ("cutlass", "cutlass_fpA_intB_gemm", "libflash_attn", "flashinfer"):
+        add_submodule(tvm, f"file://{cuda}", f"3rdparty/{path}", f"https://github.com/gone/{path}.git")
+    shutil.copytree(tvm / ".git", github / "TileLang" / "tvm.git")
     for repo, tag in (("hicann/asc-devkit", "v8.5.0"), ("hicann/catlass", "v1.6.3")):
         git("branch", "-m", "main", "master", cwd=github / f"{repo}.git")
         git("tag", tag, "master", cwd=github / f"{repo}.git")
     work = tmp_path / "work" / "tile-ai" / "tilelang-ascend"
     make_repo(work, "tilelang-ascend")
     add_submodule(work, f"file://{github}/TileLang/tvm.git", "3rdparty/tvm", "https://github.com/TileLang/tvm.git")
+    add_submodule(work, f"file://{cuda}", "3rdparty/cutlass", "https://github.com/gone/cutlass.git")
     git("branch", "-m", "main", "ascendc_pto", cwd=work)
     shutil.copytree(work / ".git", github / "tile-ai" / "tilelang-ascend.git")
     return github
@@ -219,6 +228,8 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     (tvm,) = sources["tilelang-ascend"]["submodules"]
     assert (tvm["path"], tvm["url"]) == ("3rdparty/tvm", "https://github.com/TileLang/tvm.git")
     assert tvm["commit"] == git("rev-parse", "HEAD", cwd=github / "TileLang" / "tvm.git")
+    assert tvm["submodules"] == []  # the CUDA-only ones: skipped, as the manifest says
+    assert sources["tilelang-ascend"]["skip_submodules"][-1] == "3rdparty/tvm/3rdparty/flashinfer"
     toolkit = next(p for p in data["architectures"]["x86_64"]["packages"] if p["role"] == "toolkit")
     assert toolkit["sha256"] == "5637d98ef0974dd7fe848e8e341d62ff36c89cf47e929114f6a628f32072251a"
     assert toolkit.get("size") is None  # not known without the file
@@ -469,3 +480,30 @@ def test_an_official_cann_image_as_base_with_the_toolkit_preinstalled(
     (root / "stacks" / "8.5.0.yaml").write_text(bad)
     code, _, err = run_cli(capsys, *base, "validate", str(root / "stacks" / "8.5.0.yaml"))
     assert code == 2 and "toolkit.packages: the toolkit is preinstalled in the base image: give no packages" in err
+
+
+def test_the_committed_8_5_0_lock_pins_upstreams_commits_and_renders_hadolint_clean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """lockfiles/8.5.0.lock.json was made against mirrors of the real repositories (README): it agrees
+    with its manifest, and renders offline from an empty cache. Its aarch64 side is not resolved yet
+    (Ubuntu's arm64 archive, ports.ubuntu.com, was out of reach), and building it says what to run."""
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    data = json.loads((ROOT / "lockfiles" / "8.5.0.lock.json").read_text())
+    commits = {c["id"]: (c["source"]["ref"], c["source"]["commit"]) for c in data["components"]}
+    assert commits == {  # from the upstream repositories, by hand
+        "asc-devkit": ("v8.5.0", "cc982f3abd7628a2ba3ef61063a0c220c9340c53"),
+        "tilelang-ascend": ("ascendc_pto", "95acbd7f7283f57f228aa4d016742ea165c03b84"),
+        "catlass": ("v1.6.3", "0c1b33a001cfaacefd1de2a1a94bfe540747c538"),
+    }
+    tilelang = next(c["source"] for c in data["components"] if c["id"] == "tilelang-ascend")
+    tvm = next(s for s in tilelang["submodules"] if s["path"] == "3rdparty/tvm")
+    assert tvm["url"] == "https://github.com/TileLang/tvm"
+    assert tvm["commit"] == "c2921fdaf795b1103d21abc962e83a209c7258d7"
+    out = tmp_path / "rendered"
+    assert run_cli(capsys, "--root", str(ROOT), "render", "8.5.0", "--arch", "x86_64", "-o", str(out))[0] == 0
+    lint = hadolint(sorted(out.glob("*.Dockerfile")))
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    assert 'cann-asc-devkit_*_linux-"$(uname -m)".run' in (out / "asc-devkit" / "steps" / "step-2.sh").read_text()
+    code, _, err = run_cli(capsys, "--root", str(ROOT), "render", "8.5.0", "--arch", "aarch64", "-o", str(out))
+    assert code != 0 and "run `stackbuild lock 8.5.0 --arch aarch64`" in err

@@ -9,10 +9,15 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from builder import manifest
 from builder.inputs.contexts import write_context
+from builder.inputs.git import SourceError
 from builder.inputs.site import SiteConfig
+from builder.lock.model import Lock, LockedGit
 from builder.lock.resolve import Resolver, resolve
+from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.plan.make import make_plan
 from builder.plan.resolve import Request, resolve_inputs
@@ -143,3 +148,62 @@ def test_the_cache_fetches_only_the_pinned_commit(tmp_path: Path) -> None:
     for absent in (first, other):  # history and other branches are not fetched
         assert subprocess.run(["git", "cat-file", "-e", absent], cwd=store).returncode != 0
     assert git_inputs.mirror(f"file://{work}", pinned, cache) == store  # present: no fetch again
+
+
+def test_skipped_submodules_stay_out_of_the_lock_and_out_of_git_submodule_update(tmp_path: Path) -> None:
+    """A nested submodule whose commit no mirror has (tvm's flashinfer under tilelang-ascend) is named
+    with its full path; listed in skip_submodules it is neither locked, nor in the context, nor
+    fetched by the build's own `git submodule update --init --recursive`."""
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    make_repo(tmp_path / "gone", "gone v1")
+    bare(tmp_path / "gone", repos / "gone.git")
+    make_repo(tmp_path / "dep", "dep v1")
+    add_submodule(tmp_path / "dep", f"file://{repos}/gone.git", "3rdparty/flash")
+    bare(tmp_path / "dep", repos / "dep.git")
+    make_repo(tmp_path / "lib", "lib v1")
+    add_submodule(tmp_path / "lib", f"file://{repos}/dep.git", "3rdparty/dep")
+    add_submodule(tmp_path / "lib", f"file://{repos}/gone.git", "3rdparty/cuda")
+    bare(tmp_path / "lib", repos / "lib.git")
+    subprocess.run(["rm", "-rf", str(repos / "gone.git")], check=True)
+    stacks = tmp_path / "stacks"
+    (stacks / "app").mkdir(parents=True)
+    source = f"file://{repos}/lib.git"
+
+    def lock_with(skip: str) -> tuple[Manifest, Lock]:
+        text = MANIFEST.replace("REPO", source).replace("ref: main}", f"ref: main, keep_git: true{skip}}}")
+        (stacks / "ctx.yaml").write_text(text)
+        loaded = manifest.load(stacks / "ctx.yaml")
+        return loaded, resolve(loaded, Resolver(stacks, SiteConfig(), cache, HttpClient(), lambda _: None))
+
+    cache = Cache(tmp_path / "cache")
+    with pytest.raises(SourceError) as missing:
+        lock_with("")
+    assert f"submodule 3rdparty/cuda (file://{repos}/gone.git) at " in str(missing.value)
+    assert "or list the path in skip_submodules if the build does not use it" in str(missing.value)
+    with pytest.raises(SourceError, match="submodule 3rdparty/dep/3rdparty/flash "):
+        lock_with(", skip_submodules: [3rdparty/cuda]")
+    with pytest.raises(SourceError, match=r"skip_submodules: 3rdparty/typo is not a submodule of file://"):
+        lock_with(", skip_submodules: [3rdparty/cuda, 3rdparty/dep/3rdparty/flash, 3rdparty/typo]")
+    loaded, pinned = lock_with(", skip_submodules: [3rdparty/cuda, 3rdparty/dep/3rdparty/flash]")
+    locked = pinned.component("lib").source
+    assert isinstance(locked, LockedGit)
+    assert locked.skip_submodules == ["3rdparty/cuda", "3rdparty/dep/3rdparty/flash"]
+    assert [(s.path, [n.path for n in s.submodules]) for s in locked.submodules] == [("3rdparty/dep", [])]
+
+    request = Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64)
+    stage = make_plan(resolve_inputs(request, prepare=False, say=print)).stages["lib"]
+    out = io.BytesIO()
+    write_context(out, stage.dockerfile, stage.context, cache)
+    unpacked = tmp_path / "unpacked"
+    with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as tar:
+        tar.extractall(unpacked, filter="tar")
+    src = unpacked / "src"
+    offline = {"GIT_ALLOW_PROTOCOL": "", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    run = subprocess.run(
+        ["git", "submodule", "update", "--init", "--recursive"], cwd=src, env=offline, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert (src / "3rdparty" / "dep" / "README").read_text() == "dep v1"
+    assert list((src / "3rdparty" / "cuda").iterdir()) == []
+    assert list((src / "3rdparty" / "dep" / "3rdparty" / "flash").iterdir()) == []
