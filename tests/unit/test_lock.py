@@ -267,7 +267,7 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
 
     root = tmp_path / "project"
     (root / "stacks").mkdir(parents=True)
-    text = (ROOT / "stacks" / "6.3.RC1.yaml").read_text()
+    text = on_image((ROOT / "stacks" / "6.3.RC1.yaml").read_text())  # locking bootstraps nothing
     (root / "stacks" / "6.3.RC1.yaml").write_text(without_system_packages(text))  # they need the image (see above)
     site = tmp_path / "site.yaml"
     site.write_text("repos: {}\n")
