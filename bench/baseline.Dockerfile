@@ -1,7 +1,7 @@
-# The plain-Docker baseline of bench/build_bench.py: one hand-written multi-stage Dockerfile
+# The classic linear peer of bench/build_bench.py: one hand-written multi-stage Dockerfile
 # doing the same six builds as stackbuild's reference stack, on the same base image, built
-# with `docker build` and its own layer cache. Each stage starts from the previous one, as
-# such files are usually written.
+# with the classic `docker build` and its own layer cache. Each stage starts from the previous
+# one, as such files are usually written. debs/ holds the lock's makeself .deb.
 ARG BASE
 FROM ${BASE} AS toolkit
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
@@ -13,10 +13,12 @@ ENV ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest \
     PATH=/usr/local/Ascend/ascend-toolkit/latest/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 FROM toolkit AS ascend-c
+COPY debs/ /tmp/debs/
+RUN dpkg -i /tmp/debs/*.deb && rm -rf /tmp/debs
 COPY reference/ascend-c /opt/stack/ascend-c
 WORKDIR /opt/stack/ascend-c
-RUN make
-ENV ASCEND_C_HOME=/opt/stack/ascend-c ASCEND_C_INCLUDE=/opt/stack/ascend-c/include
+RUN make && make install
+ENV ASCEND_C_HOME=${ASCEND_TOOLKIT_HOME}/ascendc ASCEND_C_INCLUDE=${ASCEND_TOOLKIT_HOME}/ascendc/include
 
 FROM ascend-c AS tilelang
 COPY reference/tilelang /opt/stack/tilelang

@@ -1,9 +1,13 @@
-"""The Engine on a Docker daemon, through docker-py (the classic builder: docker-py has no BuildKit)."""
+"""The Engine on a Docker daemon, through docker-py; stage builds with BuildKit through the docker CLI
+when one has it (docker-py has only the classic builder), else the classic builder.
+
+STACKBUILD_BUILDER=classic|buildkit chooses (default: BuildKit when available)."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import tarfile
 import threading
@@ -15,10 +19,25 @@ import docker.errors
 import docker.models.containers
 import requests
 
+from builder.engine import buildkit
 from builder.engine.protocol import NO_DEVICES, BuildFailed, DeviceAccess, EngineError, RunResult
 from builder.model.arch import Arch
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _buildkit_cli(builder: str) -> str | None:
+    if builder not in BUILDERS:
+        raise EngineError(f"STACKBUILD_BUILDER={builder!r}: say one of {', '.join(BUILDERS)}")
+    if builder == "classic":
+        return None
+    cli = buildkit.find_cli()
+    if cli is None and builder == "buildkit":
+        raise EngineError(
+            "STACKBUILD_BUILDER=buildkit, but no docker CLI here runs BuildKit: install docker.io "
+            "(its 20.10 client has it built in) or the buildx plugin"
+        )
+    return cli
 
 
 def reachable(timeout: int = 5) -> bool:
@@ -30,12 +49,17 @@ def reachable(timeout: int = 5) -> bool:
         return False
 
 
+BUILDERS = ("auto", "buildkit", "classic")
+
+
 class DockerEngine:
-    def __init__(self, host: str | None = None) -> None:
-        """host: a daemon address (unix:///..., tcp://...); default DOCKER_HOST or the local socket."""
+    def __init__(self, host: str | None = None, builder: str | None = None) -> None:
+        """host: a daemon address (unix:///..., tcp://...); default DOCKER_HOST or the local socket.
+        builder: auto (BuildKit when a docker CLI has it), buildkit or classic; default $STACKBUILD_BUILDER."""
         self.host = host
         self._local = threading.local()
         self.client  # noqa: B018 - fail now, with the fix, if no engine answers
+        self.buildkit_cli = _buildkit_cli(builder or os.environ.get("STACKBUILD_BUILDER") or "auto")
 
     @property
     def client(self) -> docker.DockerClient:
@@ -100,6 +124,18 @@ class DockerEngine:
         labels: Mapping[str, str],
         arch: Arch,
         network: bool = False,
+    ) -> str:
+        if self.buildkit_cli:
+            return buildkit.build(self.buildkit_cli, self.host, context, log, labels, arch, network)
+        return self._classic_build(context, log, labels, arch, network)
+
+    def _classic_build(
+        self,
+        context: IO[bytes],
+        log: Callable[[str], None],
+        labels: Mapping[str, str],
+        arch: Arch,
+        network: bool,
     ) -> str:
         tail: list[str] = []
 

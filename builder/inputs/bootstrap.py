@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -22,6 +23,7 @@ from builder.manifest.model import Bootstrap
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError
+from builder.model.say import Say
 from builder.store.cache import Cache
 
 SOURCE_DATE_EPOCH = 1704067200  # 2024-01-01T00:00:00Z; any fixed value works
@@ -106,6 +108,7 @@ def _command(spec: Bootstrap, arch: Arch, flavor: Flavor, out: Path, mirror: str
         f"--architectures={arch.debian}",
         "--components=" + ",".join(spec.components),
         "--mode=root" if os.geteuid() == 0 else "--mode=unshare",
+        "--verbose",  # apt's and dpkg's lines: the progress shown while it runs
         '--aptopt=Acquire::Retries "3"',
         # Docs and apt lists are not needed in an image and only add size.
         "--dpkgopt=path-exclude=/usr/share/doc/*",
@@ -121,17 +124,42 @@ def _command(spec: Bootstrap, arch: Arch, flavor: Flavor, out: Path, mirror: str
     return [*cmd, "--", spec.suite, str(out), mirror]
 
 
+class _Progress:
+    """mmdebstrap's verbose output as a few lines: its phases, and packages fetched / set up every few seconds."""
+
+    EVERY = 3.0
+
+    def __init__(self, label: str, say: Say) -> None:
+        self.label, self.say = label, say
+        self.fetched = self.set_up = 0
+        self.last = time.monotonic()
+        self.tail: list[str] = []
+
+    def line(self, text: str) -> None:
+        self.tail = [*self.tail[-7:], text]
+        if text.startswith("I: ") and not text.startswith(("I: running --", "I: removing tempdir")):
+            self.say(f"  {self.label}: {text[3:]}")
+        elif text.startswith("Get:"):
+            self.fetched += 1
+        elif text.startswith("Setting up "):
+            self.set_up += 1
+        now = time.monotonic()
+        if now - self.last > self.EVERY and (self.fetched or self.set_up):
+            self.last = now
+            self.say(f"  {self.label}: {self.fetched} packages fetched, {self.set_up} set up")
+
+
 def bootstrap(
-    spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache, mirror: str
+    spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache, mirror: str, say: Say
 ) -> BaseTarball:
     """The base tarball for arch ('devel' or 'runtime' package set) from mirror (the spec's for arch,
-    after site rewrites), bootstrapping if not cached."""
+    after site rewrites), bootstrapping if not cached (its progress to say)."""
     with cache.lock(f"base-{spec_key(spec, arch, flavor, keys)}"):
-        return _bootstrap(spec, arch, flavor, keys, cache, mirror)
+        return _bootstrap(spec, arch, flavor, keys, cache, mirror, _Progress(f"base {arch} {flavor}", say))
 
 
 def _bootstrap(
-    spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache, mirror: str
+    spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache, mirror: str, progress: _Progress
 ) -> BaseTarball:
     if (known := recorded(spec, arch, flavor, keys, cache)) is not None:
         return known
@@ -148,9 +176,12 @@ def _bootstrap(
             keyfile.chmod(0o644)
         env = dict(os.environ, SOURCE_DATE_EPOCH=str(SOURCE_DATE_EPOCH))
         command = _command(spec, arch, flavor, out, mirror, keyfile)
-        run = subprocess.run(command, env=env, capture_output=True, text=True)
+        with subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as run:
+            assert run.stderr is not None
+            for line in run.stderr:
+                progress.line(line.rstrip("\n"))
         if run.returncode != 0:
-            tail = "\n".join(run.stderr.strip().splitlines()[-8:])
+            tail = "\n".join(progress.tail)
             raise StackbuildError(f"mmdebstrap {spec.suite} ({arch}, {flavor}) failed:\n{tail}")
         versions = dpkg_versions(out)
         sha = cache.add_part(out, None, "base tarball")

@@ -4,6 +4,7 @@ bases to bootstrapped tarballs."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -108,7 +109,8 @@ class Resolver:
         boot = spec.bootstrap
         self.say(f"  base {arch} {flavor}: mmdebstrap {boot.suite} (cached after the first run)")
         keys = bootstrap.keyring(boot, self.manifest_dir)
-        made = self.make_base(boot, arch, flavor, keys, self.cache, mirror=self.site.rewrite(boot.mirror_for(arch)))
+        mirror = self.site.rewrite(boot.mirror_for(arch))
+        made = self.make_base(boot, arch, flavor, keys, self.cache, mirror, self.say)
         key = bootstrap.spec_key(boot, arch, flavor, keys)
         return LockedTarball(sha256=made.sha256, packages=made.packages, spec_key=key)
 
@@ -192,8 +194,10 @@ def _bases(
     base = manifest.base
     if not isinstance(base, BootstrapBase):
         return {}
-    if wanted:
-        return {flavor: resolver.tarball(base, arch, flavor) for flavor in bootstrap.FLAVORS}
+    if wanted:  # both at once: one's downloads overlap the other's unpacking
+        with ThreadPoolExecutor(len(bootstrap.FLAVORS)) as pool:
+            made = {flavor: pool.submit(resolver.tarball, base, arch, flavor) for flavor in bootstrap.FLAVORS}
+            return {flavor: future.result() for flavor, future in made.items()}
     keys = bootstrap.keyring(base.bootstrap, resolver.manifest_dir)
     old = previous.architectures.get(arch) if previous else None
     kept = {

@@ -8,6 +8,7 @@ moved Debian mirror gave; packages are fetched only when their stage's context i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,7 +147,7 @@ def _base_tarball(request: Request, spec: Bootstrap, flavor: Flavor, prepare: bo
     if made is None and prepare:
         say(f"[stackbuild] base-{flavor}: bootstrapping {spec.suite} with mmdebstrap (not in the cache)")
         mirror = request.site.rewrite(spec.mirror_for(request.arch))
-        made = bootstrap.bootstrap(spec, request.arch, flavor, keys, request.cache, mirror)
+        made = bootstrap.bootstrap(spec, request.arch, flavor, keys, request.cache, mirror, say)
     if made is None or made.sha256 == locked.sha256:
         return locked.sha256
     message = _drift_message(flavor, made, locked, request.manifest.name)
@@ -166,12 +167,13 @@ def _bases(request: Request, prepare: bool, say: Say) -> dict[Flavor, Located]:
     base = request.manifest.base
     if isinstance(base, ImageBase):
         return {flavor: Located((), ContextInput("image", base.image)) for flavor in bootstrap.FLAVORS}
-    located = {}
-    for flavor in bootstrap.FLAVORS:
-        sha = _base_tarball(request, base.bootstrap, flavor, prepare, say)
-        item = FileItem("rootfs.tar", _cached(request.cache, sha))
-        located[flavor] = Located((item,), ContextInput("base tarball", sha))
-    return located
+    with ThreadPoolExecutor(len(bootstrap.FLAVORS)) as pool:  # a fresh machine bootstraps both at once
+        made = {f: pool.submit(_base_tarball, request, base.bootstrap, f, prepare, say) for f in bootstrap.FLAVORS}
+        shas = {flavor: future.result() for flavor, future in made.items()}
+    return {
+        flavor: Located((FileItem("rootfs.tar", _cached(request.cache, sha)),), ContextInput("base tarball", sha))
+        for flavor, sha in shas.items()
+    }
 
 
 def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:

@@ -13,7 +13,7 @@ from builder.engine.docker_engine import DockerEngine
 from builder.model.arch import Arch
 from builder.verify import smoke
 from tests.conftest import ROOT
-from tests.docker.conftest import stackbuild, touch, write_variant
+from tests.docker.conftest import plan_of, stackbuild, touch, write_variant
 
 # The reference stack's own smoke command, run by hand in the image.
 SMOKE = ["bash", "-c", manifest.load(ROOT / "stacks" / "reference.yaml").smoke.command]
@@ -104,6 +104,29 @@ def test_touching_harness_rebuilds_harness_and_finals(workspace: Path) -> None:
         assert built == {"harness", "devel-image", "runtime-image"}
     finally:
         source.write_text(old)
+
+
+def test_the_classic_builder_builds_what_buildkit_builds(workspace: Path, engine: DockerEngine) -> None:
+    """docker-py's classic builder, for engines whose docker CLI has no BuildKit: the same stages
+    (one rebuilt here by each builder), the same probes, the same tree in the devel image."""
+    stackbuild(workspace, "build", "reftest", check=True)
+    source = workspace / "stacks" / "reference" / "harness" / "harness" / "__init__.py"
+    old = touch(source)
+    # Bytecode is left out: pip stamps .pyc files with the install time (any two builds differ there).
+    digest = "cd /opt/stack && find . -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum | sha256sum"
+    trees = {}
+    try:
+        for builder in ("classic", "buildkit"):
+            for tag in [plan_of(workspace, "reftest").stages[s].tag() for s in ("harness", "devel-image")]:
+                engine.remove(tag)
+            run = stackbuild(workspace, "build", "reftest", env={"STACKBUILD_BUILDER": builder})
+            assert run.returncode == 0, run.stderr[-3000:]
+            assert states(run.stderr)["harness"] == "built" and "smoke: launch: passed" in run.stderr
+            devel = plan_of(workspace, "reftest").final_tags["devel-image"]
+            trees[builder] = engine.run(devel, ["sh", "-c", digest]).output
+    finally:
+        source.write_text(old)
+    assert trees["classic"] == trees["buildkit"]
 
 
 def test_touching_ascend_c_rebuilds_everything_downstream(workspace: Path) -> None:

@@ -79,3 +79,22 @@ def test_cache_keys_of_specs_without_the_ubuntu_fields_did_not_move() -> None:
     for arch, section in lock["architectures"].items():
         for flavor, tarball in section["base"].items():
             assert bootstrap.spec_key(spec.bootstrap, Arch(arch), flavor, None) == tarball["spec_key"]
+
+
+def test_bootstrap_progress_shows_phases_and_package_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    said: list[str] = []
+    clock = iter([0.0, 1.0, 2.0, 4.0, 5.0])
+    monkeypatch.setattr("builder.inputs.bootstrap.time.monotonic", lambda: next(clock))
+    progress = bootstrap._Progress("base x86_64 devel", said.append)
+    for line in [
+        "I: downloading packages with apt...",
+        "Get:1 http://deb.debian.org/debian bookworm/main amd64 libc6 amd64 2.36-9 [2757 kB]",
+        "Get:2 http://deb.debian.org/debian bookworm/main amd64 bash amd64 5.2.15-2 [1491 kB]",
+        "Setting up libc6:amd64 (2.36-9) ...",
+    ]:
+        progress.line(line)
+    assert said == [
+        "  base x86_64 devel: downloading packages with apt...",
+        "  base x86_64 devel: 2 packages fetched, 0 set up",
+    ]
+    assert progress.tail[-1] == "Setting up libc6:amd64 (2.36-9) ..."  # kept for the error message

@@ -21,6 +21,7 @@ from builder.manifest.model import Bootstrap
 from builder.model.arch import Arch
 from builder.model.canonical import canonical_json
 from builder.model.errors import StackbuildError
+from builder.model.say import Say
 from builder.plan.resolve import Request, resolve_inputs
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
@@ -110,11 +111,15 @@ def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> No
     made: list[str] = []
 
     def make_base(
-        spec: Bootstrap, arch: Arch, flavor: str, keys: bootstrap.Keyring | None, cache: Cache, mirror: str
+        spec: Bootstrap, arch: Arch, flavor: str, keys: bootstrap.Keyring | None, cache: Cache, mirror: str, say: Say
     ) -> bootstrap.BaseTarball:
-        """Bootstraps nothing: each tarball is a new fixed value, and each request is counted."""
-        made.append(f"{arch}/{flavor}")
-        return bootstrap.BaseTarball(f"{len(made):064x}", {})
+        """Bootstraps nothing: each tarball is a new fixed value (numbered by architecture, flavor and
+        how often it was made: a lock makes both flavors at once), and each request is counted."""
+        name = f"{arch}/{flavor}"
+        order = ["x86_64/devel", "x86_64/runtime", "aarch64/devel", "aarch64/runtime"]
+        number = 4 * made.count(name) + order.index(name) + 1
+        made.append(name)
+        return bootstrap.BaseTarball(f"{number:064x}", {})
 
     cache = Cache(tmp_path)
     resolved_on: list[str] = []
@@ -139,9 +144,10 @@ def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> No
     resolver = Resolver(ROOT / "stacks", SiteConfig(), cache, HttpClient(), lambda _: None, make_base, resolve_debs)
     both = resolve(loaded, resolver, [Arch.X86_64, Arch.AARCH64])
     assert resolved_on == ["x86_64/0001", "aarch64/0003"]
-    assert made == ["x86_64/devel", "x86_64/runtime", "aarch64/devel", "aarch64/runtime"]
+    assert sorted(made[:2]) == ["x86_64/devel", "x86_64/runtime"]
+    assert sorted(made[2:]) == ["aarch64/devel", "aarch64/runtime"]
     again = resolve(loaded, resolver, [Arch.X86_64], previous=both)
-    assert made[4:] == ["x86_64/devel", "x86_64/runtime"]
+    assert sorted(made[4:]) == ["x86_64/devel", "x86_64/runtime"]
     assert again.architectures[Arch.AARCH64].base == both.architectures[Arch.AARCH64].base
     # The system packages too: the refreshed architecture's resolved again on its new base, the other kept.
     assert resolved_on[2:] == ["x86_64/0005"]

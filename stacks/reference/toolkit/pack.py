@@ -16,6 +16,7 @@ import argparse
 import gzip
 import hashlib
 import io
+import random
 import sys
 import tarfile
 from pathlib import Path
@@ -46,7 +47,13 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
-def build_payload(package: str, version: str, arch: str) -> bytes:
+def padding(megabytes: int) -> bytes:
+    """Incompressible, deterministic bytes standing in for a real toolkit's size (several GB)."""
+    block = random.Random(0).randbytes(1 << 20)  # deflate's 32 KiB window cannot see the repeats
+    return block * megabytes
+
+
+def build_payload(package: str, version: str, arch: str, pad_mb: int = 0) -> bytes:
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
         for path in sorted(PAYLOAD.rglob("*")):
@@ -56,13 +63,15 @@ def build_payload(package: str, version: str, arch: str) -> bytes:
             executable = rel == "install.sh" or rel.startswith("bin/")
             _add(tar, rel, path.read_bytes(), 0o755 if executable else 0o644)
         _add(tar, "package.info", _package_info(package, version, arch), 0o644)
+        if pad_mb:
+            _add(tar, "include/stackbuild-padding.bin", padding(pad_mb), 0o644)
     compressed = io.BytesIO()
-    with gzip.GzipFile(fileobj=compressed, mode="wb", mtime=0, filename="") as gz:
+    with gzip.GzipFile(fileobj=compressed, mode="wb", mtime=0, filename="", compresslevel=1 if pad_mb else 9) as gz:
         gz.write(raw.getvalue())
     return compressed.getvalue()
 
 
-def build_installer(package: str, version: str, arch: str) -> bytes:
+def build_installer(package: str, version: str, arch: str, pad_mb: int = 0) -> bytes:
     header = (HERE / "header.sh").read_text()
     header = header.replace("@PACKAGE@", package).replace("@VERSION@", version)
     header = header.replace("@ARCH@", arch)
@@ -70,7 +79,7 @@ def build_installer(package: str, version: str, arch: str) -> bytes:
     payload_line = header.count("\n") + 2
     header = header.replace("@PAYLOAD_LINE@", str(payload_line))
     assert header.count("\n") + 2 == payload_line
-    return header.encode() + PAYLOAD_MARKER.encode() + b"\n" + build_payload(package, version, arch)
+    return header.encode() + PAYLOAD_MARKER.encode() + b"\n" + build_payload(package, version, arch, pad_mb)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,8 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output-dir", type=Path, default=Path("."))
     parser.add_argument("--output-name", help="file name to write (default <package>_<version>_linux-<arch>.run)")
+    parser.add_argument(
+        "--pad-mb", type=int, default=0, help="add this many MiB of incompressible data (benchmarks at real size)"
+    )
     args = parser.parse_args(argv)
-    data = build_installer(args.package_name, args.version, args.arch)
+    data = build_installer(args.package_name, args.version, args.arch, args.pad_mb)
     args.output_dir.mkdir(parents=True, exist_ok=True)
     name = args.output_name or package_file_name(args.package_name, args.version, args.arch)
     out = args.output_dir / name

@@ -1,0 +1,81 @@
+"""The benchmark's BuildKit peer: the stack's graph as one multi-stage Dockerfile.
+
+What a user would write instead of stackbuild: one Dockerfile whose stages form the same graph
+(each component FROM the toolkit stage, copying what it depends on), built by BuildKit, which
+runs independent stages in parallel. It is made from stackbuild's own rendered stages, so both
+sides run the same commands on the same bases with the same inputs, and each stage runs
+stackbuild's probes as a RUN step (the peer checks what stackbuild checks). Only the bases
+stay stackbuild's images, prepared before timing on both sides.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+import tempfile
+from pathlib import Path
+
+from builder.inputs.contexts import write_context
+from builder.plan.stage import Plan, Stage
+from builder.store.cache import Cache
+from builder.verify.probes import RUNNER
+
+SOURCE = re.compile(r'^(COPY|ADD) (\["[^"]+"|[^ \[]+)')
+# Runs the probes as stackbuild does (one runner, every probe), then fails unless each passed.
+CHECK = (
+    "import json, subprocess, sys; "
+    "out = subprocess.run([sys.executable, '/tmp/peer-probes/runner.py', open('/tmp/peer-probes/probes.json').read()], "
+    "capture_output=True, text=True).stdout; "
+    "answers = json.loads(out.strip().splitlines()[-1]); "
+    "bad = [a['message'] for a in answers if not a['ok']]; "
+    "sys.exit('probe failed: ' + '; '.join(bad) if bad else 0)"
+)
+
+
+def compose(plan: Plan, cache: Cache, out: Path) -> list[str]:
+    """out/Dockerfile and each stage's context under out/<stage>/; the final stages' names."""
+    names = {stage.tag(): stage.name for stage in plan.order() if stage.kind != "base"}
+    parts = []
+    for stage in plan.order():
+        if stage.kind == "base":
+            continue
+        _context(stage, cache, out / stage.name)
+        parts.append(_stage_text(stage, names))
+    (out / "Dockerfile").write_text("\n".join(parts))
+    return [name for name in plan.final_tags]
+
+
+def _context(stage: Stage, cache: Cache, into: Path) -> None:
+    with tempfile.TemporaryFile() as buffer:
+        write_context(buffer, stage.dockerfile, stage.context, cache)
+        buffer.seek(0)
+        with tarfile.open(fileobj=buffer) as tar:
+            tar.extractall(into, filter="tar")
+    (into / "Dockerfile").unlink()
+    if stage.probes:
+        (into / "peer-probes").mkdir()
+        (into / "peer-probes" / "runner.py").write_text(RUNNER)
+        (into / "peer-probes" / "probes.json").write_text(json.dumps(list(stage.probes)))
+
+
+def _stage_text(stage: Stage, names: dict[str, str]) -> str:
+    lines = []
+    for line in stage.dockerfile.splitlines():
+        if line.startswith("FROM "):
+            parent = line.split()[1]
+            line = f"FROM {names.get(parent, parent)} AS {stage.name}"
+        elif line.startswith("COPY --from="):
+            image = line.split()[1].removeprefix("--from=")
+            line = line.replace(f"--from={image}", f"--from={names[image]}", 1)
+        elif match := SOURCE.match(line):
+            source = match.group(2)
+            moved = f'["{stage.name}/{source[2:]}' if source.startswith('["') else f"{stage.name}/{source}"
+            line = line.replace(source, moved, 1)
+        lines.append(line)
+    if stage.probes:
+        lines += [
+            f"COPY {stage.name}/peer-probes/ /tmp/peer-probes/",
+            f'RUN cd {stage.probe_workdir} && python3 -c "{CHECK}" && rm -rf /tmp/peer-probes',
+        ]
+    return "\n".join(lines) + "\n"

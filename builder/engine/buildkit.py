@@ -1,0 +1,121 @@
+"""Stage builds with BuildKit, through the docker CLI: docker-py has no BuildKit (docker/docker-py#2230).
+
+The context tarball goes in on stdin; the image id comes back through --iidfile and the image is
+never tagged here (a builder killed mid-build leaves no tag: the stage is tagged after its probes).
+Debian's docker 20.10 client has BuildKit built in; newer clients need the buildx plugin.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO
+
+from builder.engine.protocol import BuildFailed
+from builder.model.arch import Arch
+
+# BuildKit's plain progress: "#7 0.412 output" (a step's output) or "#7 DONE 0.4s".
+STEP_OUTPUT = re.compile(r"^#\d+ \d+\.\d+ ")
+FAILED_RUN = re.compile(r"executor failed running \[(.*)\]: exit code: (\d+)")
+STEP_STATUS = re.compile(r"^#\d+ ")
+BUILD_TIMEOUT = 6 * 3600
+
+
+def find_cli(candidates: tuple[str | None, ...] | None = None) -> str | None:
+    """A docker CLI whose `build` runs BuildKit: a client with it built in (20.10, e.g. Debian's
+    /usr/bin/docker) or one with the buildx plugin; None without one."""
+    seen = []
+    for candidate in candidates or ("/usr/bin/docker", shutil.which("docker")):
+        if not candidate or candidate in seen or not os.access(candidate, os.X_OK):
+            continue
+        seen.append(candidate)
+        version = _run([candidate, "version", "--format", "{{.Client.Version}}"])
+        major = version.split(".", 1)[0] if version else ""
+        if major.isdigit() and int(major) < 23:  # the builder is built in before 23.0
+            return candidate
+        if _run([candidate, "buildx", "version"]):
+            return candidate
+    return None
+
+
+def _run(command: list[str]) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def build(
+    cli: str,
+    host: str | None,
+    context: IO[bytes],
+    log: Callable[[str], None],
+    labels: Mapping[str, str],
+    arch: Arch,
+    network: bool,
+) -> str:
+    """Build the tar context on stdin with BuildKit; the image id."""
+    tail: list[str] = []
+
+    def keep(line: str) -> None:
+        line = STEP_OUTPUT.sub("", line)  # a step's output as the step wrote it
+        log(line)
+        tail[:] = [*tail[-39:], line]
+
+    env = dict(os.environ, DOCKER_BUILDKIT="1", BUILDKIT_PROGRESS="plain")
+    if host:
+        env["DOCKER_HOST"] = host
+    with tempfile.TemporaryDirectory(prefix="stackbuild-iid-") as tmp:
+        iidfile = Path(tmp) / "iid"
+        command = [cli, "build", "--iidfile", str(iidfile), "--platform", arch.platform, "--progress", "plain"]
+        command += ["--network", "default" if network else "none"]
+        for key, value in sorted(labels.items()):
+            command += ["--label", f"{key}={value}"]
+        try:
+            process = subprocess.Popen(
+                [*command, "-"], stdin=context, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+            )
+        except OSError as err:
+            raise BuildFailed(f"cannot run {cli}: {err}", []) from err
+        assert process.stdout is not None
+        reader = threading.Thread(target=_follow, args=(process.stdout, keep), daemon=True)
+        reader.start()
+        try:
+            code = process.wait(timeout=BUILD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise BuildFailed(f"the build did not finish within {BUILD_TIMEOUT // 3600} h", tail) from None
+        finally:
+            reader.join(timeout=10)
+        if code != 0:
+            raise BuildFailed(failure(tail, code), tail)
+        image_id = iidfile.read_text().strip() if iidfile.is_file() else ""
+    if not image_id:
+        raise BuildFailed("the builder reported no image id", tail)
+    return image_id
+
+
+def _follow(stream: IO[bytes], keep: Callable[[str], None]) -> None:
+    for raw in stream:
+        keep(raw.decode(errors="replace").rstrip("\n"))
+
+
+def failure(tail: list[str], code: int) -> str:
+    """BuildKit's own summary of the failure (its last error line, without the gRPC wrapping); a
+    failed RUN in the classic builder's words, so messages do not depend on the builder."""
+    for line in reversed(tail):
+        if run := FAILED_RUN.search(line):
+            return f"The command '{run.group(1)}' returned a non-zero code: {run.group(2)}"
+    for line in reversed(tail):
+        line = STEP_STATUS.sub("", line)
+        if line.startswith(("failed to solve", "error:", "ERROR:")):
+            return line.rpartition(" desc = ")[2] if " desc = " in line else line.partition(": ")[2]
+    return f"the build exited with {code}"
