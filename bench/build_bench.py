@@ -63,6 +63,8 @@ WITH_RSS = (
 # Left out: what differs between any two builds of one side (pip stamps .pyc files with the install
 # time, makeself .run archives carry their build date, CMake's logs their timings).
 UNSTABLE = "! -name '*.pyc' ! -name '*.run' ! -path '*/CMakeFiles/*'"
+# As a user runs it: Python caches bytecode (this machine's environment turns that off).
+STACKBUILD_ENV = {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": ""}
 TREE_DIGEST = f"cd /opt/stack && find . -type f {UNSTABLE} -print0 | sort -z | xargs -0 sha256sum | sha256sum"
 
 
@@ -101,7 +103,7 @@ class Bench:
 
     def run_stackbuild(self, stack: str, *args: str) -> float:
         start = time.monotonic()
-        run = sh(sys.executable, "-c", WITH_RSS, "--root", str(self.root), *args, stack, env={"PYTHONPATH": str(ROOT)})
+        run = sh(sys.executable, "-c", WITH_RSS, "--root", str(self.root), *args, stack, env=STACKBUILD_ENV)
         wall = time.monotonic() - start
         if match := re.search(r"bench-maxrss-kb (\d+)", run.stderr):
             self.stackbuild.rss_kb = max(self.stackbuild.rss_kb, int(match.group(1)))
