@@ -6,6 +6,7 @@ STACKBUILD_BUILDER=classic|buildkit chooses (default: BuildKit when available)."
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import re
@@ -27,8 +28,6 @@ ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _buildkit_cli(builder: str) -> str | None:
-    if builder not in BUILDERS:
-        raise EngineError(f"STACKBUILD_BUILDER={builder!r}: say one of {', '.join(BUILDERS)}")
     if builder == "classic":
         return None
     cli = buildkit.find_cli()
@@ -59,7 +58,14 @@ class DockerEngine:
         self.host = host
         self._local = threading.local()
         self.client  # noqa: B018 - fail now, with the fix, if no engine answers
-        self.buildkit_cli = _buildkit_cli(builder or os.environ.get("STACKBUILD_BUILDER") or "auto")
+        self.builder = builder or os.environ.get("STACKBUILD_BUILDER") or "auto"
+        if self.builder not in BUILDERS:
+            raise EngineError(f"STACKBUILD_BUILDER={self.builder!r}: say one of {', '.join(BUILDERS)}")
+
+    @functools.cached_property
+    def buildkit_cli(self) -> str | None:
+        """The docker CLI stage builds go through (None: the classic builder), found when first needed."""
+        return _buildkit_cli(self.builder)
 
     @property
     def client(self) -> docker.DockerClient:
