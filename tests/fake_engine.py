@@ -61,6 +61,22 @@ class FakeEngine:
     def tags(self, repository: str) -> set[str]:
         return set(self.tagged)
 
+    registry: dict[str, str] = field(default_factory=dict)  # ref -> image id, a registry's content
+    pulled: list[str] = field(default_factory=list)
+    pushed: list[str] = field(default_factory=list)
+
+    def pull(self, ref: str, arch: Arch) -> str | None:
+        self.pulled.append(ref)
+        if ref not in self.registry:
+            return None
+        self.tagged[ref] = self.registry[ref]
+        return self.registry[ref]
+
+    def push(self, ref: str) -> str:
+        self.pushed.append(ref)
+        self.registry[ref] = self.tagged[ref]
+        return "sha256:" + "d" * 64
+
     def build(
         self,
         context: IO[bytes],

@@ -12,6 +12,7 @@ from builder.cli.common import Context, say
 from builder.engine import Engine
 from builder.engine.docker_engine import DockerEngine
 from builder.execute.pipeline import BuildOptions, execute, find_cached, smoke, tag_finals
+from builder.execute.stage import RegistryCache
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.plan.make import make_plan
@@ -127,13 +128,19 @@ def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
     started = time.monotonic()
     lock_first(ctx, args)
     request = ctx.request(args.stack, target_arch(args), args.frozen)
-    options = BuildOptions(jobs=args.jobs, live=sys.stderr.isatty(), log_dir=ctx.log_dir())
+    site = ctx.site()
+    registry = RegistryCache(
+        pull_from=args.cache_from or site.cache_registry,
+        push_to=args.cache_to or (site.cache_registry if site.cache_push else None),
+    )
+    options = BuildOptions(jobs=args.jobs, live=sys.stderr.isatty(), log_dir=ctx.log_dir(), registry=registry)
     engine: Engine = DockerEngine()
     plan = make_plan(resolve_inputs(request, prepare=True, say=say))
     built = execute(find_cached(plan, engine), engine, request.cache, options, say)
     tagged = tag_finals(built, engine)
     took = time.monotonic() - started
-    say(f"[stackbuild] {len(built.built)} built, {len(built.cached)} cached in {took:.2f}s")
+    pulled = f", {len(built.pulled)} pulled" if built.pulled else ""
+    say(f"[stackbuild] {len(built.built)} built{pulled}, {len(built.cached)} cached in {took:.2f}s")
     for tag in tagged.tags.values():
         print(f"{tag}  {engine.image_id(tag)}  ({engine.size(tag) / 1e6:.0f} MB)")
     if args.no_smoke:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from builder.model.arch import ARCHITECTURES
+from builder.model.registry import registry_repo
 
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -25,6 +26,13 @@ def command(sub: SubParsers, name: str, target: str, text: str) -> argparse.Argu
 
 def default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
+
+
+def registry_option(text: str) -> str:
+    try:
+        return registry_repo(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def positive(text: str) -> int:
@@ -99,6 +107,19 @@ def add_build_commands(sub: SubParsers) -> None:
     p.add_argument("--no-smoke", action="store_true", help="skip the smoke launch")
     p.add_argument(
         "--allow-unsupported", action="store_true", help="when the stack has no lock yet: lock a known-bad combination"
+    )
+    p.add_argument(
+        "--cache-from",
+        metavar="REGISTRY/REPO",
+        type=registry_option,
+        help="registry stage cache to pull missing stages from, probed before use (default: the site's cache_registry)",
+    )
+    p.add_argument(
+        "--cache-to",
+        metavar="REGISTRY/REPO",
+        type=registry_option,
+        help="registry stage cache to push stages to once their probes pass (default: the site's cache_registry "
+        "when its cache_push is true); auth from `docker login`",
     )
     p = command(
         sub,

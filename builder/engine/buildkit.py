@@ -22,9 +22,11 @@ from builder.model.arch import Arch
 
 # BuildKit's plain progress: "#7 0.412 output" (a step's output) or "#7 DONE 0.4s".
 STEP_OUTPUT = re.compile(r"^#\d+ \d+\.\d+ ")
-FAILED_RUN = re.compile(r"executor failed running \[(.*)\]: exit code: (\d+)")
+FAILED_RUN = re.compile(r"executor failed running \[(.*)\]: exit code: (\d+)")  # BuildKit in docker 20.10
+FAILED_PROCESS = re.compile(r'process "(.*)" did not complete successfully: exit code: (\d+)')  # 23 and later
 STEP_STATUS = re.compile(r"^#\d+ ")
 BUILD_TIMEOUT = 6 * 3600
+DEFAULT_HOST = "unix:///var/run/docker.sock"  # where docker-py goes without DOCKER_HOST
 
 
 def find_cli(candidates: tuple[str | None, ...] | None = None) -> str | None:
@@ -35,8 +37,9 @@ def find_cli(candidates: tuple[str | None, ...] | None = None) -> str | None:
         if not candidate or candidate in seen or not os.access(candidate, os.X_OK):
             continue
         seen.append(candidate)
-        version = _run([candidate, "version", "--format", "{{.Client.Version}}"])
-        major = version.split(".", 1)[0] if version else ""
+        # "Docker version 20.10.24+dfsg1, build 297e128": the client's own, no daemon asked.
+        version = _run([candidate, "--version"]).removeprefix("Docker version ")
+        major = version.split(".", 1)[0]
         if major.isdigit() and int(major) < 23:  # the builder is built in before 23.0
             return candidate
         if _run([candidate, "buildx", "version"]):
@@ -69,9 +72,10 @@ def build(
         log(line)
         tail[:] = [*tail[-39:], line]
 
-    env = dict(os.environ, DOCKER_BUILDKIT="1", BUILDKIT_PROGRESS="plain")
-    if host:
-        env["DOCKER_HOST"] = host
+    # The daemon docker-py talks to, never another one a CLI context or a buildx builder points at.
+    daemon = host or os.environ.get("DOCKER_HOST") or DEFAULT_HOST
+    env = dict(os.environ, DOCKER_BUILDKIT="1", BUILDKIT_PROGRESS="plain", DOCKER_HOST=daemon)
+    env.update(DOCKER_CONTEXT="default", BUILDX_BUILDER="default")
     with tempfile.TemporaryDirectory(prefix="stackbuild-iid-") as tmp:
         iidfile = Path(tmp) / "iid"
         command = [cli, "build", "--iidfile", str(iidfile), "--platform", arch.platform, "--progress", "plain"]
@@ -94,7 +98,8 @@ def build(
             process.wait()
             raise BuildFailed(f"the build did not finish within {BUILD_TIMEOUT // 3600} h", tail) from None
         finally:
-            reader.join(timeout=10)
+            reader.join()  # the process is gone: its output ends, and the reader with it
+            process.stdout.close()
         if code != 0:
             raise BuildFailed(failure(tail, code), tail)
         image_id = iidfile.read_text().strip() if iidfile.is_file() else ""
@@ -112,7 +117,7 @@ def failure(tail: list[str], code: int) -> str:
     """BuildKit's own summary of the failure (its last error line, without the gRPC wrapping); a
     failed RUN in the classic builder's words, so messages do not depend on the builder."""
     for line in reversed(tail):
-        if run := FAILED_RUN.search(line):
+        if run := FAILED_RUN.search(line) or FAILED_PROCESS.search(line):
             return f"The command '{run.group(1)}' returned a non-zero code: {run.group(2)}"
     for line in reversed(tail):
         line = STEP_STATUS.sub("", line)

@@ -19,6 +19,7 @@ import docker
 import docker.errors
 import docker.models.containers
 import requests
+import tenacity
 
 from builder.engine import buildkit
 from builder.engine.protocol import NO_DEVICES, BuildFailed, DeviceAccess, EngineError, RunResult
@@ -37,6 +38,46 @@ def _buildkit_cli(builder: str) -> str | None:
             "(its 20.10 client has it built in) or the buildx plugin"
         )
     return cli
+
+
+class _Missing(Exception):
+    """The registry has no such image."""
+
+
+TRANSIENT = ("connection refused", "connection reset", "timeout", "eof", "502", "503", "504", "500 ", "toomanyrequests")
+MISSING = ("manifest unknown", "not found", "no such image")
+DENIED = ("unauthorized", "authentication required", "denied", "forbidden")
+
+
+class _Transient(EngineError):
+    """A connection error or a 5xx: worth another try."""
+
+
+def _classified(action: Callable[[], None], ref: str) -> None:
+    registry = ref.split("/", 1)[0]
+    try:
+        action()
+    except (docker.errors.DockerException, requests.RequestException) as err:
+        text = str(err).lower()
+        if any(word in text for word in DENIED):  # said without what was sent
+            message = f"registry {registry} refused the credentials for {ref}: `docker login {registry}`"
+            raise EngineError(message) from None
+        if any(word in text for word in MISSING):
+            raise _Missing(str(err)) from err
+        kind = _Transient if any(word in text for word in TRANSIENT) else EngineError
+        raise kind(f"registry transfer of {ref} failed: {err}") from err
+
+
+def _with_retries(action: Callable[[], None], ref: str) -> None:
+    """A registry transfer: connection errors and 5xx retried with backoff; a missing image raises
+    _Missing; refused credentials are one line naming the registry."""
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(4),
+        wait=tenacity.wait_exponential(multiplier=0.5, max=8),
+        retry=tenacity.retry_if_exception_type(_Transient),
+        reraise=True,
+    )
+    retrying(_classified, action, ref)
 
 
 def reachable(timeout: int = 5) -> bool:
@@ -61,6 +102,8 @@ class DockerEngine:
         self.builder = builder or os.environ.get("STACKBUILD_BUILDER") or "auto"
         if self.builder not in BUILDERS:
             raise EngineError(f"STACKBUILD_BUILDER={self.builder!r}: say one of {', '.join(BUILDERS)}")
+        if self.builder == "buildkit":
+            self.buildkit_cli  # noqa: B018 - asked for by name: no such CLI is an error now, not mid-build
 
     @functools.cached_property
     def buildkit_cli(self) -> str | None:
@@ -122,6 +165,39 @@ class DockerEngine:
 
     def tags(self, repository: str) -> set[str]:
         return {tag for image in self.client.images.list(name=repository) for tag in image.tags}
+
+    def pull(self, ref: str, arch: Arch) -> str | None:
+        repository, _, tag = ref.rpartition(":")
+
+        def once() -> None:
+            for event in self.client.api.pull(repository, tag=tag, platform=arch.platform, stream=True, decode=True):
+                if "error" in event:
+                    raise docker.errors.APIError(str(event["error"]))
+
+        try:
+            _with_retries(once, ref)
+        except _Missing:
+            return None
+        return self.image_id(ref)
+
+    def push(self, ref: str) -> str:
+        repository, _, tag = ref.rpartition(":")
+        pushed: list[str] = []
+
+        def once() -> None:
+            for event in self.client.api.push(repository, tag=tag, stream=True, decode=True):
+                if "error" in event:
+                    raise docker.errors.APIError(str(event["error"]))
+                if digest := (event.get("aux") or {}).get("Digest"):
+                    pushed.append(str(digest))
+
+        try:
+            _with_retries(once, ref)
+        except _Missing as err:
+            raise EngineError(f"cannot push {ref}: {err}") from err
+        if not pushed:
+            raise EngineError(f"cannot push {ref}: the registry reported no digest")
+        return pushed[-1]
 
     def build(
         self,

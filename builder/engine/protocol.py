@@ -61,6 +61,14 @@ class Engine(Protocol):
         """Every tag of the repositories matching a glob (e.g. stackbuild/stage/*)."""
         ...
 
+    def pull(self, ref: str, arch: Arch) -> str | None:
+        """The image id of ref pulled from its registry; None when the registry does not have it."""
+        ...
+
+    def push(self, ref: str) -> str:
+        """Push the local ref to its registry; the manifest digest it got."""
+        ...
+
     def build(
         self,
         context: IO[bytes],

@@ -7,14 +7,15 @@ The first two live in builder.plan; the rest here. No step hands data back up th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from builder.engine import Engine
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
-from builder.execute.stage import StageBuilder
+from builder.execute.stage import RegistryCache, StageBuilder
 from builder.manifest.model import Smoke
 from builder.model.canonical import digest
 from builder.model.say import Say
@@ -29,6 +30,7 @@ class BuildOptions:
     jobs: int
     live: bool
     log_dir: Path
+    registry: RegistryCache = field(default_factory=RegistryCache)
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Built:
     image_ids: Mapping[str, str]
     built: tuple[str, ...]
     cached: tuple[str, ...]
+    pulled: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,10 +82,12 @@ def execute(work: Work, engine: Engine, cache: Cache, options: BuildOptions, say
     plan = work.plan
     for line in plan.drift:
         say(f"[stackbuild] note: {line} (building the working tree; --frozen refuses)")
-    build_one = StageBuilder(plan, engine, cache, options.log_dir)
+    build_one = StageBuilder(plan, engine, cache, options.log_dir, options.registry)
     with Reporter(plan.stages, options.live) as reporter:
         for stage in plan.order():
             if stage.name not in work.to_build:
+                if options.registry.push_to:
+                    build_one.push_present(stage, functools.partial(reporter.update, stage.name))
                 reporter.update(stage.name, "cached", stage.key[:12])
                 record_build(cache, plan, stage)
         image_ids = schedule(
@@ -93,9 +98,10 @@ def execute(work: Work, engine: Engine, cache: Cache, options: BuildOptions, say
             reporter,
             why=lambda stage: why(cache, plan, stage),
             on_built=lambda stage: record_build(cache, plan, stage),
+            outcome=lambda stage: "pulled" if stage.name in build_one.pulled else "built",
         )
         built, cached = tuple(reporter.names("built")), tuple(reporter.names("cached"))
-    return Built(plan, {**work.present, **image_ids}, built, cached)
+    return Built(plan, {**work.present, **image_ids}, built, cached, tuple(reporter.names("pulled")))
 
 
 def tag_finals(built: Built, engine: Engine) -> Tagged:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-STATES = ("waiting", "cached", "building", "probing", "built", "failed", "skipped")
+STATES = ("waiting", "cached", "pulling", "building", "probing", "pushing", "built", "pulled", "failed", "skipped")
 
 
 @dataclass
@@ -61,11 +61,11 @@ class Reporter:
             status = self.statuses[name]
             if state == "building":
                 status.started = time.monotonic()
-            if state in ("built", "failed") and status.started:
+            if state in ("built", "pulled", "failed") and status.started:
                 status.elapsed = time.monotonic() - status.started
             status.state, status.note = state, note or status.note
             if self.live:
                 self.live.update(self._table())
             else:
-                took = f" ({status.elapsed:.1f}s)" if state in ("built", "failed") else ""
+                took = f" ({status.elapsed:.1f}s)" if state in ("built", "pulled", "failed") else ""
                 print(f"[stackbuild] {name}: {state}{took}{' - ' + note if note else ''}", file=sys.stderr, flush=True)

@@ -39,6 +39,7 @@ def schedule(
     reporter: Reporter,
     why: Callable[[Stage], str],
     on_built: Callable[[Stage], None],
+    outcome: Callable[[Stage], str] = lambda stage: "built",
 ) -> dict[str, str]:
     """Build the stages named in to_build; their image ids. Raises the first StageFailed."""
     run = _Run(pending=[s for s in plan.order() if s.name in to_build], done=set(plan.stages) - set(to_build))
@@ -56,7 +57,7 @@ def schedule(
                 continue
             if not run.running:
                 break
-            _collect(run, reporter, on_built)
+            _collect(run, reporter, on_built, outcome)
         for stage in run.pending:
             reporter.update(stage.name, "skipped")
     if run.failure:
@@ -64,7 +65,7 @@ def schedule(
     return run.image_ids
 
 
-def _collect(run: _Run, reporter: Reporter, on_built: Callable[[Stage], None]) -> None:
+def _collect(run: _Run, reporter: Reporter, on_built: Callable[[Stage], None], outcome: Callable[[Stage], str]) -> None:
     finished, _ = concurrent.futures.wait(run.running, return_when=concurrent.futures.FIRST_COMPLETED)
     for future in finished:
         stage = run.running.pop(future)
@@ -75,5 +76,5 @@ def _collect(run: _Run, reporter: Reporter, on_built: Callable[[Stage], None]) -
             run.failure = run.failure or err
             continue
         on_built(stage)
-        reporter.update(stage.name, "built", stage.key[:12])
+        reporter.update(stage.name, outcome(stage), stage.key[:12])
         run.done.add(stage.name)

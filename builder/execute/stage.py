@@ -6,7 +6,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -36,11 +36,27 @@ class StageFailed(LoggedFailure):
 
 
 @dataclass(frozen=True)
+class RegistryCache:
+    """Where stage images are looked up before building (pull_from) and sent after their probes pass
+    (push_to): REGISTRY/REPO, each stage as REGISTRY/REPO/<stage>:<key>. Separate, as CI pushes and
+    laptops pull."""
+
+    pull_from: str | None = None
+    push_to: str | None = None
+
+    @staticmethod
+    def ref(where: str, stage: Stage) -> str:
+        return f"{where}/{stage.name}:{stage.key}"
+
+
+@dataclass(frozen=True)
 class StageBuilder:
     plan: Plan
     engine: Engine
     cache: Cache
     log_dir: Path
+    registry: RegistryCache = field(default_factory=RegistryCache)
+    pulled: set[str] = field(default_factory=set)  # stages taken from the registry cache
 
     def log_file(self, stage: Stage) -> Path:
         return self.log_dir / self.plan.stack.lower() / self.plan.arch.value / f"{stage.name}.log"
@@ -61,7 +77,13 @@ class StageBuilder:
         try:
             with self.cache.lock(f"stage-{stage.key}"):
                 done = self.engine.image_id(stage.tag())
-                return done if done else self._build_new(stage, report)
+                if done:
+                    return done
+                if (pulled := self._pull(stage, report)) is not None:
+                    return pulled
+                image_id = self._build_new(stage, report)
+                self._push(stage, image_id, report)
+                return image_id
         except OSError as err:  # a full disk under the log, the lock or the context: the stage fails, named
             reason = f"cannot write its build context or log: {err.strerror or err}"
             raise StageFailed(stage.name, reason, [], self.log_file(stage), None) from err
@@ -89,6 +111,68 @@ class StageBuilder:
             write(f"# built and probed in {time.monotonic() - started:.2f}s")
         self.engine.tag(image_id, stage.tag())
         return image_id
+
+    def _pull(self, stage: Stage, report: Report) -> str | None:
+        """The stage from the registry cache, probed before it is tagged: an image that fails its probes
+        (a bad push) is dropped and the stage built here instead. None when it is not there."""
+        if not self.registry.pull_from:
+            return None
+        ref = RegistryCache.ref(self.registry.pull_from, stage)
+        log_file = self.log_file(stage)
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        with log_file.open("w") as log:
+
+            def write(line: str) -> None:
+                log.write(line + "\n")
+                log.flush()
+
+            report("pulling")
+            try:
+                image_id = self.engine.pull(ref, self.plan.arch)
+            except EngineError as err:  # the cache is an optimisation: an unreachable registry means building
+                write(f"# registry cache: {err}; building instead")
+                return None
+            if image_id is None:
+                write(f"# registry cache: {ref} is not there; building")
+                return None
+            write(f"# pulled {ref} ({image_id})")
+            report("probing")
+            try:
+                self._probe(stage, image_id, write, log_file)
+            except StageFailed as err:  # the image is gone with its registry name
+                write(f"# the pulled image fails its probes ({err.reason}): building instead")
+                return None
+        self.engine.tag(image_id, stage.tag())
+        self.engine.remove(ref)  # only the registry name: the image stays under the stage's tag
+        self.pulled.add(stage.name)
+        return image_id
+
+    def push_present(self, stage: Stage, report: Report) -> None:
+        """A stage already here (its probes passed when it was tagged) to the registry cache too, so
+        a machine that built before the cache existed fills it."""
+        image_id = self.engine.image_id(stage.tag())
+        if image_id and self.registry.push_to:
+            self._push(stage, image_id, report)
+
+    def _push(self, stage: Stage, image_id: str, report: Report) -> None:
+        """After its probes passed and it was tagged here: the stage to the registry cache (a registry
+        tag appears only once every layer is there)."""
+        if not self.registry.push_to:
+            return
+        ref = RegistryCache.ref(self.registry.push_to, stage)
+        report("pushing")
+        try:
+            self.engine.tag(image_id, ref)
+            digest_pushed = self.engine.push(ref)
+        except EngineError as err:
+            raise StageFailed(
+                stage.name, f"cannot push to the registry cache: {err}", [], self.log_file(stage), None
+            ) from err
+        finally:
+            self.engine.remove(ref)
+        self.log_file(stage).parent.mkdir(parents=True, exist_ok=True)
+        with self.log_file(stage).open("a") as log:
+            log.write(f"# pushed {ref} ({digest_pushed})\n")
 
     def _check_installs(self, stage: Stage, log_file: Path) -> None:
         """Before the images that merge every component: no file installed by two of them. Checked once

@@ -134,8 +134,11 @@ class _Progress:
         self.fetched = self.set_up = 0
         self.last = time.monotonic()
         self.tail: list[str] = []
+        self.problems: list[str] = []
 
     def line(self, text: str) -> None:
+        if text.startswith(("E: ", "W: ")):  # apt's and mmdebstrap's errors: what a failure message needs
+            self.problems = [*self.problems[-7:], text]
         self.tail = [*self.tail[-7:], text]
         if text.startswith("I: ") and not text.startswith(("I: running --", "I: removing tempdir")):
             self.say(f"  {self.label}: {text[3:]}")
@@ -181,7 +184,7 @@ def _bootstrap(
             for line in run.stderr:
                 progress.line(line.rstrip("\n"))
         if run.returncode != 0:
-            tail = "\n".join(progress.tail)
+            tail = "\n".join(dict.fromkeys([*progress.problems, *progress.tail]))
             raise StackbuildError(f"mmdebstrap {spec.suite} ({arch}, {flavor}) failed:\n{tail}")
         versions = dpkg_versions(out)
         sha = cache.add_part(out, None, "base tarball")

@@ -10,7 +10,8 @@ Found in this order (the first that exists wins): $STACKBUILD_SITE_CONFIG,
     deb_snapshots:                # tried after the repository for a .deb it no longer serves
       - https://snapshot.internal/debian/20251101T000000Z
     python_index: /srv/wheelhouse # replaces every manifest's python_index (an index URL or a directory)
-    cache_registry: registry.internal:5000/stackbuild-cache
+    cache_registry: registry.internal:5000/stackbuild-cache   # stages pulled from there (build --cache-from)
+    cache_push: false             # true: stages also pushed there once probed (CI; build --cache-to)
     repos:                    # what `git: site:NAME` in a manifest means
       ascend-c: https://git.team.internal/npu/ascend-c.git
 
@@ -30,6 +31,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from builder.manifest import yamlpos
 from builder.manifest.types import GitUrl, Line, no_option, one_line
 from builder.model.errors import InputError, ManifestError
+from builder.model.registry import registry_repo
 
 SITE_FILE = "stackbuild.site.yaml"
 # A key named like a secret (registry_password, token, auth); "oauth-tools" is not one.
@@ -40,6 +42,7 @@ QUERY_SECRET = re.compile(r"[?&][^=&]*(token|password|secret|key|auth)[^=&]*=", 
 
 # A rewrite target is a URL prefix that git and the downloader will be given: never an option.
 RewriteTarget = Annotated[str, AfterValidator(one_line), AfterValidator(no_option)]
+RegistryRepo = Annotated[str, AfterValidator(one_line), AfterValidator(registry_repo)]
 
 
 class Rewrite(BaseModel):
@@ -55,7 +58,8 @@ class SiteConfig(BaseModel):
     deb_dirs: list[Path] = Field(default_factory=list)
     deb_snapshots: list[RewriteTarget] = Field(default_factory=list)
     python_index: RewriteTarget | None = None
-    cache_registry: Line | None = None
+    cache_registry: RegistryRepo | None = None
+    cache_push: bool = False
     repos: dict[str, GitUrl] = Field(default_factory=dict)
     path: Path | None = Field(default=None, exclude=True)
 

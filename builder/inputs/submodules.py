@@ -9,6 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from builder.inputs import git
 from builder.store.cache import Cache
+from builder.store.http import redact
 
 MAX_DEPTH = 8  # submodules of submodules: deeper than this is a loop or a mistake
 
@@ -88,7 +89,16 @@ def _resolve(
 ) -> tuple[Submodule, ...]:
     if skip.depth > MAX_DEPTH:
         raise git.SourceError(f"submodules nested more than {MAX_DEPTH} deep under {url}")
-    mirror = str(git.mirror(fetch_url, commit, cache))
+    try:
+        mirror = str(git.mirror(fetch_url, commit, cache))
+    except git.SourceError as err:
+        if not skip.depth:
+            raise
+        raise git.SourceError(
+            f"submodule {skip.prefix.rstrip('/')} ({redact(url)}) at {commit[:12]}: cannot be fetched from "
+            f"{redact(fetch_url)}: {_reason(str(err))} (a mirror needs that commit: update it with `git fetch`, "
+            "or list the path in skip_submodules if the build does not use it)"
+        ) from err
     links = {path: sub for path, sub in gitlinks(mirror, commit).items() if skip.wants(path)}
     if not links:
         return ()
@@ -96,18 +106,9 @@ def _resolve(
     found = []
     for path, sub_commit in sorted(links.items()):
         if path not in declared:
-            raise git.SourceError(f"{url} at {commit}: submodule {path} has no url in .gitmodules")
+            raise git.SourceError(f"{redact(url)} at {commit}: submodule {path} has no url in .gitmodules")
         sub_url = join_url(fetch_url if url.startswith("site:") else url, declared[path])
         sub_fetch = rewrite(sub_url)
-        try:
-            nested = _resolve(sub_url, sub_fetch, sub_commit, cache, rewrite, skip.under(path))
-        except git.SourceError as err:
-            if str(err).startswith("submodule "):
-                raise
-            raise git.SourceError(
-                f"submodule {skip.prefix}{path} ({sub_url}) at {sub_commit[:12]}: cannot be fetched from {sub_fetch}: "
-                f"{_reason(str(err))} (a mirror needs that commit: update it with `git fetch`, or list the path in "
-                "skip_submodules if the build does not use it)"
-            ) from err
+        nested = _resolve(sub_url, sub_fetch, sub_commit, cache, rewrite, skip.under(path))
         found.append(Submodule(path, sub_url, sub_commit, nested))
     return tuple(found)

@@ -153,6 +153,13 @@ class Bootstrap(Model):
         "/etc/apt/trusted.gpg.d",
     )
 
+    @field_validator("keyring")
+    @classmethod
+    def keyring_file(cls, value: str | None) -> str | None:
+        if value is not None and not value.endswith((".gpg", ".asc")):
+            raise ValueError(f"{value!r}: apt reads keyrings named *.gpg or *.asc only")
+        return value
+
     def mirror_for(self, arch: Arch) -> str:
         return self.mirrors.get(arch, self.mirror)
 

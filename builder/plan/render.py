@@ -28,6 +28,15 @@ INSTALL_FLAGS = {
 }
 PACKAGE_ORDER = {"toolkit": 0, "ops": 1, "nnal": 2}
 
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Jinja's per-user cache directory, or none when the temporary directory cannot hold a private one."""
+    try:
+        return jinja2.FileSystemBytecodeCache()
+    except RuntimeError:
+        return None
+
+
 _env = jinja2.Environment(
     loader=jinja2.PackageLoader("builder.plan", "templates"),
     undefined=jinja2.StrictUndefined,
@@ -37,7 +46,7 @@ _env = jinja2.Environment(
     autoescape=False,
     # Compiled templates kept between runs (a per-user directory Jinja makes and checks): a no-op
     # build would otherwise spend a tenth of a second compiling them.
-    bytecode_cache=jinja2.FileSystemBytecodeCache(),
+    bytecode_cache=_bytecode_cache(),
 )
 
 

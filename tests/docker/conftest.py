@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,3 +102,51 @@ def touch(path: Path) -> str:
     marker = "//" if path.suffix in (".c", ".h") else "#"
     path.write_text(old + f"\n{marker} touched {uuid.uuid4().hex}\n")
     return old
+
+
+class SecondDaemon:
+    """A second Docker daemon (own data root, socket and bridge): a machine the test may restart.
+
+    It gets a bridge of its own: a daemon started with --bridge=none deletes docker0, the
+    first daemon's bridge, on its way up."""
+
+    BRIDGE = "sbtest0"
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.host = f"unix://{base}/docker.sock"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        if subprocess.run(["ip", "link", "show", self.BRIDGE], capture_output=True).returncode != 0:
+            subprocess.run(["ip", "link", "add", self.BRIDGE, "type", "bridge"], check=True)
+            subprocess.run(["ip", "addr", "add", "172.31.250.1/24", "dev", self.BRIDGE], check=True)
+        log = (self.base / "dockerd.log").open("ab")
+        self.proc = subprocess.Popen(
+            ["dockerd", "--data-root", f"{self.base}/data", "--exec-root", f"{self.base}/exec", "-H", self.host,
+             "--pidfile", f"{self.base}/docker.pid", f"--bridge={self.BRIDGE}", "--iptables=false"],
+            stdout=log, stderr=log,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not reachable_at(self.host):
+            assert time.monotonic() < deadline and self.proc.poll() is None, (self.base / "dockerd.log").read_text()[
+                -2000:
+            ]
+            time.sleep(0.3)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=60)
+
+    def remove(self) -> None:
+        self.stop()
+        subprocess.run(["ip", "link", "delete", self.BRIDGE], capture_output=True)
+
+
+def reachable_at(host: str) -> bool:
+    try:
+        DockerEngine(host)
+        return True
+    except EngineError:
+        return False

@@ -17,7 +17,7 @@ import pytest
 from builder.execute.pipeline import find_cached
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
-from builder.execute.stage import StageBuilder, StageFailed
+from builder.execute.stage import RegistryCache, StageBuilder, StageFailed
 from builder.manifest.model import Smoke
 from builder.plan.stage import Plan, Stage
 from builder.plan.why import record_build, why
@@ -178,3 +178,37 @@ def test_a_recorded_smoke_pass_is_for_that_image_and_that_smoke(golden: Plan, tm
     assert len(engine.runs) == 1
     changed = Smoke(command="launch", expect="other", needs_device=False)
     assert not smoke(tagged, changed, engine, cache).passed and len(engine.runs) == 2  # ran again, and failed
+
+
+def test_a_stage_in_the_registry_cache_is_pulled_and_probed_before_it_is_tagged(golden: Plan, tmp_path: Path) -> None:
+    probed = dataclasses.replace(golden.stages["kernels"], context=())
+    cache = RegistryCache(pull_from="127.0.0.1:5000/team/cache")
+    ref = RegistryCache.ref("127.0.0.1:5000/team/cache", probed)
+    engine = FakeEngine(registry={ref: "sha256:from-the-registry"})
+    builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs", cache)
+    states: list[str] = []
+    assert builder(probed, states.append) == "sha256:from-the-registry"
+    assert states == ["pulling", "probing"] and engine.dockerfiles == []  # nothing built
+    assert engine.tagged[probed.tag()] == "sha256:from-the-registry" and builder.pulled == {"kernels"}
+    assert [image for image, *_ in engine.runs] == ["sha256:from-the-registry"]  # its probes ran first
+    assert engine.removed == [ref]  # only the registry name dropped
+    # A bad push (the image fails its probes) poisons nothing: it is dropped and the stage built here.
+    poisoned = FakeEngine(registry={ref: "sha256:bad"}, probe_ok=False)
+    builder = StageBuilder(golden, poisoned, Cache(tmp_path / "cache2"), tmp_path / "logs", cache)
+    with pytest.raises(StageFailed):  # the local build's probes fail too on this fake engine
+        builder(probed, lambda state: None)
+    assert poisoned.removed[0] == "sha256:bad" and len(poisoned.dockerfiles) == 1
+    assert probed.tag() not in poisoned.tagged and builder.pulled == set()
+
+
+def test_a_built_stage_is_pushed_after_its_probes_and_a_missing_one_is_built(golden: Plan, tmp_path: Path) -> None:
+    stage = golden.stages["devel-image"]
+    cache = RegistryCache(pull_from="reg.test/cache", push_to="reg.test/cache")
+    engine = FakeEngine()
+    builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs", cache)
+    states: list[str] = []
+    assert builder(stage, states.append) == f"sha256:{stage.key}"
+    ref = RegistryCache.ref("reg.test/cache", stage)
+    assert engine.pulled == [ref] and engine.pushed == [ref] and states[0] == "pulling" and states[-1] == "pushing"
+    assert engine.registry == {ref: f"sha256:{stage.key}"} and engine.tagged[stage.tag()] == f"sha256:{stage.key}"
+    assert f"# pushed {ref} (sha256:" in (tmp_path / "logs" / "golden" / "x86_64" / "devel-image.log").read_text()

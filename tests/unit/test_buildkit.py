@@ -10,7 +10,7 @@ from builder.engine import buildkit
 def fake_cli(path: Path, version: str, buildx: bool) -> str:
     path.write_text(
         "#!/bin/sh\n"
-        f'[ "$1" = version ] && echo {version} && exit 0\n'
+        f'[ "$1" = --version ] && echo "Docker version {version}, build 0000000" && exit 0\n'
         f'[ "$1" = buildx ] && {"echo v0.10 && exit 0" if buildx else "exit 1"}\n'
         "exit 2\n"
     )
@@ -40,5 +40,7 @@ def test_a_failed_build_is_summed_up_as_the_classic_builder_words_it() -> None:
     wrapped = [f"failed to solve: rpc error: code = Unknown desc = executor failed running [{run}]: exit code: 2"]
     assert buildkit.failure(as_debian_20_10_prints_it, 1) == f"The command '{run}' returned a non-zero code: 1"
     assert buildkit.failure(wrapped, 1) == f"The command '{run}' returned a non-zero code: 2"
+    as_buildx_prints_it = [f'ERROR: failed to solve: process "{run}" did not complete successfully: exit code: 3']
+    assert buildkit.failure(as_buildx_prints_it, 1) == f"The command '{run}' returned a non-zero code: 3"
     assert buildkit.failure(["#3 ERROR: failed to read dockerfile"], 1) == "failed to read dockerfile"
     assert buildkit.failure(["something else"], 17) == "the build exited with 17"

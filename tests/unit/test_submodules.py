@@ -207,3 +207,21 @@ def test_skipped_submodules_stay_out_of_the_lock_and_out_of_git_submodule_update
     assert (src / "3rdparty" / "dep" / "README").read_text() == "dep v1"
     assert list((src / "3rdparty" / "cuda").iterdir()) == []
     assert list((src / "3rdparty" / "dep" / "3rdparty" / "flash").iterdir()) == []
+
+
+def test_a_submodule_that_cannot_be_fetched_is_named_without_its_credentials(tmp_path: Path) -> None:
+    from builder.inputs.submodules import resolve as resolve_submodules
+
+    make_repo(tmp_path / "lib", "lib v1")
+    add_submodule(tmp_path / "lib", f"file://{tmp_path}/lib", "3rdparty/x", "https://user:s3cret@127.0.0.1:1/x.git")
+    with pytest.raises(SourceError) as failed:
+        resolve_submodules(
+            f"file://{tmp_path}/lib",
+            f"file://{tmp_path}/lib",
+            git("rev-parse", "HEAD", cwd=tmp_path / "lib"),
+            Cache(tmp_path / "c"),
+            lambda u: u,
+        )
+    message = str(failed.value)
+    assert message.startswith("submodule 3rdparty/x (https://") and "cannot be fetched from" in message
+    assert "s3cret" not in message
