@@ -31,6 +31,16 @@ def bare(work: Path, bare_path: Path) -> None:
     git("clone", "-q", "--bare", str(work), str(bare_path), cwd=work.parent)
 
 
+def unpacked_context(request: Request, tmp_path: Path) -> Path:
+    """The lib stage's build context, unpacked; its src/ directory."""
+    stage = make_plan(resolve_inputs(request, prepare=False, say=print)).stages["lib"]
+    out = io.BytesIO()
+    write_context(out, stage.dockerfile, stage.context, request.cache)
+    with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="tar")
+    return tmp_path / "unpacked" / "src"
+
+
 def test_submodules_are_pinned_recursively_and_built_from_their_commits(tmp_path: Path) -> None:
     repos = tmp_path / "repos"
     repos.mkdir()
@@ -113,14 +123,7 @@ def test_keep_git_gives_a_checkout_that_works_without_network(tmp_path: Path) ->
     loaded = manifest.load(stacks / "ctx.yaml")
     cache = Cache(tmp_path / "cache")
     pinned = resolve(loaded, Resolver(stacks, SiteConfig(), cache, HttpClient(), lambda _: None))
-    request = Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64)
-    stage = make_plan(resolve_inputs(request, prepare=False, say=print)).stages["lib"]
-    out = io.BytesIO()
-    write_context(out, stage.dockerfile, stage.context, cache)
-    unpacked = tmp_path / "unpacked"
-    with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as tar:
-        tar.extractall(unpacked, filter="tar")
-    src = unpacked / "src"
+    src = unpacked_context(Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64), tmp_path)
     assert (src / "3rdparty" / "dep" / "README").read_text() == "dep v1"
     assert (src / "3rdparty" / "dep" / ".git").is_file()  # absorbed into src/.git/modules
     offline = {"GIT_ALLOW_PROTOCOL": "", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
@@ -191,14 +194,7 @@ def test_skipped_submodules_stay_out_of_the_lock_and_out_of_git_submodule_update
     assert locked.skip_submodules == ["3rdparty/cuda", "3rdparty/dep/3rdparty/flash"]
     assert [(s.path, [n.path for n in s.submodules]) for s in locked.submodules] == [("3rdparty/dep", [])]
 
-    request = Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64)
-    stage = make_plan(resolve_inputs(request, prepare=False, say=print)).stages["lib"]
-    out = io.BytesIO()
-    write_context(out, stage.dockerfile, stage.context, cache)
-    unpacked = tmp_path / "unpacked"
-    with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as tar:
-        tar.extractall(unpacked, filter="tar")
-    src = unpacked / "src"
+    src = unpacked_context(Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64), tmp_path)
     offline = {"GIT_ALLOW_PROTOCOL": "", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     run = subprocess.run(
         ["git", "submodule", "update", "--init", "--recursive"], cwd=src, env=offline, capture_output=True, text=True
