@@ -12,10 +12,13 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import bcrypt
 
 from builder.cli import main
 
@@ -217,17 +220,23 @@ def hadolint(files: list[Path]) -> subprocess.CompletedProcess[str]:
 
 
 @contextmanager
-def registry(storage: Path) -> Iterator[str]:
+def registry(storage: Path, users: dict[str, str] | None = None) -> Iterator[str]:
     """Debian's docker-registry (the distribution registry) on loopback; its host:port. Engines
-    treat 127.0.0.0/8 registries as insecure (plain HTTP) without configuration."""
+    treat 127.0.0.0/8 registries as insecure (plain HTTP) without configuration. users: htpasswd
+    basic auth with these names and passwords."""
     found = shutil.which("docker-registry")
     assert found, "docker-registry is installed by `python -m builder.hostsetup --registry` (nox -s tests does)"
     address = f"127.0.0.1:{free_port()}"
     config = storage / "config.yml"
     storage.mkdir(parents=True, exist_ok=True)
-    config.write_text(
-        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {storage / 'data'}\nhttp:\n  addr: {address}\n"
-    )
+    text = f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {storage / 'data'}\nhttp:\n  addr: {address}\n"
+    if users:
+        lines = [
+            f"{name}:{bcrypt.hashpw(password.encode(), bcrypt.gensalt(4)).decode()}" for name, password in users.items()
+        ]
+        (storage / "htpasswd").write_text("\n".join(lines) + "\n")
+        text += f"auth:\n  htpasswd:\n    realm: stackbuild-test\n    path: {storage / 'htpasswd'}\n"
+    config.write_text(text)
     with (storage / "registry.log").open("wb") as log:
         server = subprocess.Popen([found, "serve", str(config)], stdout=log, stderr=log)
     try:
@@ -236,6 +245,8 @@ def registry(storage: Path) -> Iterator[str]:
             try:
                 with urllib.request.urlopen(f"http://{address}/v2/", timeout=2):
                     break
+            except urllib.error.HTTPError:  # 401: up, and asking for credentials
+                break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
                     log_text = (storage / "registry.log").read_text()

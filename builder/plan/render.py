@@ -6,6 +6,7 @@ so the same lock renders byte-identical Dockerfiles.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 from collections.abc import Sequence
@@ -13,12 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 
 from builder.inputs.bootstrap import Flavor
 from builder.lock.model import Lock, LockedBootstrapBase, LockedDownload, LockedGenerated, LockedImageBase
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.layout import STACK_ROOT, stack_dir, toolkit_layout
+from builder.store.cache import default_root
 
 # Installer flags per package role (official scripts; the toolkit takes --full).
 INSTALL_FLAGS = {
@@ -29,12 +32,25 @@ INSTALL_FLAGS = {
 PACKAGE_ORDER = {"toolkit": 0, "ops": 1, "nnal": 2}
 
 
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """Compiled templates in stackbuild's cache: a full or read-only disk only costs compile time."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().load_bytecode(bucket)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Jinja's per-user cache directory, or none when the temporary directory cannot hold a private one."""
+    directory = default_root() / "jinja"
     try:
-        return jinja2.FileSystemBytecodeCache()
-    except RuntimeError:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
         return None
+    return _TemplateCache(str(directory))
 
 
 _env = jinja2.Environment(
@@ -44,8 +60,8 @@ _env = jinja2.Environment(
     lstrip_blocks=True,
     keep_trailing_newline=True,
     autoescape=False,
-    # Compiled templates kept between runs (a per-user directory Jinja makes and checks): a no-op
-    # build would otherwise spend a tenth of a second compiling them.
+    # Compiled templates kept between runs: a no-op build would otherwise spend a tenth of a
+    # second compiling them.
     bytecode_cache=_bytecode_cache(),
 )
 

@@ -3,6 +3,8 @@ a loopback docker-registry. What one pushes, the other pulls (probed there) inst
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
 import tempfile
@@ -42,3 +44,24 @@ def test_a_second_machine_pulls_every_stage_the_first_pushed_and_builds_none(wor
         finally:
             daemon.remove()
             shutil.rmtree(daemon.base, ignore_errors=True)
+
+
+def test_a_wrong_registry_password_is_one_line_and_appears_nowhere(workspace: Path, tmp_path: Path) -> None:
+    """Credentials come from Docker's config (`docker login`); refused ones stop a push in one line
+    naming the registry, and the password is in no output or log."""
+    password = "wrong-" + os.urandom(8).hex()
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+    with registry(tmp_path / "registry", users={"ci": "the-right-one"}) as address:
+        config = tmp_path / "docker-config"
+        config.mkdir()
+        token = base64.b64encode(f"ci:{password}".encode()).decode()
+        (config / "config.json").write_text(json.dumps({"auths": {address: {"auth": token}}}))
+        env = {"DOCKER_CONFIG": str(config)}
+        run = stackbuild(workspace, "build", "reftest", "--no-smoke", "--cache-to", f"{address}/cache", env=env)
+    assert run.returncode == 1
+    errors = [line for line in run.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, run.stderr[-2000:]
+    assert f"registry {address} refused the credentials" in errors[0] and f"`docker login {address}`" in errors[0]
+    logs = "".join(p.read_text(errors="replace") for p in (workspace / ".stackbuild" / "logs").rglob("*.log"))
+    for secret in (password, token):
+        assert secret not in run.stdout + run.stderr + logs
