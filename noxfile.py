@@ -14,7 +14,10 @@ nox.options.reuse_existing_virtualenvs = True
 def build_stack(session: nox.Session) -> None:
     """Build a stack (default: reference) into image tags: nox -s build-stack -- [STACK] [build options]."""
     session.install("-e", ".")
-    session.run("python", "-m", "builder.hostsetup", "--docker")
+    # Another architecture than the host's builds under emulation: the setup step installs it.
+    arches = [value for flag, value in zip(session.posargs, session.posargs[1:], strict=False) if flag == "--arch"]
+    foreign = [option for arch in arches for option in ("--foreign", arch)]
+    session.run("python", "-m", "builder.hostsetup", "--docker", *foreign)
     session.run("stackbuild", "build", *session.posargs)
 
 

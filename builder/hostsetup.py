@@ -2,15 +2,18 @@
 
 `python -m builder.hostsetup` checks the build tools (gcc, make, cmake, git, binutils);
 `--docker` also mmdebstrap and docker.io, and starts dockerd if no engine answers;
-`--registry` Debian's docker-registry (the tests push to one on loopback). nox sessions call
-it. It installs only what is missing, with apt-get on Debian/Ubuntu as root, printing each
-action; elsewhere it names what is missing and exits non-zero.
+`--registry` Debian's docker-registry (the tests push to one on loopback); `--foreign ARCH`
+what building another architecture under emulation needs (qemu-user-static, binfmt-support,
+arch-test, binfmt_misc mounted). nox sessions call it. It installs only what is missing, with
+apt-get on Debian/Ubuntu as root, printing each action; elsewhere it names what is missing and
+exits non-zero.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -21,6 +24,14 @@ from pathlib import Path
 BUILD_TOOLS = {"cc": "gcc", "make": "make", "cmake": "cmake", "git": "git", "objcopy": "binutils"}
 DOCKER_TOOLS = {"dockerd": "docker.io", "mmdebstrap": "mmdebstrap"}
 REGISTRY_TOOLS = {"docker-registry": "docker-registry"}
+FOREIGN_TOOLS = {
+    "qemu-aarch64-static": "qemu-user-static",
+    "update-binfmts": "binfmt-support",
+    "arch-test": "arch-test",
+}
+BINFMT = Path("/proc/sys/fs/binfmt_misc")
+# Debian architecture names, as arch-test and mmdebstrap take them.
+DEBIAN_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
 DOCKER_SOCKET = Path("/var/run/docker.sock")
 DOCKERD_LOG = Path("/var/log/stackbuild-dockerd.log")
 
@@ -51,6 +62,22 @@ def ensure_commands(commands: dict[str, str]) -> None:
         apt_install(missing)
     else:
         say(f"found {', '.join(commands)}")
+
+
+def ensure_foreign(arch: str) -> None:
+    """Emulation for arch: its packages installed, binfmt_misc mounted and the handlers enabled,
+    then arch-test's word that binaries of arch run here."""
+    ensure_commands(FOREIGN_TOOLS)
+    if not (BINFMT / "status").exists():
+        if os.geteuid() != 0:
+            raise SetupError(f"binfmt_misc is not mounted: as root, mount -t binfmt_misc binfmt_misc {BINFMT}")
+        say(f"mounting binfmt_misc on {BINFMT}")
+        subprocess.run(["mount", "-t", "binfmt_misc", "binfmt_misc", str(BINFMT)], check=True)
+        subprocess.run(["update-binfmts", "--enable"], check=False, capture_output=True)
+    debian = DEBIAN_ARCH[arch]
+    if subprocess.run(["arch-test", debian], capture_output=True).returncode != 0:
+        raise SetupError(f"{arch} binaries do not run here even with qemu-user-static: see `arch-test {debian}`")
+    say(f"{arch} runs here under emulation (qemu-user-static)")
 
 
 def docker_running() -> bool:
@@ -87,11 +114,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--registry", action="store_true", help="also install docker-registry (the tests run one on loopback)"
     )
+    parser.add_argument(
+        "--foreign",
+        action="append",
+        choices=sorted(DEBIAN_ARCH),
+        default=[],
+        help="also what building this architecture under emulation needs (repeatable)",
+    )
     args = parser.parse_args(argv)
     try:
         ensure_commands(BUILD_TOOLS)
         if args.registry:
             ensure_commands(REGISTRY_TOOLS)
+        for arch in args.foreign:
+            if arch != platform.machine():
+                ensure_foreign(arch)
         if args.docker:
             ensure_docker()
     except (SetupError, subprocess.CalledProcessError, OSError) as err:

@@ -152,6 +152,12 @@ class _Progress:
             self.say(f"  {self.label}: {self.fetched} packages fetched, {self.set_up} set up")
 
 
+def emulated(arch: Arch) -> bool:
+    """Whether binaries of arch run here (arch-test: natively or through binfmt_misc and qemu)."""
+    found = shutil.which("arch-test")
+    return found is not None and subprocess.run([found, arch.debian], capture_output=True).returncode == 0
+
+
 def bootstrap(
     spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache, mirror: str, say: Say
 ) -> BaseTarball:
@@ -168,6 +174,11 @@ def _bootstrap(
         return known
     if not shutil.which("mmdebstrap"):
         raise StackbuildError("mmdebstrap is not installed: run `python -m builder.hostsetup --docker`")
+    if arch != Arch.host() and not emulated(arch):
+        raise StackbuildError(
+            f"bootstrapping {arch} on this {Arch.host()} machine runs its binaries under emulation, which is not "
+            f"set up: run `python -m builder.hostsetup --foreign {arch}` (as root)"
+        )
     # apt reads the keyring as its unprivileged _apt user: it cannot sit in a private cache directory.
     with cache.temp_dir() as tmp, tempfile.TemporaryDirectory(prefix="stackbuild-keyring-") as key_dir:
         out = tmp / "base.tar"

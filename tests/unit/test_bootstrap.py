@@ -14,7 +14,8 @@ from builder import manifest
 from builder.inputs import bootstrap
 from builder.manifest.model import Bootstrap, BootstrapBase
 from builder.model.arch import Arch
-from builder.model.errors import InputError
+from builder.model.errors import InputError, StackbuildError
+from builder.store.cache import Cache
 
 ROOT = Path(__file__).resolve().parents[2]
 UBUNTU = Bootstrap(
@@ -98,3 +99,40 @@ def test_bootstrap_progress_shows_phases_and_package_counts(monkeypatch: pytest.
         "  base x86_64 devel: 2 packages fetched, 0 set up",
     ]
     assert progress.tail[-1] == "Setting up libc6:amd64 (2.36-9) ..."  # kept for the error message
+
+
+def test_a_foreign_architecture_without_emulation_names_the_setup_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    foreign = Arch.AARCH64 if Arch.host() == Arch.X86_64 else Arch.X86_64
+    monkeypatch.setattr(bootstrap, "emulated", lambda arch: False)
+    monkeypatch.setattr("builder.inputs.bootstrap.shutil.which", lambda name: f"/usr/bin/{name}")
+    with pytest.raises(StackbuildError) as refused:
+        bootstrap.bootstrap(UBUNTU, foreign, "devel", None, Cache(tmp_path), UBUNTU.mirror, lambda _: None)
+    assert f"run `python -m builder.hostsetup --foreign {foreign}` (as root)" in str(refused.value)
+
+
+def test_host_setup_mounts_binfmt_misc_and_checks_emulation(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from builder import hostsetup
+
+    ran: list[list[str]] = []
+    monkeypatch.setattr(hostsetup, "ensure_commands", lambda tools: None)
+    monkeypatch.setattr(hostsetup, "BINFMT", tmp_path / "binfmt_misc")  # not mounted: no status file
+    monkeypatch.setattr("builder.hostsetup.os.geteuid", lambda: 0)
+
+    def run(cmd: list[str], **_: object) -> subprocess.CompletedProcess[bytes]:
+        ran.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr("builder.hostsetup.subprocess.run", run)
+    hostsetup.ensure_foreign("aarch64")
+    assert ran == [
+        ["mount", "-t", "binfmt_misc", "binfmt_misc", str(tmp_path / "binfmt_misc")],
+        ["update-binfmts", "--enable"],
+        ["arch-test", "arm64"],
+    ]
+    monkeypatch.setattr("builder.hostsetup.subprocess.run", lambda cmd, **_: subprocess.CompletedProcess(cmd, 1))
+    (tmp_path / "binfmt_misc").mkdir()
+    (tmp_path / "binfmt_misc" / "status").write_text("enabled")
+    with pytest.raises(hostsetup.SetupError, match="aarch64 binaries do not run here"):
+        hostsetup.ensure_foreign("aarch64")
