@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+# Standard library only below it: the setup runs before the project's dependencies are installed.
+from builder.model.arch import ARCHITECTURES, Arch
 
 # command -> Debian package providing it
 BUILD_TOOLS = {"cc": "gcc", "make": "make", "cmake": "cmake", "git": "git", "objcopy": "binutils"}
@@ -30,8 +32,6 @@ FOREIGN_TOOLS = {
     "arch-test": "arch-test",
 }
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
-# Debian architecture names, as arch-test and mmdebstrap take them.
-DEBIAN_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
 DOCKER_SOCKET = Path("/var/run/docker.sock")
 DOCKERD_LOG = Path("/var/log/stackbuild-dockerd.log")
 
@@ -74,7 +74,7 @@ def ensure_foreign(arch: str) -> None:
         say(f"mounting binfmt_misc on {BINFMT}")
         subprocess.run(["mount", "-t", "binfmt_misc", "binfmt_misc", str(BINFMT)], check=True)
         subprocess.run(["update-binfmts", "--enable"], check=False, capture_output=True)
-    debian = DEBIAN_ARCH[arch]
+    debian = Arch(arch).debian
     if subprocess.run(["arch-test", debian], capture_output=True).returncode != 0:
         raise SetupError(f"{arch} binaries do not run here even with qemu-user-static: see `arch-test {debian}`")
     say(f"{arch} runs here under emulation (qemu-user-static)")
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--foreign",
         action="append",
-        choices=sorted(DEBIAN_ARCH),
+        choices=ARCHITECTURES,
         default=[],
         help="also what building this architecture under emulation needs (repeatable)",
     )
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.registry:
             ensure_commands(REGISTRY_TOOLS)
         for arch in args.foreign:
-            if arch != platform.machine():
+            if Arch(arch) != Arch.host():
                 ensure_foreign(arch)
         if args.docker:
             ensure_docker()

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO
 
-from builder.engine.protocol import BuildFailed
+from builder.engine.protocol import BuildFailed, LogTail
 from builder.model.arch import Arch
 
 # BuildKit's plain progress: "#7 0.412 output" (a step's output) or "#7 DONE 0.4s".
@@ -65,12 +65,7 @@ def build(
     network: bool,
 ) -> str:
     """Build the tar context on stdin with BuildKit; the image id."""
-    tail: list[str] = []
-
-    def keep(line: str) -> None:
-        line = STEP_OUTPUT.sub("", line)  # a step's output as the step wrote it
-        log(line)
-        tail[:] = [*tail[-39:], line]
+    tail = LogTail(log)
 
     # The daemon docker-py talks to, never another one a CLI context or a buildx builder points at.
     daemon = host or os.environ.get("DOCKER_HOST") or DEFAULT_HOST
@@ -89,28 +84,28 @@ def build(
         except OSError as err:
             raise BuildFailed(f"cannot run {cli}: {err}", []) from err
         assert process.stdout is not None
-        reader = threading.Thread(target=_follow, args=(process.stdout, keep), daemon=True)
+        reader = threading.Thread(target=_follow, args=(process.stdout, tail), daemon=True)
         reader.start()
         try:
             code = process.wait(timeout=BUILD_TIMEOUT)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-            raise BuildFailed(f"the build did not finish within {BUILD_TIMEOUT // 3600} h", tail) from None
+            raise BuildFailed(f"the build did not finish within {BUILD_TIMEOUT // 3600} h", tail.lines) from None
         finally:
             reader.join()  # the process is gone: its output ends, and the reader with it
             process.stdout.close()
         if code != 0:
-            raise BuildFailed(failure(tail, code), tail)
+            raise BuildFailed(failure(tail.lines, code), tail.lines)
         image_id = iidfile.read_text().strip() if iidfile.is_file() else ""
     if not image_id:
-        raise BuildFailed("the builder reported no image id", tail)
+        raise BuildFailed("the builder reported no image id", tail.lines)
     return image_id
 
 
 def _follow(stream: IO[bytes], keep: Callable[[str], None]) -> None:
-    for raw in stream:
-        keep(raw.decode(errors="replace").rstrip("\n"))
+    for raw in stream:  # a step's output as the step wrote it, without BuildKit's "#7 0.412 "
+        keep(STEP_OUTPUT.sub("", raw.decode(errors="replace").rstrip("\n")))
 
 
 def failure(tail: list[str], code: int) -> str:

@@ -22,7 +22,7 @@ import requests
 import tenacity
 
 from builder.engine import buildkit
-from builder.engine.protocol import NO_DEVICES, BuildFailed, DeviceAccess, EngineError, RunResult
+from builder.engine.protocol import NO_DEVICES, BuildFailed, DeviceAccess, EngineError, LogTail, RunResult
 from builder.model.arch import Arch
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -219,12 +219,7 @@ class DockerEngine:
         arch: Arch,
         network: bool,
     ) -> str:
-        tail: list[str] = []
-
-        def keep(line: str) -> None:
-            log(line)
-            tail[:] = [*tail[-39:], line]
-
+        tail = LogTail(log)
         try:
             stream: Iterable[dict[str, Any]] = self.client.api.build(
                 fileobj=context,
@@ -238,13 +233,13 @@ class DockerEngine:
                 # Builds are hermetic: everything a stage needs travels in its context (unless it declares network).
                 network_mode="default" if network else "none",
             )
-            image_id = _follow(stream, keep)
+            image_id = _follow(stream, tail)
         except (docker.errors.DockerException, requests.RequestException) as err:
-            raise BuildFailed(str(err), tail) from err
+            raise BuildFailed(str(err), tail.lines) from err
         except BuildFailed as err:
-            raise BuildFailed(str(err), tail) from err
+            raise BuildFailed(str(err), tail.lines) from err
         if image_id is None:
-            raise BuildFailed("the engine reported no image id", tail)
+            raise BuildFailed("the engine reported no image id", tail.lines)
         return image_id
 
     @contextlib.contextmanager

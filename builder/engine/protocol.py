@@ -14,6 +14,20 @@ class EngineError(StackbuildError):
     pass
 
 
+class LogTail:
+    """A build's log lines: each passed on to log, the last ones kept for the failure message."""
+
+    KEEP = 40
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+        self.lines: list[str] = []
+
+    def __call__(self, line: str) -> None:
+        self.log(line)
+        self.lines = [*self.lines[1 - self.KEEP :], line]
+
+
 class BuildFailed(EngineError):
     def __init__(self, message: str, log_tail: list[str]) -> None:
         super().__init__(message)

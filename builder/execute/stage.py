@@ -81,17 +81,18 @@ class StageBuilder:
                     return done
                 if (pulled := self._pull(stage, report)) is not None:
                     return pulled
-                image_id = self._build_new(stage, report)
+                # After a registry cache miss, the build's log follows what the pull attempt wrote.
+                image_id = self._build_new(stage, report, "a" if self.registry.pull_from else "w")
                 self._push(stage, image_id, report)
                 return image_id
         except OSError as err:  # a full disk under the log, the lock or the context: the stage fails, named
             reason = f"cannot write its build context or log: {err.strerror or err}"
             raise StageFailed(stage.name, reason, [], self.log_file(stage), None) from err
 
-    def _build_new(self, stage: Stage, report: Report) -> str:
+    def _build_new(self, stage: Stage, report: Report, log_mode: str = "w") -> str:
         log_file = self.log_file(stage)
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        with log_file.open("w") as log, tempfile.TemporaryFile() as context:
+        with log_file.open(log_mode) as log, tempfile.TemporaryFile() as context:
 
             def write(line: str) -> None:
                 log.write(line + "\n")

@@ -15,9 +15,11 @@ import subprocess
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from builder.manifest.model import Bootstrap
 from builder.model.arch import Arch
@@ -32,6 +34,7 @@ SOURCE_DATE_EPOCH = 1704067200  # 2024-01-01T00:00:00Z; any fixed value works
 SHIPPED_KEYRINGS = Path(__file__).parent / "keyrings"
 Flavor = Literal["devel", "runtime"]
 FLAVORS: tuple[Flavor, ...] = ("devel", "runtime")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,13 @@ class _Progress:
         if now - self.last > self.EVERY and (self.fetched or self.set_up):
             self.last = now
             self.say(f"  {self.label}: {self.fetched} packages fetched, {self.set_up} set up")
+
+
+def each_flavor(make: Callable[[Flavor], T]) -> dict[Flavor, T]:
+    """make(flavor) for both base flavors at once: one's downloads overlap the other's unpacking."""
+    with ThreadPoolExecutor(len(FLAVORS)) as pool:
+        made = {flavor: pool.submit(make, flavor) for flavor in FLAVORS}
+        return {flavor: future.result() for flavor, future in made.items()}
 
 
 def emulated(arch: Arch) -> bool:

@@ -4,7 +4,6 @@ bases to bootstrapped tarballs."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -194,10 +193,8 @@ def _bases(
     base = manifest.base
     if not isinstance(base, BootstrapBase):
         return {}
-    if wanted:  # both at once: one's downloads overlap the other's unpacking
-        with ThreadPoolExecutor(len(bootstrap.FLAVORS)) as pool:
-            made = {flavor: pool.submit(resolver.tarball, base, arch, flavor) for flavor in bootstrap.FLAVORS}
-            return {flavor: future.result() for flavor, future in made.items()}
+    if wanted:
+        return bootstrap.each_flavor(lambda flavor: resolver.tarball(base, arch, flavor))
     keys = bootstrap.keyring(base.bootstrap, resolver.manifest_dir)
     old = previous.architectures.get(arch) if previous else None
     kept = {

@@ -8,7 +8,6 @@ moved Debian mirror gave; packages are fetched only when their stage's context i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,9 +166,7 @@ def _bases(request: Request, prepare: bool, say: Say) -> dict[Flavor, Located]:
     base = request.manifest.base
     if isinstance(base, ImageBase):
         return {flavor: Located((), ContextInput("image", base.image)) for flavor in bootstrap.FLAVORS}
-    with ThreadPoolExecutor(len(bootstrap.FLAVORS)) as pool:  # a fresh machine bootstraps both at once
-        made = {f: pool.submit(_base_tarball, request, base.bootstrap, f, prepare, say) for f in bootstrap.FLAVORS}
-        shas = {flavor: future.result() for flavor, future in made.items()}
+    shas = bootstrap.each_flavor(lambda flavor: _base_tarball(request, base.bootstrap, flavor, prepare, say))
     return {
         flavor: Located((FileItem("rootfs.tar", _cached(request.cache, sha)),), ContextInput("base tarball", sha))
         for flavor, sha in shas.items()

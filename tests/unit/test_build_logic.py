@@ -211,4 +211,6 @@ def test_a_built_stage_is_pushed_after_its_probes_and_a_missing_one_is_built(gol
     ref = RegistryCache.ref("reg.test/cache", stage)
     assert engine.pulled == [ref] and engine.pushed == [ref] and states[0] == "pulling" and states[-1] == "pushing"
     assert engine.registry == {ref: f"sha256:{stage.key}"} and engine.tagged[stage.tag()] == f"sha256:{stage.key}"
-    assert f"# pushed {ref} (sha256:" in (tmp_path / "logs" / "golden" / "x86_64" / "devel-image.log").read_text()
+    log = (tmp_path / "logs" / "golden" / "x86_64" / "devel-image.log").read_text()
+    assert f"# registry cache: {ref} is not there; building\n# stage devel-image key" in log  # the miss, then the build
+    assert f"# pushed {ref} (sha256:" in log
