@@ -21,6 +21,8 @@ from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
 from builder.verify.probes import RUNNER
 
+# A rendered stage's parents header: `ARG <PARENT>_IMAGE=<tag>` and `FROM ${<PARENT>_IMAGE} AS <parent>`.
+PARENT_HEADER = re.compile(r"^(ARG [A-Z0-9_]+_IMAGE=|FROM \$\{[A-Z0-9_]+_IMAGE\} AS |# stackbuild: parent stages)")
 SOURCE = re.compile(r'^(COPY|ADD) (\["[^"]+"|[^ \[]+)')
 # Runs the probes as stackbuild does (one runner, every probe), then fails unless each passed.
 CHECK = (
@@ -35,13 +37,13 @@ CHECK = (
 
 def compose(plan: Plan, cache: Cache, out: Path) -> list[str]:
     """out/Dockerfile and each stage's context under out/<stage>/; the final stages' names."""
-    names = {stage.tag(): stage.name for stage in plan.order() if stage.kind != "base"}
-    parts = []
+    # The bases are stackbuild's images on both sides; every other stage is one of this file's.
+    parts = [f"FROM {stage.tag()} AS {stage.name}\n" for stage in plan.order() if stage.kind == "base"]
     for stage in plan.order():
         if stage.kind == "base":
             continue
         _context(stage, cache, out / stage.name)
-        parts.append(_stage_text(stage, names))
+        parts.append(_stage_text(stage))
     (out / "Dockerfile").write_text("\n".join(parts))
     return [name for name in plan.final_tags]
 
@@ -59,15 +61,13 @@ def _context(stage: Stage, cache: Cache, into: Path) -> None:
         (into / "peer-probes" / "probes.json").write_text(json.dumps(list(stage.probes)))
 
 
-def _stage_text(stage: Stage, names: dict[str, str]) -> str:
+def _stage_text(stage: Stage) -> str:
     lines = []
     for line in stage.dockerfile.splitlines():
+        if PARENT_HEADER.match(line):  # the parents are this file's stages of the same names
+            continue
         if line.startswith("FROM "):
-            parent = line.split()[1]
-            line = f"FROM {names.get(parent, parent)} AS {stage.name}"
-        elif line.startswith("COPY --from="):
-            image = line.split()[1].removeprefix("--from=")
-            line = line.replace(f"--from={image}", f"--from={names[image]}", 1)
+            line = f"FROM {line.split()[1]} AS {stage.name}"
         elif match := SOURCE.match(line):
             source = match.group(2)
             moved = f'["{stage.name}/{source[2:]}' if source.startswith('["') else f"{stage.name}/{source}"

@@ -7,11 +7,11 @@ import json
 import tarfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from builder.engine import NO_DEVICES, BuildFailed, DeviceAccess, RunResult
+from builder.engine import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, RunResult
 from builder.model.arch import Arch
 
 
@@ -27,6 +27,10 @@ class FakeEngine:
     tagged: dict[str, str] = field(default_factory=dict)
     removed: list[str] = field(default_factory=list)
     dockerfiles: list[str] = field(default_factory=list)
+    build_args: list[dict[str, str]] = field(default_factory=list)
+    probe_seconds: dict[str, float] = field(default_factory=dict)  # image id -> how long its probes take
+    failing_probes: set[str] = field(default_factory=set)  # image ids whose probes fail
+    events: list[str] = field(default_factory=list)  # "build <stage>", "probed <image id>", in order
     runs: list[tuple[str, list[str], DeviceAccess]] = field(default_factory=list)
     active: int = 0
     max_active: int = 0
@@ -81,10 +85,10 @@ class FakeEngine:
         self,
         context: IO[bytes],
         log: Callable[[str], None],
-        labels: Mapping[str, str],
-        arch: Arch,
-        network: bool = False,
+        spec: BuildSpec,
     ) -> str:
+        self.build_args.append(dict(spec.args))
+        self.events.append(f"build {spec.labels['org.stackbuild.stage']}")
         with tarfile.open(fileobj=io.BytesIO(context.read())) as tar:
             handle = tar.extractfile("Dockerfile")
             dockerfile = handle.read().decode() if handle else ""
@@ -98,7 +102,7 @@ class FakeEngine:
         if self.fail_build and self.fail_build in dockerfile:
             log("make: *** [all] Error 2")
             raise BuildFailed("The command '/bin/sh -c make' returned a non-zero code: 2", ["make: *** [all] Error 2"])
-        return f"sha256:{labels['org.stackbuild.key']}"
+        return f"sha256:{spec.labels['org.stackbuild.key']}"
 
     def run(
         self,
@@ -112,6 +116,9 @@ class FakeEngine:
         self.runs.append((image, command, access))
         if command[:2] == ["python3", "-c"]:  # the probe runner: one answer per probe
             probes = json.loads(command[3])
-            answer = [{"ok": self.probe_ok, "message": "fake"} for _ in probes]
+            time.sleep(self.probe_seconds.get(image, 0.0))
+            ok = self.probe_ok and image not in self.failing_probes
+            answer = [{"ok": ok, "message": "fake"} for _ in probes]
+            self.events.append(f"probed {image}")
             return RunResult(0, json.dumps(answer))
         return RunResult(0, self.smoke_output)

@@ -13,12 +13,11 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from builder.engine.protocol import BuildFailed, LogTail
-from builder.model.arch import Arch
+from builder.engine.protocol import BuildFailed, BuildSpec, LogTail
 
 # BuildKit's plain progress: "#7 0.412 output" (a step's output) or "#7 DONE 0.4s".
 STEP_OUTPUT = re.compile(r"^#\d+ \d+\.\d+ ")
@@ -60,9 +59,7 @@ def build(
     host: str | None,
     context: IO[bytes],
     log: Callable[[str], None],
-    labels: Mapping[str, str],
-    arch: Arch,
-    network: bool,
+    spec: BuildSpec,
 ) -> str:
     """Build the tar context on stdin with BuildKit; the image id."""
     tail = LogTail(log)
@@ -73,10 +70,12 @@ def build(
     env.update(DOCKER_CONTEXT="default", BUILDX_BUILDER="default")
     with tempfile.TemporaryDirectory(prefix="stackbuild-iid-") as tmp:
         iidfile = Path(tmp) / "iid"
-        command = [cli, "build", "--iidfile", str(iidfile), "--platform", arch.platform, "--progress", "plain"]
-        command += ["--network", "default" if network else "none"]
-        for key, value in sorted(labels.items()):
+        command = [cli, "build", "--iidfile", str(iidfile), "--platform", spec.arch.platform, "--progress", "plain"]
+        command += ["--network", "default" if spec.network else "none"]
+        for key, value in sorted(spec.labels.items()):
             command += ["--label", f"{key}={value}"]
+        for key, value in sorted(spec.args.items()):
+            command += ["--build-arg", f"{key}={value}"]
         try:
             process = subprocess.Popen(
                 [*command, "-"], stdin=context, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env

@@ -12,7 +12,7 @@ import os
 import re
 import tarfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any
 
 import docker
@@ -22,7 +22,7 @@ import requests
 import tenacity
 
 from builder.engine import buildkit
-from builder.engine.protocol import NO_DEVICES, BuildFailed, DeviceAccess, EngineError, LogTail, RunResult
+from builder.engine.protocol import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, EngineError, LogTail, RunResult
 from builder.model.arch import Arch
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -160,8 +160,12 @@ class DockerEngine:
             raise EngineError(f"cannot tag {image_id} as {ref}: {err}") from err
 
     def remove(self, ref: str) -> None:
-        with contextlib.suppress(docker.errors.NotFound):
+        try:
             self.client.api.remove_image(ref, force=True, noprune=False)
+        except docker.errors.NotFound:
+            pass
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise EngineError(f"cannot remove {ref}: {err}") from err
 
     def tags(self, repository: str) -> set[str]:
         return {tag for image in self.client.images.list(name=repository) for tag in image.tags}
@@ -203,22 +207,13 @@ class DockerEngine:
         self,
         context: IO[bytes],
         log: Callable[[str], None],
-        labels: Mapping[str, str],
-        arch: Arch,
-        network: bool = False,
+        spec: BuildSpec,
     ) -> str:
         if self.buildkit_cli:
-            return buildkit.build(self.buildkit_cli, self.host, context, log, labels, arch, network)
-        return self._classic_build(context, log, labels, arch, network)
+            return buildkit.build(self.buildkit_cli, self.host, context, log, spec)
+        return self._classic_build(context, log, spec)
 
-    def _classic_build(
-        self,
-        context: IO[bytes],
-        log: Callable[[str], None],
-        labels: Mapping[str, str],
-        arch: Arch,
-        network: bool,
-    ) -> str:
+    def _classic_build(self, context: IO[bytes], log: Callable[[str], None], spec: BuildSpec) -> str:
         tail = LogTail(log)
         try:
             stream: Iterable[dict[str, Any]] = self.client.api.build(
@@ -226,12 +221,13 @@ class DockerEngine:
                 custom_context=True,
                 rm=True,
                 forcerm=True,
-                labels=dict(labels),
+                labels=dict(spec.labels),
+                buildargs=dict(spec.args),
                 decode=True,
-                platform=arch.platform,
+                platform=spec.arch.platform,
                 pull=False,
                 # Builds are hermetic: everything a stage needs travels in its context (unless it declares network).
-                network_mode="default" if network else "none",
+                network_mode="default" if spec.network else "none",
             )
             image_id = _follow(stream, tail)
         except (docker.errors.DockerException, requests.RequestException) as err:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Protocol
 
 from builder.model.arch import Arch
@@ -32,6 +32,16 @@ class BuildFailed(EngineError):
     def __init__(self, message: str, log_tail: list[str]) -> None:
         super().__init__(message)
         self.log_tail = log_tail
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """How to build one context: the image's labels, the platform, network access, and build arguments."""
+
+    labels: Mapping[str, str]
+    arch: Arch
+    network: bool = False  # builds are hermetic unless a stage declares network
+    args: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,11 +97,9 @@ class Engine(Protocol):
         self,
         context: IO[bytes],
         log: Callable[[str], None],
-        labels: Mapping[str, str],
-        arch: Arch,
-        network: bool = False,
+        spec: BuildSpec,
     ) -> str:
-        """Build from a tar context holding a Dockerfile (without network unless asked); the image id (untagged)."""
+        """Build from a tar context holding a Dockerfile as spec says; the image id (untagged)."""
         ...
 
     def files(self, image: str, paths: Sequence[str], arch: Arch) -> dict[str, bytes]:

@@ -90,16 +90,19 @@ def execute(work: Work, engine: Engine, cache: Cache, options: BuildOptions, say
                     build_one.push_present(stage, functools.partial(reporter.update, stage.name))
                 reporter.update(stage.name, "cached", stage.key[:12])
                 record_build(cache, plan, stage)
-        image_ids = schedule(
-            plan,
-            work.to_build,
-            build_one,
-            options.jobs,
-            reporter,
-            why=lambda stage: why(cache, plan, stage),
-            on_built=lambda stage: record_build(cache, plan, stage),
-            outcome=lambda stage: "pulled" if stage.name in build_one.pulled else "built",
-        )
+        try:
+            image_ids = schedule(
+                plan,
+                work.to_build,
+                build_one,
+                options.jobs,
+                reporter,
+                why=lambda stage: why(cache, plan, stage),
+                on_built=lambda stage: record_build(cache, plan, stage),
+                outcome=lambda stage: "pulled" if stage.name in build_one.pulled else "built",
+            )
+        finally:
+            build_one.drop_pending()
         built, cached = tuple(reporter.names("built")), tuple(reporter.names("cached"))
     return Built(plan, {**work.present, **image_ids}, built, cached, tuple(reporter.names("pulled")))
 

@@ -1,34 +1,111 @@
-"""The scheduler: stages in dependency order, independent ones at once (up to `jobs`).
+"""The scheduler: stages in dependency order, independent ones at once (up to `jobs` building).
 
-A failure stops new starts; what depends on the failed stage is reported skipped, stages
-already running finish, and the first failure is raised.
+A stage starts once each parent's image is built, even while that parent's probes still run (its
+build names the parent's pending image); it is tagged only after every parent is. Probing and
+waiting do not count against `jobs`: they hardly use the machine.
+
+A failure stops new starts; what depends on the failed stage is reported skipped (and dropped if
+it was built from it meanwhile), stages already running finish, and the first failure is raised.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from builder.execute.progress import Reporter
-from builder.execute.stage import StageFailed
+from builder.execute.stage import Run, StageFailed, StageSkipped
 from builder.plan.stage import Plan, Stage
 
-BuildOne = Callable[[Stage, Callable[[str], None]], str]
+BuildOne = Callable[[Stage, Callable[[str], None], Run], str]
 
 
 @dataclass
 class _Run:
+    """The run's state, shared by the scheduling thread and the stages' threads (under `changed`)."""
+
+    plan: Plan
     pending: list[Stage]
-    done: set[str]
+    tagged: set[str]  # probed and tagged (or present before the run)
+    with_pending_tag: set[str] = field(default_factory=set)  # built this run: children may build from them
+    building: set[str] = field(default_factory=set)  # counted against jobs
+    finished: set[str] = field(default_factory=set)  # tagged, failed or skipped
     image_ids: dict[str, str] = field(default_factory=dict)
-    running: dict[concurrent.futures.Future[str], Stage] = field(default_factory=dict)
     failure: StageFailed | None = None
+    crash: BaseException | None = None  # not a stage's failure: an error of stackbuild's own, raised as is
+    changed: threading.Condition = field(default_factory=threading.Condition)
 
     def ready(self, jobs: int) -> Stage | None:
-        if self.failure or len(self.running) >= jobs:
+        if self.failure or self.crash or len(self.building) >= jobs:
             return None
-        return next((s for s in self.pending if all(p in self.done for p in s.parents)), None)
+        startable = self.tagged | self.with_pending_tag
+        return next((s for s in self.pending if all(p in startable for p in s.parents)), None)
+
+    # The Run protocol, as each stage's build sees it.
+    def image_of(self, parent: Stage) -> str:
+        with self.changed:
+            return parent.pending_tag() if parent.name in self.with_pending_tag else parent.tag()
+
+    def built(self, stage: Stage) -> None:
+        with self.changed:
+            self.with_pending_tag.add(stage.name)
+            self.building.discard(stage.name)
+            self.changed.notify_all()
+
+    def parents_tagged(self, stage: Stage) -> bool:
+        with self.changed:
+            self.changed.wait_for(lambda: all(p in self.finished or p in self.tagged for p in stage.parents))
+            return all(p in self.tagged for p in stage.parents)
+
+    def finish(
+        self,
+        stage: Stage,
+        image_id: str | None = None,
+        failure: StageFailed | None = None,
+        crash: BaseException | None = None,
+    ) -> None:
+        with self.changed:
+            self.building.discard(stage.name)
+            self.finished.add(stage.name)
+            if image_id is not None:
+                self.image_ids[stage.name] = image_id
+                self.tagged.add(stage.name)
+            self.failure = self.failure or failure
+            self.crash = self.crash or crash
+            self.changed.notify_all()
+
+
+@dataclass(frozen=True)
+class _Callbacks:
+    build_one: BuildOne
+    reporter: Reporter
+    on_built: Callable[[Stage], None]
+    outcome: Callable[[Stage], str]
+
+
+def _work(run: _Run, stage: Stage, calls: _Callbacks) -> None:
+    """One stage in its own thread: built, probed and tagged, or failed, or skipped."""
+    try:
+        image_id = calls.build_one(stage, lambda state: calls.reporter.update(stage.name, state), run)
+    except StageSkipped:
+        calls.reporter.update(stage.name, "skipped")
+        run.finish(stage)
+        return
+    except StageFailed as err:
+        with run.changed:
+            parent_failed = any(p in run.finished and p not in run.tagged for p in stage.parents)
+        # Built from a parent that then failed: the parent's failure is the one to report.
+        calls.reporter.update(stage.name, *(("skipped",) if parent_failed else ("failed", err.reason)))
+        run.finish(stage, failure=None if parent_failed else err)
+        return
+    except BaseException as err:
+        run.finish(stage, crash=err)
+        raise
+    calls.on_built(stage)
+    calls.reporter.update(stage.name, calls.outcome(stage), stage.key[:12])
+    run.finish(stage, image_id=image_id)
 
 
 def schedule(
@@ -42,39 +119,23 @@ def schedule(
     outcome: Callable[[Stage], str] = lambda stage: "built",
 ) -> dict[str, str]:
     """Build the stages named in to_build; their image ids. Raises the first StageFailed."""
-    run = _Run(pending=[s for s in plan.order() if s.name in to_build], done=set(plan.stages) - set(to_build))
-    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-        while run.pending or run.running:
-            stage = run.ready(jobs)
-            if stage is not None:
+    present = set(plan.stages) - set(to_build)
+    run = _Run(plan, pending=[s for s in plan.order() if s.name in to_build], tagged=present, finished=set(present))
+    calls = _Callbacks(build_one, reporter, on_built, outcome)
+    with concurrent.futures.ThreadPoolExecutor(max(1, len(run.pending))) as pool, run.changed:
+        while True:
+            while (stage := run.ready(jobs)) is not None:
                 run.pending.remove(stage)
+                run.building.add(stage.name)
                 reporter.update(stage.name, "building", why(stage))
-
-                def report(state: str, name: str = stage.name) -> None:
-                    reporter.update(name, state)
-
-                run.running[pool.submit(build_one, stage, report)] = stage
-                continue
-            if not run.running:
+                pool.submit(_work, run, stage, calls)
+            if run.finished >= set(plan.stages) - {s.name for s in run.pending}:
                 break
-            _collect(run, reporter, on_built, outcome)
-        for stage in run.pending:
-            reporter.update(stage.name, "skipped")
+            run.changed.wait()
+    for stage in run.pending:
+        reporter.update(stage.name, "skipped")
+    if run.crash:
+        raise run.crash
     if run.failure:
         raise run.failure
     return run.image_ids
-
-
-def _collect(run: _Run, reporter: Reporter, on_built: Callable[[Stage], None], outcome: Callable[[Stage], str]) -> None:
-    finished, _ = concurrent.futures.wait(run.running, return_when=concurrent.futures.FIRST_COMPLETED)
-    for future in finished:
-        stage = run.running.pop(future)
-        try:
-            run.image_ids[stage.name] = future.result()
-        except StageFailed as err:
-            reporter.update(stage.name, "failed", err.reason)
-            run.failure = run.failure or err
-            continue
-        on_built(stage)
-        reporter.update(stage.name, outcome(stage), stage.key[:12])
-        run.done.add(stage.name)

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
-from builder.engine import BuildFailed, Engine, EngineError
+from builder.engine import BuildFailed, BuildSpec, Engine, EngineError
 from builder.inputs.contexts import write_context
 from builder.model.canonical import digest
 from builder.model.errors import LoggedFailure, StackbuildError
-from builder.plan.stage import Plan, Stage
+from builder.plan.stage import Plan, Stage, parent_arg
 from builder.store.cache import Cache
 from builder.verify.diagnose import diagnose
 from builder.verify.installs import added_files, collisions, installed_files
@@ -33,6 +34,38 @@ class StageFailed(LoggedFailure):
             lines.append(f"likely cause: {cause}")
         super().__init__("\n".join(lines))
         self.stage, self.reason, self.cause = stage, reason, cause
+
+
+class StageSkipped(StackbuildError):
+    """A parent failed its probes after this stage was built from it: nothing is tagged."""
+
+
+class Run(Protocol):
+    """What one stage's build learns from the run it is part of: which image each parent is (its pending
+    image while its probes run), and whether every parent was tagged in the end."""
+
+    def image_of(self, parent: Stage) -> str: ...
+
+    def built(self, stage: Stage) -> None:
+        """stage's image is there under its pending tag: its children may build from it."""
+        ...
+
+    def parents_tagged(self, stage: Stage) -> bool:
+        """Wait until every parent of stage is tagged or failed; whether all were tagged."""
+        ...
+
+
+class TaggedParents:
+    """A stage built alone: its parents are tagged already."""
+
+    def image_of(self, parent: Stage) -> str:
+        return parent.tag()
+
+    def built(self, stage: Stage) -> None:
+        pass
+
+    def parents_tagged(self, stage: Stage) -> bool:
+        return True
 
 
 @dataclass(frozen=True)
@@ -57,6 +90,7 @@ class StageBuilder:
     log_dir: Path
     registry: RegistryCache = field(default_factory=RegistryCache)
     pulled: set[str] = field(default_factory=set)  # stages taken from the registry cache
+    pending: set[str] = field(default_factory=set)  # pending tags made by this run (drop_pending removes them)
 
     def log_file(self, stage: Stage) -> Path:
         return self.log_dir / self.plan.stack.lower() / self.plan.arch.value / f"{stage.name}.log"
@@ -69,9 +103,11 @@ class StageBuilder:
             "org.stackbuild.inputs": json.dumps(stage.inputs.as_record(), sort_keys=True),
         }
 
-    def __call__(self, stage: Stage, report: Report) -> str:
-        """Build, probe and tag stage; its image id. Raises StageFailed, naming the log.
+    def __call__(self, stage: Stage, report: Report, run: Run | None = None) -> str:
+        """Build, probe and tag stage; its image id. Raises StageFailed, naming the log, or StageSkipped.
 
+        Built, the image gets its pending tag and the run is told, so children may build from it while
+        its probes run; it is tagged once its probes passed and every parent was tagged.
         Another build of the same stage (another stackbuild at once) holds its lock: when it is
         released, the image it tagged is taken instead of building it again."""
         try:
@@ -82,14 +118,15 @@ class StageBuilder:
                 if (pulled := self._pull(stage, report)) is not None:
                     return pulled
                 # After a registry cache miss, the build's log follows what the pull attempt wrote.
-                image_id = self._build_new(stage, report, "a" if self.registry.pull_from else "w")
+                run = run or TaggedParents()
+                image_id = self._build_new(stage, report, run, "a" if self.registry.pull_from else "w")
                 self._push(stage, image_id, report)
                 return image_id
         except OSError as err:  # a full disk under the log, the lock or the context: the stage fails, named
             reason = f"cannot write its build context or log: {err.strerror or err}"
             raise StageFailed(stage.name, reason, [], self.log_file(stage), None) from err
 
-    def _build_new(self, stage: Stage, report: Report, log_mode: str = "w") -> str:
+    def _build_new(self, stage: Stage, report: Report, run: Run, log_mode: str = "w") -> str:
         log_file = self.log_file(stage)
         log_file.parent.mkdir(parents=True, exist_ok=True)
         with log_file.open(log_mode) as log, tempfile.TemporaryFile() as context:
@@ -102,16 +139,31 @@ class StageBuilder:
             context_input = stage.inputs.context
             write(f"# stage {stage.name} key {stage.key}\n# context: {context_input.what} {context_input.sha256}")
             if stage.kind in ("devel", "runtime"):  # the two images that merge the components' installs
-                self._check_installs(stage, log_file)
+                self._check_installs(stage, log_file, run)
             self._context(stage, context, log_file)
             write(f"# context ready in {time.monotonic() - started:.2f}s")
-            image_id = self._build(stage, context, write, log_file)
+            parents = {parent_arg(p): run.image_of(self.plan.stages[p]) for p in stage.parents}
+            image_id = self._build(stage, context, write, log_file, parents)
             write(f"# image built in {time.monotonic() - started:.2f}s")
+            self.engine.tag(image_id, stage.pending_tag())
+            self.pending.add(stage.pending_tag())
+            run.built(stage)
             report("probing")
             self._probe(stage, image_id, write, log_file)
             write(f"# built and probed in {time.monotonic() - started:.2f}s")
+            if not run.parents_tagged(stage):
+                write("# a parent failed its probes: this image is dropped")
+                self.engine.remove(image_id)
+                raise StageSkipped(f"{stage.name}: a parent failed")
         self.engine.tag(image_id, stage.tag())
         return image_id
+
+    def drop_pending(self) -> None:
+        """Remove the run's pending tags (the images stay under their stage tags)."""
+        for ref in sorted(self.pending):
+            with contextlib.suppress(EngineError):  # left behind, it is harmless: no build looks at it
+                self.engine.remove(ref)
+        self.pending.clear()
 
     def _pull(self, stage: Stage, report: Report) -> str | None:
         """The stage from the registry cache, probed before it is tagged: an image that fails its probes
@@ -175,7 +227,7 @@ class StageBuilder:
         with self.log_file(stage).open("a") as log:
             log.write(f"# pushed {ref} ({digest_pushed})\n")
 
-    def _check_installs(self, stage: Stage, log_file: Path) -> None:
+    def _check_installs(self, stage: Stage, log_file: Path, run: Run) -> None:
         """Before the images that merge every component: no file installed by two of them. Checked once
         per set of stage images (both finals, and later builds of them, find the record)."""
         plan = self.plan
@@ -184,17 +236,17 @@ class StageBuilder:
         checked = digest({name: plan.stages[name].key for name in ["toolkit", *sorted(plan.installs)]})
         with self.cache.lock(f"installs-{checked}"):
             if self.cache.read_record("installs", checked) is None:
-                self._list_and_compare_installs(stage, log_file)
+                self._list_and_compare_installs(stage, log_file, run)
                 self.cache.write_record({"collisions": 0}, "installs", checked)
 
-    def _list_and_compare_installs(self, stage: Stage, log_file: Path) -> None:
+    def _list_and_compare_installs(self, stage: Stage, log_file: Path, run: Run) -> None:
         plan = self.plan
         every_path = sorted({path for paths in plan.installs.values() for path in paths})
         try:
             listings = {
-                cid: installed_files(self.engine, plan.stages[cid].tag(), p) for cid, p in plan.installs.items()
+                cid: installed_files(self.engine, run.image_of(plan.stages[cid]), p) for cid, p in plan.installs.items()
             }
-            toolkit = installed_files(self.engine, plan.stages["toolkit"].tag(), every_path)
+            toolkit = installed_files(self.engine, run.image_of(plan.stages["toolkit"]), every_path)
         except EngineError as err:
             raise StageFailed(stage.name, f"cannot list the components' installs: {err}", [], log_file, None) from err
         needs = {cid: set(deps) for cid, deps in plan.needs.items()}
@@ -212,9 +264,12 @@ class StageBuilder:
             raise StageFailed(stage.name, f"cannot write its build context: {err}", [], log_file, None) from err
         out.seek(0)
 
-    def _build(self, stage: Stage, context: IO[bytes], write: Callable[[str], None], log_file: Path) -> str:
+    def _build(
+        self, stage: Stage, context: IO[bytes], write: Callable[[str], None], log_file: Path, args: dict[str, str]
+    ) -> str:
+        spec = BuildSpec(self.labels(stage), self.plan.arch, stage.network, args)
         try:
-            return self.engine.build(context, write, self.labels(stage), self.plan.arch, stage.network)
+            return self.engine.build(context, write, spec)
         except BuildFailed as err:
             tail = err.log_tail[-15:]
             raise StageFailed(stage.name, str(err), tail, log_file, diagnose(err.log_tail)) from err

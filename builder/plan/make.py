@@ -8,7 +8,7 @@ from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
 from builder.plan import render
 from builder.plan.resolve import Inputs, Located
-from builder.plan.stage import ContextInput, Plan, Stage, StageInputs, StageKind, sha256_text
+from builder.plan.stage import ContextInput, Plan, Stage, StageInputs, StageKind, parent_arg, sha256_text
 from builder.verify import probes as probe_specs
 from builder.verify.probes import ProbeSpec
 
@@ -23,7 +23,9 @@ class _Graph:
         self.stages: dict[str, Stage] = {}
 
     def image(self, name: str) -> str:
-        return self.stages[name].tag()
+        """How a Dockerfile names a parent: the stage its parents' header declares (see add)."""
+        assert name in self.stages, name
+        return name
 
     def add(
         self,
@@ -37,6 +39,7 @@ class _Graph:
         files: tuple[tuple[str, str], ...] = (),
         network: bool = False,
     ) -> None:
+        dockerfile = _parents_header(parents, self.stages) + dockerfile
         definition = digest({"Dockerfile": dockerfile, **dict(files)}) if files else sha256_text(dockerfile)
         inputs = StageInputs(
             dockerfile=definition,
@@ -48,6 +51,17 @@ class _Graph:
         )
         items = (*located.items, *(BytesItem(path, text.encode()) for path, text in files))
         self.stages[name] = Stage(name, kind, parents, dockerfile, items, inputs, files, probes, workdir)
+
+
+def _parents_header(parents: tuple[str, ...], stages: dict[str, Stage]) -> str:
+    """Each parent as a named stage whose image is a build argument: the stage tag by default, the
+    parent's pending image when its children build while its probes run."""
+    if not parents:
+        return ""
+    lines = ["# stackbuild: parent stages (each build argument names the parent's image)."]
+    lines += [f"ARG {parent_arg(p)}={stages[p].tag()}" for p in parents]
+    lines += [f"FROM ${{{parent_arg(p)}}} AS {p}" for p in parents]
+    return "\n".join(lines) + "\n"
 
 
 def files_of(located: Located | None) -> list[str]:

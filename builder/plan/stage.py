@@ -15,6 +15,9 @@ from builder.verify.probes import ProbeSpec
 
 StageKind = Literal["base", "toolkit", "component", "devel", "runtime"]
 STAGE_REPOSITORY = "stackbuild/stage"
+# Where a stage's image waits for its probes: its children may build from it meanwhile, and are tagged
+# only once it is (a killed build leaves at most this name behind, never a stage tag).
+PENDING_REPOSITORY = "stackbuild/pending"
 FINALS = ("devel-image", "runtime-image")
 
 
@@ -74,6 +77,14 @@ class Stage:
     def tag(self) -> str:
         """Stage images are shared by every stack: the key says all about the content."""
         return f"{STAGE_REPOSITORY}/{self.name}:{self.key}"
+
+    def pending_tag(self) -> str:
+        return f"{PENDING_REPOSITORY}/{self.name}:{self.key}"
+
+
+def parent_arg(name: str) -> str:
+    """The build argument that names a parent stage's image in its children's Dockerfiles."""
+    return f"{name.upper().replace('-', '_')}_IMAGE"
 
 
 @dataclass(frozen=True)

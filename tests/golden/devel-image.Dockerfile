@@ -1,7 +1,14 @@
+# stackbuild: parent stages (each build argument names the parent's image).
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:742d9f5363860941fdfb6fa337d498be5a76f55179a0f274cfc6fa3cec5ea6b1
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:4799b8b6ccc5e5a4c47ab60b978dd40cc877ea9ef81935b0888962fdc2ab89e9
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:bb183f9e4268ab9775f31853b7057403265b599b77e78bbd515d36ef8c50a398
+FROM ${TOOLKIT_IMAGE} AS toolkit
+FROM ${DEVKIT_IMAGE} AS devkit
+FROM ${KERNELS_IMAGE} AS kernels
 # stackbuild: devel image, the whole stack on the toolkit.
-FROM stackbuild/stage/toolkit:50dca61c662ab1cbcaf4c1c67df7a47fe3efe48839714bb4544de54c535a84c0
-COPY --from=stackbuild/stage/devkit:de61fe623bc3ceb07eabd60f2e5679ccda22108881de8e1da268a0a98a182728 ["/opt/stack/devkit", "/opt/stack/devkit"]
-COPY --from=stackbuild/stage/kernels:bc4e1a7147471faf036b8f7ea4df0f916c24b84b72081f9c3a35eaff5cf55ce1 ["/opt/stack/kernels", "/opt/stack/kernels"]
+FROM toolkit
+COPY --from=devkit ["/opt/stack/devkit", "/opt/stack/devkit"]
+COPY --from=kernels ["/opt/stack/kernels", "/opt/stack/kernels"]
 ENV DEVKIT_HOME="/opt/stack/devkit" \
     PATH="/opt/stack/kernels/output/bin:${PATH}"
 WORKDIR /opt/stack

@@ -1,5 +1,8 @@
+# stackbuild: parent stages (each build argument names the parent's image).
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:742d9f5363860941fdfb6fa337d498be5a76f55179a0f274cfc6fa3cec5ea6b1
+FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
-FROM stackbuild/stage/toolkit:50dca61c662ab1cbcaf4c1c67df7a47fe3efe48839714bb4544de54c535a84c0
+FROM toolkit
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 ENV DEVKIT_HOME="/opt/stack/devkit"
 COPY ["src/", "/opt/stack/devkit/"]

@@ -1,7 +1,10 @@
+# stackbuild: parent stages (each build argument names the parent's image).
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:bd3dd56439b7b6dd424ff5f70f2e0394a779f82c7d1a4d259d70814ba7321de8
+FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags,
 # bakes set_env.sh into ENV (nothing depends on a shell sourcing it; the set-env probe checks
 # the two agree), and checks that the installed version files report the pinned version.
-FROM stackbuild/stage/base-devel:bd3dd56439b7b6dd424ff5f70f2e0394a779f82c7d1a4d259d70814ba7321de8
+FROM base-devel
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 COPY packages/ /tmp/stackbuild-packages/
 WORKDIR /tmp/stackbuild-packages

@@ -17,9 +17,9 @@ import pytest
 from builder.execute.pipeline import find_cached
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
-from builder.execute.stage import RegistryCache, StageBuilder, StageFailed
+from builder.execute.stage import RegistryCache, Run, StageBuilder, StageFailed
 from builder.manifest.model import Smoke
-from builder.plan.stage import Plan, Stage
+from builder.plan.stage import FINALS, Plan, Stage
 from builder.plan.why import record_build, why
 from builder.store.cache import Cache
 from builder.verify.smoke import run_smoke
@@ -41,7 +41,7 @@ class Recorder:
         self.guard = threading.Lock()
         self.fail = fail
 
-    def __call__(self, stage: Stage, report: Callable[[str], None]) -> str:
+    def __call__(self, stage: Stage, report: Callable[[str], None], run: Run | None = None) -> str:
         with self.guard:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
@@ -108,20 +108,67 @@ def test_stage_is_tagged_only_after_its_probes_pass(golden: Plan, tmp_path: Path
     engine = FakeEngine()
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     assert builder(stage, lambda state: None) == f"sha256:{stage.key}"
-    assert engine.tagged == {stage.tag(): f"sha256:{stage.key}"}
+    # The pending tag (children may build from it while probes run) stays until the run ends.
+    assert engine.tagged == {stage.pending_tag(): f"sha256:{stage.key}", stage.tag(): f"sha256:{stage.key}"}
+    builder.drop_pending()
+    assert engine.removed == [stage.pending_tag()]
     engine.probe_ok = False
     states: list[str] = []
     with pytest.raises(StageFailed, match=r"stage kernels failed: probe command test -x output/bin/00_basic_matmul"):
         builder(probed, states.append)
     assert states == ["probing"]
     assert probed.tag() not in engine.tagged
-    assert engine.removed == [f"sha256:{probed.key}"]
+    assert engine.removed[1:] == [f"sha256:{probed.key}"]
     log = (tmp_path / "logs" / "golden" / "x86_64" / "kernels.log").read_text()
     assert "# probe command test -x output/bin/00_basic_matmul: FAILED: fake" in log
 
 
+def _without_contexts(plan: Plan) -> Plan:
+    """The plan with nothing to fetch for any stage (the keys stay: they are of the inputs)."""
+    return dataclasses.replace(plan, stages={n: dataclasses.replace(s, context=()) for n, s in plan.stages.items()})
+
+
+def _build_all(plan: Plan, engine: FakeEngine, tmp_path: Path) -> StageBuilder:
+    builder = StageBuilder(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    with Reporter(plan.stages, live=False) as reporter:
+        try:
+            schedule(plan, set(plan.stages), builder, 2, reporter, why=lambda s: "", on_built=lambda s: None)
+        finally:
+            builder.drop_pending()
+    return builder
+
+
+def test_children_build_while_a_parent_is_probed_and_are_tagged_after_it(golden: Plan, tmp_path: Path) -> None:
+    plan = _without_contexts(golden)
+    kernels = plan.stages["kernels"]
+    engine = FakeEngine(probe_seconds={f"sha256:{kernels.key}": 0.5})
+    _build_all(plan, engine, tmp_path)
+    # The finals were built from kernels' pending image while its probes ran.
+    final_args = [args for args in engine.build_args if "KERNELS_IMAGE" in args]
+    assert [args["KERNELS_IMAGE"] for args in final_args] == [kernels.pending_tag()] * 2
+    assert engine.events.index("build devel-image") < engine.events.index(f"probed sha256:{kernels.key}")
+    assert {s.tag() for s in plan.order()} <= set(engine.tagged)
+    assert {ref for ref in engine.tagged if ref.startswith("stackbuild/pending/")} == set(engine.removed)
+
+
+def test_a_child_built_from_a_parent_that_fails_its_probes_is_dropped(
+    golden: Plan, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan = _without_contexts(golden)
+    kernels = plan.stages["kernels"]
+    kernels_id = f"sha256:{kernels.key}"
+    engine = FakeEngine(probe_seconds={kernels_id: 0.5}, failing_probes={kernels_id})
+    with pytest.raises(StageFailed, match="stage kernels failed: probe"):
+        _build_all(plan, engine, tmp_path)
+    assert "build devel-image" in engine.events  # it started from the pending image
+    assert not {kernels.tag(), *plan.final_tags.values(), *(plan.stages[f].tag() for f in FINALS)} & set(engine.tagged)
+    assert {f"sha256:{plan.stages[f].key}" for f in FINALS} <= set(engine.removed)
+    err = capsys.readouterr().err
+    assert "[stackbuild] devel-image: skipped" in err and "[stackbuild] runtime-image: skipped" in err
+
+
 def test_failed_build_names_its_log_and_cause(golden: Plan, tmp_path: Path) -> None:
-    engine = FakeEngine(fail_build="FROM stackbuild/stage/toolkit")
+    engine = FakeEngine(fail_build="ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit")
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     with pytest.raises(StageFailed) as info:
         builder(golden.stages["devel-image"], lambda state: None)

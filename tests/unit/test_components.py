@@ -44,8 +44,10 @@ def test_installs_travel_to_dependents_and_finals_and_are_probed(tmp_path: Path)
             say=print,
         )
     )
-    devkit = plan.stages["devkit"].tag()
+    devkit = "devkit"  # the parents header names devkit's image as the stage devkit
     kernels = plan.stages["kernels"].dockerfile
+    assert f"ARG DEVKIT_IMAGE={plan.stages['devkit'].tag()}\n" in kernels
+    assert "FROM ${DEVKIT_IMAGE} AS devkit\n" in kernels
     assert f'COPY --from={devkit} ["/usr/local/Ascend/devkit-tools", "/usr/local/Ascend/devkit-tools"]' in kernels
     assert f'COPY --from={devkit} ["/usr/local/lib/libdevkit.so", "/usr/local/lib/libdevkit.so"]' in kernels
     devel = plan.stages["devel-image"].dockerfile
