@@ -1,7 +1,8 @@
-"""Sessions: build-stack, tests, lint, reference-native, bench. `nox -l` lists them."""
+"""Sessions: build-stack, publish, lock, tests, lint, reference-native, bench. `nox -l` lists them."""
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 
 import nox
@@ -10,15 +11,36 @@ nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 
+def _foreign(posargs: list[str]) -> list[str]:
+    """Another architecture than the host's builds under emulation: the setup step installs it."""
+    arches = [value for flag, value in itertools.pairwise(posargs) if flag == "--arch"]
+    return [option for arch in arches for option in ("--foreign", arch)]
+
+
 @nox.session(name="build-stack")
 def build_stack(session: nox.Session) -> None:
     """Build a stack (default: reference) into image tags: nox -s build-stack -- [STACK] [build options]."""
     session.install("-e", ".")
-    # Another architecture than the host's builds under emulation: the setup step installs it.
-    arches = [value for flag, value in zip(session.posargs, session.posargs[1:], strict=False) if flag == "--arch"]
-    foreign = [option for arch in arches for option in ("--foreign", arch)]
-    session.run("python", "-m", "builder.hostsetup", "--docker", *foreign)
+    session.run("python", "-m", "builder.hostsetup", "--docker", *_foreign(session.posargs))
     session.run("stackbuild", "build", *session.posargs)
+
+
+@nox.session
+def publish(session: nox.Session) -> None:
+    """Build, smoke and push a stack for every architecture: nox -s publish -- STACK --registry R [options]."""
+    session.install("-e", ".")
+    # Every architecture the manifest lists is built unless --arch narrows it: emulation may be needed.
+    foreign = _foreign(session.posargs) or ["--foreign", "x86_64", "--foreign", "aarch64"]
+    session.run("python", "-m", "builder.hostsetup", "--docker", *foreign)
+    session.run("stackbuild", "publish", *session.posargs)
+
+
+@nox.session
+def lock(session: nox.Session) -> None:
+    """Lock a stack, or check its lock: nox -s lock -- STACK [--check] [--arch A ...]."""
+    session.install("-e", ".")
+    session.run("python", "-m", "builder.hostsetup", *_foreign(session.posargs))
+    session.run("stackbuild", "lock", *session.posargs)
 
 
 @nox.session
@@ -26,7 +48,9 @@ def tests(session: nox.Session) -> None:
     """Run the test suite (pytest options after --: -m docker, -m "not docker", -k ...)."""
     session.install("-e", ".[test]")
     fast_only = "not docker" in " ".join(session.posargs)
-    session.run("python", "-m", "builder.hostsetup", *([] if fast_only else ["--docker", "--registry"]))
+    # The Docker tier also needs a registry, skopeo and arm64 emulation (tests/docker/test_multiarch.py).
+    docker_tier = ["--docker", "--registry", "--foreign", "aarch64"]
+    session.run("python", "-m", "builder.hostsetup", *([] if fast_only else docker_tier))
     # The fast tier runs on every core (pytest-xdist); the Docker tier shares one engine, so it stays serial.
     session.run("pytest", *(["-n", "auto"] if fast_only else []), *session.posargs)
 
@@ -44,8 +68,8 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmark stackbuild against a plain multi-stage `docker build` (prints a table)."""
-    session.install("-e", ".")
-    session.run("python", "-m", "builder.hostsetup", "--docker")
+    session.install("-e", ".[test]")  # the second-machine run uses the tests' registry and second daemon
+    session.run("python", "-m", "builder.hostsetup", "--docker", "--registry")
     session.run("python", "bench/build_bench.py", *session.posargs)
 
 

@@ -11,7 +11,8 @@ for both), a no-op rebuild and a rebuild after touching one harness source, each
   `DOCKER_BUILDKIT=1 docker build --target ...`;
 - classic linear: bench/baseline.Dockerfile, each stage FROM the previous one, classic builder.
 
-Also reported: where stackbuild's time goes per stage (from its stage logs), its own peak RSS,
+Also reported: where stackbuild's time goes per stage (from its stage logs), its own peak RSS, a
+second machine (an empty second daemon) building from a loopback registry this one filled,
 that both sides produce the same /opt/stack tree, and a heavy run with the reference toolkit
 padded to --heavy-mb MiB (0 skips it).
 
@@ -50,14 +51,17 @@ from builder.plan.make import make_plan  # noqa: E402
 from builder.plan.resolve import Request, resolve_inputs  # noqa: E402
 from builder.plan.stage import Plan  # noqa: E402
 from builder.store.cache import Cache  # noqa: E402
+from tests.docker.conftest import SecondDaemon  # noqa: E402
+from tests.helpers import registry  # noqa: E402
 
 STACK = "benchref"
 HEAVY = "benchheavy"
 PEER = "stackbuild-bench/peer"
 CLASSIC = "stackbuild-bench/classic:latest"
-# Runs the CLI in-process so the builder's own peak RSS can be read at the end.
+# Runs the CLI in-process, as the `stackbuild` command does (builder.__main__.entry: the collector
+# paused for start-up), so the builder's own peak RSS can be read at the end.
 WITH_RSS = (
-    "import resource, sys; from builder.cli import main; code = main(sys.argv[1:]); "
+    "import gc; gc.disable(); import resource, sys; from builder.cli import main; code = main(sys.argv[1:]); "
     "print(f'bench-maxrss-kb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr); sys.exit(code)"
 )
 # Left out: what differs between any two builds of one side (pip stamps .pyc files with the install
@@ -138,6 +142,31 @@ class Bench:
 
     def tree_digest(self, image: str) -> str:
         return self.engine.run(image, ["sh", "-c", TREE_DIGEST]).output.split()[0]
+
+
+def second_machine(bench: Bench, root: Path, repeat: int) -> list[float]:
+    """Daemon B, a second Docker daemon with an empty image store, builds the stack from a loopback
+    registry that this daemon (A) filled with every stage: the wall times of B's builds."""
+    times = []
+    with registry(root / "registry") as address:
+        cache = f"{address}/bench/cache"
+        bench.run_stackbuild(STACK, "build", "--no-smoke", "--cache-to", cache)  # A pushes every stage
+        daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-bench-", dir="/tmp")))  # a short socket path
+        daemon.start()
+        try:
+            machine_b = DockerEngine(daemon.host)
+            for _ in range(repeat):
+                for tag in machine_b.tags("stackbuild/stage/*") | machine_b.tags(f"stackbuild/{STACK}"):
+                    machine_b.remove(tag)
+                env = {**STACKBUILD_ENV, "DOCKER_HOST": daemon.host}
+                start = time.monotonic()
+                sh(sys.executable, "-m", "builder", "--root", str(root), "build", "--no-smoke", "--cache-from", cache,
+                   STACK, env=env)  # fmt: skip
+                times.append(time.monotonic() - start)
+        finally:
+            daemon.remove()
+            shutil.rmtree(daemon.base, ignore_errors=True)
+    return times
 
 
 def plan_of(root: Path, stack: str) -> Plan:
@@ -230,6 +259,8 @@ def main() -> int:
             bench.peer.add("touch harness", bench.build_peer(peer_context))
             bench.classic.add("touch harness", bench.build_classic(root / "stacks", base_image))
 
+        say(f"second machine: an empty daemon pulls every stage from a registry this one filled ({args.repeat}x)")
+        bench.stackbuild.times["second machine"] = second_machine(bench, root, args.repeat)
         heavy: tuple[float, float, int] | None = None
         if args.heavy_mb:
             say(f"heavy run: the toolkit padded to {args.heavy_mb} MiB (locking packs it, not timed)")
@@ -278,6 +309,11 @@ def report(
     lines += table(stages[0], stages[1:], args.markdown)
     lines += ["", f"same /opt/stack tree in both devel images (but .pyc, .run, CMakeFiles): {'yes' if same else 'NO'}"]
     lines.append(f"stackbuild peak RSS: {bench.stackbuild.rss_kb / 1024:.0f} MiB")
+    second, cold = bench.stackbuild.median("second machine"), bench.stackbuild.median("cold")
+    lines.append(
+        f"second machine (daemon B, empty, every stage from a loopback registry daemon A filled): {second:.2f} s, "
+        f"against A's cold build {cold:.2f} s"
+    )
     if heavy:
         sb, peer, rss = heavy
         lines.append(

@@ -68,6 +68,8 @@ def _stage_text(stage: Stage) -> str:
             continue
         if line.startswith("FROM "):
             line = f"FROM {line.split()[1]} AS {stage.name}"
+        elif line.startswith("COPY --from="):
+            pass  # from another stage of this file, by the same name
         elif match := SOURCE.match(line):
             source = match.group(2)
             moved = f'["{stage.name}/{source[2:]}' if source.startswith('["') else f"{stage.name}/{source}"

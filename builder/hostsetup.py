@@ -25,7 +25,7 @@ from builder.model.arch import ARCHITECTURES, Arch
 # command -> Debian package providing it
 BUILD_TOOLS = {"cc": "gcc", "make": "make", "cmake": "cmake", "git": "git", "objcopy": "binutils"}
 DOCKER_TOOLS = {"dockerd": "docker.io", "mmdebstrap": "mmdebstrap"}
-REGISTRY_TOOLS = {"docker-registry": "docker-registry"}
+REGISTRY_TOOLS = {"docker-registry": "docker-registry", "skopeo": "skopeo"}  # skopeo: tests read what was pushed
 FOREIGN_TOOLS = {
     "qemu-aarch64-static": "qemu-user-static",
     "update-binfmts": "binfmt-support",

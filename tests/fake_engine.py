@@ -31,6 +31,7 @@ class FakeEngine:
     probe_seconds: dict[str, float] = field(default_factory=dict)  # image id -> how long its probes take
     failing_probes: set[str] = field(default_factory=set)  # image ids whose probes fail
     events: list[str] = field(default_factory=list)  # "build <stage>", "probed <image id>", in order
+    parents_must_exist: bool = False  # a build naming a parent image this engine lacks fails, as BuildKit's
     runs: list[tuple[str, list[str], DeviceAccess]] = field(default_factory=list)
     active: int = 0
     max_active: int = 0
@@ -88,6 +89,8 @@ class FakeEngine:
         spec: BuildSpec,
     ) -> str:
         self.build_args.append(dict(spec.args))
+        if self.parents_must_exist and (absent := [r for r in spec.args.values() if self.image_id(r) is None]):
+            raise BuildFailed(f"failed to solve: pull access denied for {absent[0]}", [])
         self.events.append(f"build {spec.labels['org.stackbuild.stage']}")
         with tarfile.open(fileobj=io.BytesIO(context.read())) as tar:
             handle = tar.extractfile("Dockerfile")

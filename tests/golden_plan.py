@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from builder import lock as lock_io
 from builder import manifest
+from builder.inputs.project import Origin
 from builder.inputs.site import SiteConfig
 from builder.lock.model import (
     LOCK_VERSION,
@@ -62,4 +64,6 @@ def golden_request(manifest_path: Path = GOLDEN / "golden.yaml") -> Request:
 
 
 def golden_plan() -> Plan:
-    return make_plan(resolve_inputs(golden_request(), prepare=False, say=print))
+    # Not this repository's checkout: the finals' source and revision labels would follow every commit.
+    inputs = dataclasses.replace(resolve_inputs(golden_request(), prepare=False, say=print), origin=Origin())
+    return make_plan(inputs)

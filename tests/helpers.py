@@ -111,6 +111,20 @@ def add_submodule(work: Path, url: str, path: str, recorded: str | None = None) 
     return git("rev-parse", "HEAD", cwd=work)
 
 
+def lib_with_submodule(base: Path, tag: str | None = None) -> Path:
+    """Bare repositories base/repos/lib.git, with a submodule 3rdparty/dep, and base/repos/dep.git
+    (file:// URLs), from work trees base/lib and base/dep; lib's commit tagged tag. base/repos."""
+    repos = base / "repos"
+    make_repo(base / "dep", "dep v1")
+    git("clone", "-q", "--bare", str(base / "dep"), str(repos / "dep.git"), cwd=base)
+    make_repo(base / "lib", "lib v1")
+    add_submodule(base / "lib", f"file://{repos}/dep.git", "3rdparty/dep")
+    if tag:
+        git("tag", tag, cwd=base / "lib")
+    git("clone", "-q", "--bare", str(base / "lib"), str(repos / "lib.git"), cwd=base)
+    return repos
+
+
 def commit(path: Path, content: str) -> str:
     (path / "README").write_text(content)
     git("commit", "-q", "-am", content, cwd=path)

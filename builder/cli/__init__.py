@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import functools
+import gc
 import importlib
 import os
 import sys
@@ -44,14 +45,20 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_stack_commands(sub)
     commands.add_lock_commands(sub)
     commands.add_build_commands(sub)
+    commands.add_publish_commands(sub)
+    commands.add_bundle_commands(sub)
     return parser
 
 
 def _run(ctx: Context, args: argparse.Namespace) -> int:
     module, _, function = args.target.partition(":")
+    paused = not gc.isenabled()  # by the entry point (builder.__main__), for start-up
     run: Callable[[Context, argparse.Namespace], int] = getattr(
         importlib.import_module(f"builder.cli.{module}"), function
     )
+    if paused:  # everything imported so far stays: the collector need not look at it again
+        gc.freeze()
+        gc.enable()
     return run(ctx, args)
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 import time
+from dataclasses import dataclass
 
 from builder.cli.common import Context, say
 from builder.engine import Engine
 from builder.engine.docker_engine import DockerEngine
-from builder.execute.pipeline import BuildOptions, execute, find_cached, smoke, tag_finals
+from builder.execute.pipeline import BuildOptions, Tagged, execute, find_cached, smoke, tag_finals
 from builder.execute.stage import RegistryCache
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
@@ -101,7 +103,7 @@ def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
     return 0
 
 
-def lock_first(ctx: Context, args: argparse.Namespace) -> None:
+def lock_first(ctx: Context, args: argparse.Namespace, frozen: bool) -> None:
     """A stack without a lock is locked for this build's architecture first (not with --frozen);
     what it still needs before that can work is said all at once."""
     from builder.cli.locking import steps_needed, write_lock
@@ -111,7 +113,7 @@ def lock_first(ctx: Context, args: argparse.Namespace) -> None:
     target = ctx.lock_path(loaded.name)
     if target.exists():
         return
-    if args.frozen:
+    if frozen:
         raise StackbuildError(
             f"{target}: no lock, and --frozen builds only from one: run `stackbuild lock {loaded.name}`"
         )
@@ -124,17 +126,33 @@ def lock_first(ctx: Context, args: argparse.Namespace) -> None:
     say(f"[stackbuild] wrote {write_lock(ctx, loaded, path, [arch])}")
 
 
-def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class Result:
+    request: Request
+    tagged: Tagged
+    engine: Engine
+
+
+def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool) -> Result:
+    """Build the stack for arch from its lock (locking it first unless frozen), and tag the finals."""
     started = time.monotonic()
-    lock_first(ctx, args)
-    request = ctx.request(args.stack, target_arch(args), args.frozen)
+    lock_first(ctx, args, frozen)
+    request = ctx.request(args.stack, arch, frozen)
     site = ctx.site()
     registry = RegistryCache(
         pull_from=args.cache_from or site.cache_registry,
         push_to=args.cache_to or (site.cache_registry if site.cache_push else None),
     )
-    options = BuildOptions(jobs=args.jobs, live=sys.stderr.isatty(), log_dir=ctx.log_dir(), registry=registry)
-    engine: Engine = DockerEngine()
+    first, *more = args.engine or [None]
+    engine: Engine = DockerEngine(first)
+    options = BuildOptions(
+        jobs=args.jobs,
+        live=sys.stderr.isatty(),
+        log_dir=ctx.log_dir(),
+        registry=registry,
+        more_engines=tuple((url, DockerEngine(url)) for url in more),
+        engine_name=first or os.environ.get("DOCKER_HOST") or "the local engine",
+    )
     plan = make_plan(resolve_inputs(request, prepare=True, say=say))
     built = execute(find_cached(plan, engine), engine, request.cache, options, say)
     tagged = tag_finals(built, engine)
@@ -143,10 +161,17 @@ def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
     say(f"[stackbuild] {len(built.built)} built{pulled}, {len(built.cached)} cached in {took:.2f}s")
     for tag in tagged.tags.values():
         print(f"{tag}  {engine.image_id(tag)}  ({engine.size(tag) / 1e6:.0f} MB)")
-    if args.no_smoke:
-        return 0
-    outcome = smoke(tagged, request.manifest.smoke, engine, request.cache)
-    return _report_smoke(outcome, tagged.tags["runtime-image"], request.manifest.smoke.command)
+    return Result(request, tagged, engine)
+
+
+def run_smoke_of(result: Result) -> int:
+    outcome = smoke(result.tagged, result.request.manifest.smoke, result.engine, result.request.cache)
+    return _report_smoke(outcome, result.tagged.tags["runtime-image"], result.request.manifest.smoke.command)
+
+
+def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
+    result = build_arch(ctx, args, target_arch(args), args.frozen)
+    return 0 if args.no_smoke else run_smoke_of(result)
 
 
 def cmd_smoke(ctx: Context, args: argparse.Namespace) -> int:

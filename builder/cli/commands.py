@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import TypeAlias
 
@@ -35,6 +36,22 @@ def registry_option(text: str) -> str:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def alias_option(text: str) -> str:
+    # A tag of its own (<alias>) and with -devel: a Docker tag has at most 128 characters.
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}", text):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} is not a tag (letters, digits, _ . -; e.g. latest)")
+    return text
+
+
+def engine_option(text: str) -> str:
+    if not re.fullmatch(r"(unix|tcp|ssh)://[^\s]+", text):
+        raise argparse.ArgumentTypeError(
+            f"{text[:80]!r} is not a Docker engine address: unix:///var/run/docker.sock, tcp://host:2376 "
+            "(TLS from DOCKER_TLS_VERIFY and DOCKER_CERT_PATH) or ssh://user@host"
+        )
+    return text
+
+
 def positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
@@ -44,6 +61,31 @@ def positive(text: str) -> int:
 def _stage_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("stack", nargs="?", default="reference", help="stack name or manifest (default reference)")
     p.add_argument("--arch", choices=ARCHITECTURES, help="architecture to build for (default: this host's)")
+
+
+def _cache_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--engine",
+        action="append",
+        default=[],
+        type=engine_option,
+        help="a Docker engine to build on (repeatable: independent stages are spread over them, sharing "
+        "images through the registry cache, so --cache-to is needed; the first holds the results; "
+        "default DOCKER_HOST or the local engine)",
+    )
+    p.add_argument(
+        "--cache-from",
+        metavar="REGISTRY/REPO",
+        type=registry_option,
+        help="registry stage cache to pull missing stages from, probed before use (default: the site's cache_registry)",
+    )
+    p.add_argument(
+        "--cache-to",
+        metavar="REGISTRY/REPO",
+        type=registry_option,
+        help="registry stage cache to push stages to once their probes pass (default: the site's cache_registry "
+        "when its cache_push is true); auth from `docker login`",
+    )
 
 
 def add_stack_commands(sub: SubParsers) -> None:
@@ -108,19 +150,7 @@ def add_build_commands(sub: SubParsers) -> None:
     p.add_argument(
         "--allow-unsupported", action="store_true", help="when the stack has no lock yet: lock a known-bad combination"
     )
-    p.add_argument(
-        "--cache-from",
-        metavar="REGISTRY/REPO",
-        type=registry_option,
-        help="registry stage cache to pull missing stages from, probed before use (default: the site's cache_registry)",
-    )
-    p.add_argument(
-        "--cache-to",
-        metavar="REGISTRY/REPO",
-        type=registry_option,
-        help="registry stage cache to push stages to once their probes pass (default: the site's cache_registry "
-        "when its cache_push is true); auth from `docker login`",
-    )
+    _cache_options(p)
     p = command(
         sub,
         "smoke",
@@ -129,3 +159,58 @@ def add_build_commands(sub: SubParsers) -> None:
     )
     p.add_argument("image", help="image reference (e.g. a tag printed by build)")
     p.add_argument("--stack", default="reference", help="stack whose smoke command to run (default reference)")
+
+
+def add_publish_commands(sub: SubParsers) -> None:
+    p = command(
+        sub,
+        "publish",
+        "publishing:cmd_publish",
+        "build every architecture from the lock (frozen), smoke each, and push one image index per tag: "
+        "<ver>-<chip>-<os><osver>-py<x.y>[-devel], the immutable lock-<digest>[-devel], and any --alias",
+    )
+    p.add_argument("stack", help="stack name or manifest path")
+    p.add_argument(
+        "--registry",
+        required=True,
+        metavar="REGISTRY/NAMESPACE",
+        type=registry_option,
+        help="where the images go, as REGISTRY/NAMESPACE/<stack>:<tag>; auth from `docker login`",
+    )
+    p.add_argument("--alias", action="append", default=[], type=alias_option, help="another tag (repeatable)")
+    p.add_argument(
+        "--arch",
+        action="append",
+        choices=ARCHITECTURES,
+        help="architectures to publish (repeatable; default: every one the manifest lists; others build under "
+        "emulation: `python -m builder.hostsetup --foreign ARCH`)",
+    )
+    p.add_argument(
+        "--jobs", "-j", type=positive, default=default_jobs(), help="stages built at once (default %(default)s)"
+    )
+    _cache_options(p)
+
+
+def add_bundle_commands(sub: SubParsers) -> None:
+    p = command(
+        sub,
+        "vendor",
+        "vendoring:cmd_vendor",
+        "write everything a build of the stack needs (lock, toolkit packages, base tarballs, .debs, wheels, git "
+        "commits) into one directory with a manifest of sha256s, for a machine without outside access",
+    )
+    p.add_argument("stack", help="stack name or manifest path")
+    p.add_argument("-o", "--output", type=Path, required=True, help="directory to create (must not exist or be empty)")
+    p.add_argument(
+        "--arch",
+        action="append",
+        choices=ARCHITECTURES,
+        help="architectures to gather (repeatable; default: every one the manifest lists)",
+    )
+    p = command(
+        sub,
+        "import",
+        "vendoring:cmd_import",
+        "fill the cache from a `stackbuild vendor` directory, checking every file's sha256 and every git object",
+    )
+    p.add_argument("bundle", type=Path, help="the directory vendor wrote")

@@ -115,9 +115,10 @@ class DockerEngine:
         # docker-py clients are not shared between threads: one per thread.
         if not hasattr(self._local, "client"):
             try:
-                client = (
-                    docker.DockerClient(base_url=self.host, timeout=600) if self.host else docker.from_env(timeout=600)
-                )
+                # As DOCKER_HOST would be: TLS from DOCKER_TLS_VERIFY/DOCKER_CERT_PATH, ssh:// through ssh.
+                environment = dict(os.environ, DOCKER_HOST=self.host) if self.host else None
+                ssh = bool(self.host and self.host.startswith("ssh://"))
+                client = docker.from_env(timeout=600, environment=environment, use_ssh_client=ssh)
                 client.ping()
             except (docker.errors.DockerException, requests.RequestException) as err:
                 raise EngineError(
@@ -168,7 +169,11 @@ class DockerEngine:
             raise EngineError(f"cannot remove {ref}: {err}") from err
 
     def tags(self, repository: str) -> set[str]:
-        return {tag for image in self.client.images.list(name=repository) for tag in image.tags}
+        try:  # the summaries: one request, where images.list() inspects each image too
+            summaries: list[dict[str, Any]] = self.client.api.images(name=repository)
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise EngineError(f"cannot list the images of {repository}: {err}") from err
+        return {tag for s in summaries for tag in s.get("RepoTags") or () if tag != "<none>:<none>"}
 
     def pull(self, ref: str, arch: Arch) -> str | None:
         repository, _, tag = ref.rpartition(":")

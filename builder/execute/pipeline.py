@@ -7,17 +7,20 @@ The first two live in builder.plan; the rest here. No step hands data back up th
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from builder.engine import Engine
+from builder.execute.pool import EnginePool
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
 from builder.execute.stage import RegistryCache, StageBuilder
 from builder.manifest.model import Smoke
 from builder.model.canonical import digest
+from builder.model.errors import InputError
 from builder.model.say import Say
 from builder.plan.stage import FINALS, Plan
 from builder.plan.why import record_build, why
@@ -27,10 +30,14 @@ from builder.verify.smoke import SmokeResult, run_smoke
 
 @dataclass(frozen=True, kw_only=True)
 class BuildOptions:
-    jobs: int
+    jobs: int  # per engine
     live: bool
     log_dir: Path
     registry: RegistryCache = field(default_factory=RegistryCache)
+    # More engines to spread the stages over (name, engine), sharing images through the registry cache;
+    # engine_name names the first (the one the build is given).
+    more_engines: tuple[tuple[str, Engine], ...] = ()
+    engine_name: str = "the local engine"
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,7 @@ def execute(work: Work, engine: Engine, cache: Cache, options: BuildOptions, say
     for line in plan.drift:
         say(f"[stackbuild] note: {line} (building the working tree; --frozen refuses)")
     build_one = StageBuilder(plan, engine, cache, options.log_dir, options.registry)
+    pool = _pool(build_one, options)
     with Reporter(plan.stages, options.live) as reporter:
         for stage in plan.order():
             if stage.name not in work.to_build:
@@ -90,21 +98,42 @@ def execute(work: Work, engine: Engine, cache: Cache, options: BuildOptions, say
                     build_one.push_present(stage, functools.partial(reporter.update, stage.name))
                 reporter.update(stage.name, "cached", stage.key[:12])
                 record_build(cache, plan, stage)
+        runner = pool or build_one
         try:
             image_ids = schedule(
                 plan,
                 work.to_build,
-                build_one,
-                options.jobs,
+                runner,
+                options.jobs * (1 + len(options.more_engines)),
                 reporter,
                 why=lambda stage: why(cache, plan, stage),
                 on_built=lambda stage: record_build(cache, plan, stage),
-                outcome=lambda stage: "pulled" if stage.name in build_one.pulled else "built",
+                outcome=lambda stage: "pulled" if stage.name in runner.pulled else "built",
             )
+            if pool:  # the finals onto the engine whose tags the build prints
+                pool.gather([f for f in FINALS if f in work.to_build], _unreported)
         finally:
-            build_one.drop_pending()
+            runner.drop_pending()
         built, cached = tuple(reporter.names("built")), tuple(reporter.names("cached"))
     return Built(plan, {**work.present, **image_ids}, built, cached, tuple(reporter.names("pulled")))
+
+
+def _unreported(state: str, note: str = "") -> None:
+    """The finals' moves between engines: their stage logs say it; the display keeps their outcome."""
+
+
+def _pool(first: StageBuilder, options: BuildOptions) -> EnginePool | None:
+    if not options.more_engines:
+        return None
+    if not options.registry.push_to:
+        raise InputError(
+            "a pool of engines shares stages through a registry stage cache: pass --cache-to REGISTRY/REPO "
+            "(or set cache_registry and cache_push in the site configuration)"
+        )
+    shared = options.registry.pull_from or options.registry.push_to
+    first = dataclasses.replace(first, registry=RegistryCache(pull_from=shared, push_to=options.registry.push_to))
+    more = [dataclasses.replace(first, engine=e, pulled=set(), pending=set()) for _, e in options.more_engines]
+    return EnginePool([first, *more], [options.engine_name, *(name for name, _ in options.more_engines)])
 
 
 def tag_finals(built: Built, engine: Engine) -> Tagged:

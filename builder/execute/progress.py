@@ -7,10 +7,11 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.live import Live
-from rich.table import Table
+if TYPE_CHECKING:  # rich is imported only for a terminal: plain lines need none of it
+    from rich.live import Live
+    from rich.table import Table
 
 STATES = ("waiting", "cached", "pulling", "building", "probing", "pushing", "built", "pulled", "failed", "skipped")
 
@@ -30,9 +31,14 @@ class Reporter:
         self.lock = threading.Lock()
         self.live: Live | None = None
         if live:
+            from rich.console import Console
+            from rich.live import Live
+
             self.live = Live(self._table(), console=Console(stderr=True), refresh_per_second=4, transient=False)
 
     def _table(self) -> Table:
+        from rich.table import Table
+
         table = Table(title="stackbuild", expand=False)
         for column in ("stage", "status", "elapsed", "cache", "note"):
             table.add_column(column)

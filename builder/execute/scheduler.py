@@ -11,15 +11,16 @@ it was built from it meanwhile), stages already running finish, and the first fa
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from builder.execute.progress import Reporter
-from builder.execute.stage import Run, StageFailed, StageSkipped
+from builder.execute.stage import Report, Run, StageFailed, StageSkipped
 from builder.plan.stage import Plan, Stage
 
-BuildOne = Callable[[Stage, Callable[[str], None], Run], str]
+BuildOne = Callable[[Stage, Report, Run], str]
 
 
 @dataclass
@@ -88,7 +89,7 @@ class _Callbacks:
 def _work(run: _Run, stage: Stage, calls: _Callbacks) -> None:
     """One stage in its own thread: built, probed and tagged, or failed, or skipped."""
     try:
-        image_id = calls.build_one(stage, lambda state: calls.reporter.update(stage.name, state), run)
+        image_id = calls.build_one(stage, functools.partial(calls.reporter.update, stage.name), run)
     except StageSkipped:
         calls.reporter.update(stage.name, "skipped")
         run.finish(stage)

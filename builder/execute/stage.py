@@ -21,7 +21,11 @@ from builder.verify.diagnose import diagnose
 from builder.verify.installs import added_files, collisions, installed_files
 from builder.verify.probes import run_probes
 
-Report = Callable[[str], None]
+
+class Report(Protocol):
+    """A stage's state for the progress display, with an optional note (e.g. which engine)."""
+
+    def __call__(self, state: str, note: str = "") -> None: ...
 
 
 class StageFailed(LoggedFailure):
@@ -165,7 +169,12 @@ class StageBuilder:
                 self.engine.remove(ref)
         self.pending.clear()
 
-    def _pull(self, stage: Stage, report: Report) -> str | None:
+    def bring(self, stage: Stage, report: Report) -> str | None:
+        """A stage built on another engine of a pool, from the registry cache (probed, then tagged);
+        None when it is not there. Its log gets a line, not a new log."""
+        return self._pull(stage, report, "a")
+
+    def _pull(self, stage: Stage, report: Report, log_mode: str = "w") -> str | None:
         """The stage from the registry cache, probed before it is tagged: an image that fails its probes
         (a bad push) is dropped and the stage built here instead. None when it is not there."""
         if not self.registry.pull_from:
@@ -173,7 +182,7 @@ class StageBuilder:
         ref = RegistryCache.ref(self.registry.pull_from, stage)
         log_file = self.log_file(stage)
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        with log_file.open("w") as log:
+        with log_file.open(log_mode) as log:
 
             def write(line: str) -> None:
                 log.write(line + "\n")

@@ -42,5 +42,10 @@ def read(path: Path) -> Lock:
     return lock
 
 
+def text(lock: Lock) -> str:
+    """The lockfile's text, as written (and as embedded in the final images)."""
+    return json.dumps(lock.sealed().model_dump(mode="json"), indent=2) + "\n"
+
+
 def write(lock: Lock, path: Path) -> None:
-    write_atomic(path, json.dumps(lock.sealed().model_dump(mode="json"), indent=2) + "\n")
+    write_atomic(path, text(lock))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from builder.inputs.contexts import BytesItem, FileItem
+from builder.lock import io as lock_io
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
 from builder.plan import render
+from builder.plan.labels import LOCK_IN_IMAGE, image_labels, release_name
 from builder.plan.resolve import Inputs, Located
 from builder.plan.stage import ContextInput, Plan, Stage, StageInputs, StageKind, parent_arg, sha256_text
 from builder.verify import probes as probe_specs
@@ -88,7 +90,7 @@ def repository_for(stack: str) -> str:
 def final_tags(inputs: Inputs) -> dict[str, str]:
     """Tags of the final images, the same on every host: the architecture is always in the tag."""
     m, arch = inputs.request.manifest, inputs.request.arch
-    name = f"{m.toolkit.version.lower()}-{m.toolkit.chip}-{m.platform.os}{m.platform.os_version}-py{m.platform.python}"
+    name = release_name(m)
     repository = repository_for(m.name)
     return {"runtime-image": f"{repository}:{name}-{arch}", "devel-image": f"{repository}:{name}-devel-{arch}"}
 
@@ -127,10 +129,17 @@ def make_plan(inputs: Inputs) -> Plan:
             network,
         )
     built = [(cid, graph.image(cid)) for cid in lock.order]
-    devel_file = render.devel(manifest, graph.image("toolkit"), built, files_of(debs.get("devel-image")))
-    graph.add("devel-image", "devel", ("toolkit", *lock.order), devel_file, debs.get("devel-image", NO_CONTEXT))
-    runtime_file = render.runtime(manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch)
-    graph.add("runtime-image", "runtime", ("base-runtime", "toolkit", *lock.order), runtime_file)
+    # The lock rides in both final images, beside labels naming what they hold.
+    lock_file = (("stack.lock.json", lock_io.text(lock)),)
+    about = render.about(image_labels(manifest, lock, inputs.origin, devel=True), "stack.lock.json", LOCK_IN_IMAGE)
+    devel_file = render.devel(manifest, graph.image("toolkit"), built, files_of(debs.get("devel-image")), about)
+    devel_parents = ("toolkit", *lock.order)
+    graph.add("devel-image", "devel", devel_parents, devel_file, debs.get("devel-image", NO_CONTEXT), files=lock_file)
+    about = render.about(image_labels(manifest, lock, inputs.origin, devel=False), "stack.lock.json", LOCK_IN_IMAGE)
+    runtime_file = render.runtime(
+        manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch, about
+    )
+    graph.add("runtime-image", "runtime", ("base-runtime", "toolkit", *lock.order), runtime_file, files=lock_file)
     installs = {c.id: tuple(i.path for i in c.installs) for c in manifest.components if c.installs}
     return Plan(
         manifest.name,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -213,11 +213,24 @@ def component(
     )
 
 
+def about(labels: Mapping[str, str], lock_source: str, lock_target: str) -> str:
+    """The final images' last instructions: the lock copied in, and one LABEL instruction."""
+    lines = [f"COPY {json.dumps([lock_source, lock_target])}"]
+    pairs = [f"{key}={json.dumps(value)}" for key, value in labels.items()]
+    lines.append("LABEL " + " \\\n      ".join(pairs))
+    return "\n".join(lines)
+
+
 def devel(
-    manifest: Manifest, toolkit_image: str, components: Sequence[tuple[str, str]], debs: Sequence[str] = ()
+    manifest: Manifest,
+    toolkit_image: str,
+    components: Sequence[tuple[str, str]],
+    debs: Sequence[str] = (),
+    about: str = "",
 ) -> str:
     return render(
         "devel",
+        about=about,
         debs=debs,
         toolkit_image=toolkit_image,
         components=copies(manifest, components),
@@ -237,6 +250,7 @@ def runtime(
     toolkit_image: str,
     components: Sequence[tuple[str, str]],
     arch: Arch,
+    about: str = "",
 ) -> str:
     layout = toolkit_layout(lock.toolkit.version)
     artifacts = (
@@ -266,4 +280,5 @@ def runtime(
         layout=layout,
         artifacts=artifacts,
         env=env_block(list(layout.env()) + component_env(manifest, [c for c, _ in components])),
+        about=about,
     )

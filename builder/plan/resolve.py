@@ -8,12 +8,13 @@ moved Debian mirror gave; packages are fetched only when their stage's context i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from builder.inputs import bootstrap, packages, trees
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.contexts import BytesItem, FileItem, GitTree, LocalTree
+from builder.inputs.project import Origin, origin_of
 from builder.inputs.site import SiteConfig
 from builder.inputs.wheels import Target, Wheel, index_of, requirements_text
 from builder.inputs.wheels import fetch as fetch_wheels
@@ -73,6 +74,9 @@ class Inputs:
     drift: tuple[str, ...]
     debs: Mapping[str, Located]  # install point (system.scoped) -> its .debs
     wheels: Mapping[str, Located]  # component -> its Python packages' wheels and requirements file
+    origin: Origin = field(
+        default_factory=Origin
+    )  # the checkout holding the manifest (the images' source and revision labels)
 
 
 def _source(request: Request, source: LockedGit | LockedPath, keep_git: bool) -> tuple[Located, str | None]:
@@ -225,6 +229,7 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
         drift=tuple(drifts),
         debs=debs,
         wheels=wheels,
+        origin=origin_of(request.manifest_dir),
     )
 
 

@@ -19,7 +19,7 @@ from builder.store.cache import Cache
 from tests.conftest import REFERENCE
 from tests.debrepo import make_deb, serve, write_index
 from tests.docker.conftest import plan_of, stackbuild, write_variant
-from tests.helpers import add_submodule, git, make_repo
+from tests.helpers import lib_with_submodule
 from tests.wheelhouse import make_wheel
 
 pytestmark = pytest.mark.docker
@@ -132,13 +132,7 @@ def test_packages_are_locked_per_architecture_and_installed_offline_at_the_locke
 def test_keep_git_gives_the_build_a_checkout_with_submodules_and_tags_without_network(
     workspace: Path, engine: DockerEngine, tmp_path: Path
 ) -> None:
-    repos = tmp_path / "repos"
-    make_repo(tmp_path / "dep", "dep v1")
-    git("clone", "-q", "--bare", str(tmp_path / "dep"), str(repos / "dep.git"), cwd=tmp_path)
-    make_repo(tmp_path / "lib", "lib v1")
-    add_submodule(tmp_path / "lib", f"file://{repos}/dep.git", "3rdparty/dep")
-    git("tag", "v2.0.1", cwd=tmp_path / "lib")
-    git("clone", "-q", "--bare", str(tmp_path / "lib"), str(repos / "lib.git"), cwd=tmp_path)
+    repos = lib_with_submodule(tmp_path, tag="v2.0.1")
     component = (
         "  - id: gitdemo\n"
         f"    source: {{git: 'file://{repos}/lib.git', ref: v2.0.1, keep_git: true}}\n"

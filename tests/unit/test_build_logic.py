@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from builder.execute.pipeline import find_cached
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
-from builder.execute.stage import RegistryCache, Run, StageBuilder, StageFailed
+from builder.execute.stage import RegistryCache, Report, Run, StageBuilder, StageFailed
 from builder.manifest.model import Smoke
 from builder.plan.stage import FINALS, Plan, Stage
 from builder.plan.why import record_build, why
@@ -25,6 +24,17 @@ from builder.store.cache import Cache
 from builder.verify.smoke import run_smoke
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan
+
+
+def ignore(state: str, note: str = "") -> None:
+    pass
+
+
+def recording(states: list[str]) -> Report:
+    def report(state: str, note: str = "") -> None:
+        states.append(state)
+
+    return report
 
 
 @pytest.fixture
@@ -41,7 +51,7 @@ class Recorder:
         self.guard = threading.Lock()
         self.fail = fail
 
-    def __call__(self, stage: Stage, report: Callable[[str], None], run: Run | None = None) -> str:
+    def __call__(self, stage: Stage, report: Report, run: Run | None = None) -> str:
         with self.guard:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
@@ -107,7 +117,7 @@ def test_stage_is_tagged_only_after_its_probes_pass(golden: Plan, tmp_path: Path
     probed = dataclasses.replace(golden.stages["kernels"], context=())
     engine = FakeEngine()
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
-    assert builder(stage, lambda state: None) == f"sha256:{stage.key}"
+    assert builder(stage, ignore) == f"sha256:{stage.key}"
     # The pending tag (children may build from it while probes run) stays until the run ends.
     assert engine.tagged == {stage.pending_tag(): f"sha256:{stage.key}", stage.tag(): f"sha256:{stage.key}"}
     builder.drop_pending()
@@ -115,7 +125,7 @@ def test_stage_is_tagged_only_after_its_probes_pass(golden: Plan, tmp_path: Path
     engine.probe_ok = False
     states: list[str] = []
     with pytest.raises(StageFailed, match=r"stage kernels failed: probe command test -x output/bin/00_basic_matmul"):
-        builder(probed, states.append)
+        builder(probed, recording(states))
     assert states == ["probing"]
     assert probed.tag() not in engine.tagged
     assert engine.removed[1:] == [f"sha256:{probed.key}"]
@@ -171,7 +181,7 @@ def test_failed_build_names_its_log_and_cause(golden: Plan, tmp_path: Path) -> N
     engine = FakeEngine(fail_build="ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit")
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     with pytest.raises(StageFailed) as info:
-        builder(golden.stages["devel-image"], lambda state: None)
+        builder(golden.stages["devel-image"], ignore)
     message = str(info.value)
     assert "stage devel-image failed: The command '/bin/sh -c make' returned a non-zero code: 2" in message
     assert f"full log: {tmp_path / 'logs' / 'golden' / 'x86_64' / 'devel-image.log'}" in message
@@ -234,7 +244,7 @@ def test_a_stage_in_the_registry_cache_is_pulled_and_probed_before_it_is_tagged(
     engine = FakeEngine(registry={ref: "sha256:from-the-registry"})
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs", cache)
     states: list[str] = []
-    assert builder(probed, states.append) == "sha256:from-the-registry"
+    assert builder(probed, recording(states)) == "sha256:from-the-registry"
     assert states == ["pulling", "probing"] and engine.dockerfiles == []  # nothing built
     assert engine.tagged[probed.tag()] == "sha256:from-the-registry" and builder.pulled == {"kernels"}
     assert [image for image, *_ in engine.runs] == ["sha256:from-the-registry"]  # its probes ran first
@@ -243,7 +253,7 @@ def test_a_stage_in_the_registry_cache_is_pulled_and_probed_before_it_is_tagged(
     poisoned = FakeEngine(registry={ref: "sha256:bad"}, probe_ok=False)
     builder = StageBuilder(golden, poisoned, Cache(tmp_path / "cache2"), tmp_path / "logs", cache)
     with pytest.raises(StageFailed):  # the local build's probes fail too on this fake engine
-        builder(probed, lambda state: None)
+        builder(probed, ignore)
     assert poisoned.removed[0] == "sha256:bad" and len(poisoned.dockerfiles) == 1
     assert probed.tag() not in poisoned.tagged and builder.pulled == set()
 
@@ -254,7 +264,7 @@ def test_a_built_stage_is_pushed_after_its_probes_and_a_missing_one_is_built(gol
     engine = FakeEngine()
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs", cache)
     states: list[str] = []
-    assert builder(stage, states.append) == f"sha256:{stage.key}"
+    assert builder(stage, recording(states)) == f"sha256:{stage.key}"
     ref = RegistryCache.ref("reg.test/cache", stage)
     assert engine.pulled == [ref] and engine.pushed == [ref] and states[0] == "pulling" and states[-1] == "pushing"
     assert engine.registry == {ref: f"sha256:{stage.key}"} and engine.tagged[stage.tag()] == f"sha256:{stage.key}"

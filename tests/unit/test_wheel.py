@@ -81,7 +81,11 @@ def test_wheel_installed_outside_the_checkout_renders_the_reference_stack(tmp_pa
         cwd=tmp_path,
         env=env,
     )
-    assert main(["--root", str(ROOT), "render", "reference", "--arch", "x86_64", "-o", str(tmp_path / "checkout")]) == 0
+    # The same project rendered by the checkout's code (not in git either: the images' source and
+    # revision labels come from the project's checkout).
+    assert (
+        main(["--root", str(project), "render", "reference", "--arch", "x86_64", "-o", str(tmp_path / "checkout")]) == 0
+    )
     rendered = {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*") if p.is_file()}
     assert len([name for name in rendered if name.endswith(".Dockerfile")]) == 11
     checkout = tmp_path / "checkout"

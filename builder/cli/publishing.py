@@ -1,0 +1,34 @@
+"""`stackbuild publish`: build every architecture from the lock (frozen), smoke each, then push."""
+
+from __future__ import annotations
+
+import argparse
+
+from builder.cli.building import Result, build_arch, run_smoke_of
+from builder.cli.common import Context, say
+from builder.engine.registry_api import RegistryClient
+from builder.execute.publish import publish
+from builder.model.arch import Arch
+from builder.model.errors import StackbuildError
+from builder.plan.labels import release_name
+
+
+def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
+    loaded, _ = ctx.load(args.stack)
+    arches = [Arch(a) for a in args.arch] if args.arch else list(loaded.platform.architectures)
+    if unlisted := [a.value for a in arches if a not in loaded.platform.architectures]:
+        raise StackbuildError(f"{args.stack} does not list {', '.join(unlisted)} in platform.architectures")
+    results: dict[Arch, Result] = {}
+    for arch in arches:
+        say(f"[stackbuild] publish: building {loaded.name} for {arch} from its lock (frozen)")
+        results[arch] = build_arch(ctx, args, arch, frozen=True)
+        if run_smoke_of(results[arch]) != 0:  # only what passed its smoke is pushed
+            raise StackbuildError(f"the smoke of {loaded.name} failed on {arch}: nothing was pushed")
+    last = results[arches[-1]]
+    images = {arch: result.tagged.tags for arch, result in results.items()}
+    client = RegistryClient(args.registry.split("/", 1)[0])
+    say(f"[stackbuild] publish: pushing to {args.registry}")
+    pushed = publish(images, last.request.lock, release_name(loaded), args.registry, args.alias, last.engine, client)
+    for item in pushed:
+        print(f"{item.ref}  {item.digest}  ({item.what})")
+    return 0

@@ -1,0 +1,41 @@
+"""`stackbuild vendor` and `stackbuild import`: a stack's inputs carried to a machine without outside access."""
+
+from __future__ import annotations
+
+import argparse
+
+from builder.cli.common import Context, say
+from builder.execute.bundle import import_bundle, vendor
+from builder.model.arch import Arch
+from builder.model.errors import StackbuildError
+from builder.plan.make import make_plan
+from builder.plan.resolve import resolve_inputs
+from builder.store.cache import Cache
+
+
+def cmd_vendor(ctx: Context, args: argparse.Namespace) -> int:
+    loaded, _ = ctx.load(args.stack)
+    lock_path = ctx.lock_path(loaded.name)
+    if not lock_path.exists():
+        raise StackbuildError(f"{lock_path}: no lock to vendor: run `stackbuild lock {loaded.name}` first")
+    arches = [Arch(a) for a in args.arch] if args.arch else list(loaded.platform.architectures)
+    requests = [ctx.request(args.stack, arch, frozen=True) for arch in arches]
+    plans = []
+    for request in requests:
+        say(f"[stackbuild] vendor: gathering {loaded.name} for {request.arch}")
+        plans.append(make_plan(resolve_inputs(request, prepare=True, say=say)))
+    lock, cache = requests[0].lock, requests[0].cache
+    manifest = vendor(plans, lock, lock_path, ctx.site(), cache, args.output, say)
+    size = sum(int(f["size"]) for f in manifest["files"].values())
+    print(f"{args.output}: {len(manifest['files'])} files ({size / 1e6:.0f} MB), {len(manifest['git'])} git commits")
+    return 0
+
+
+def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
+    cache = Cache()
+    done = import_bundle(args.bundle, ctx.site(), cache, say)
+    print(
+        f"{args.bundle}: {done.files} files ({done.bytes / 1e6:.0f} MB) and {done.commits} git commits "
+        f"in {cache.root} (lock {done.lock_sha256[:16]})"
+    )
+    return 0

@@ -1,0 +1,174 @@
+"""The distribution API, for what the Docker engine cannot do: read a manifest by tag and put an
+image index (docker-py and skopeo 1.9 cannot create one).
+
+One retrying client: connection errors and 5xx are retried with backoff; 401/403 after
+authenticating is one line naming the registry, never what was sent. Credentials come from
+Docker's config (`docker login`, credential helpers included, read through docker-py).
+Loopback registries are spoken to over plain HTTP, as the Docker engine does; others over HTTPS.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import ipaddress
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import docker.auth
+import requests
+import tenacity
+
+from builder.engine.protocol import EngineError
+from builder.model.arch import Arch
+
+OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+ACCEPT = ", ".join((OCI_INDEX, DOCKER_LIST, OCI_MANIFEST, DOCKER_MANIFEST))
+CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
+
+
+class _Transient(EngineError):
+    """A connection error or a 5xx: worth another try."""
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    media_type: str
+    digest: str
+    size: int
+    body: bytes = b""
+
+    def entry(self, arch: Arch) -> dict[str, Any]:
+        """This manifest as an index entry for arch."""
+        os_name, _, architecture = arch.platform.partition("/")
+        platform = {"architecture": architecture, "os": os_name}
+        if arch is Arch.AARCH64:
+            platform["variant"] = "v8"  # what Docker records for arm64 images
+        return {"mediaType": self.media_type, "digest": self.digest, "size": self.size, "platform": platform}
+
+
+def index_body(entries: list[dict[str, Any]]) -> bytes:
+    """An OCI image index of these manifests, serialized once (its digest is of these bytes)."""
+    return json.dumps({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": entries}, indent=2).encode()
+
+
+def _is_loopback(registry: str) -> bool:
+    host = registry.rsplit(":", 1)[0] if registry.count(":") == 1 else registry
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class RegistryClient:
+    """One registry host[:port]; repositories are paths under it."""
+
+    def __init__(self, registry: str, credentials: Mapping[str, str] | None = None) -> None:
+        self.registry = registry
+        self.base = f"{'http' if _is_loopback(registry) else 'https'}://{registry}/v2"
+        self.session = requests.Session()
+        found = credentials if credentials is not None else docker.auth.load_config().resolve_authconfig(registry)
+        found = {k.lower(): v for k, v in (found or {}).items()}
+        self._user, self._password = found.get("username"), found.get("password")
+        self._authorization: dict[str, str] = {}  # repository -> Authorization header
+
+    def manifest(self, repository: str, reference: str) -> Descriptor | None:
+        """The manifest or index at reference (a tag or digest), or None when there is none."""
+        response = self._retrying("GET", repository, f"manifests/{reference}", {"Accept": ACCEPT})
+        if response.status_code == 404:
+            return None
+        self._check(response, repository, reference)
+        body = response.content
+        media_type = response.headers.get("Content-Type", "").split(";")[0] or json.loads(body).get("mediaType", "")
+        return Descriptor(media_type, f"sha256:{hashlib.sha256(body).hexdigest()}", len(body), body)
+
+    def put_manifest(self, repository: str, reference: str, body: bytes, media_type: str) -> str:
+        """Put a manifest or index under reference; its digest."""
+        headers = {"Content-Type": media_type}
+        response = self._retrying("PUT", repository, f"manifests/{reference}", headers, body)
+        self._check(response, repository, reference)
+        return f"sha256:{hashlib.sha256(body).hexdigest()}"
+
+    def _check(self, response: requests.Response, repository: str, reference: str) -> None:
+        if response.status_code >= 400:
+            detail = response.text.strip().replace("\n", " ")[:300]
+            raise EngineError(
+                f"registry {self.registry} answered {response.status_code} for {repository}:{reference}: {detail}"
+            )
+
+    def _retrying(
+        self, method: str, repository: str, path: str, headers: dict[str, str], body: bytes | None = None
+    ) -> requests.Response:
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(4),
+            wait=tenacity.wait_exponential(multiplier=0.5, max=8),
+            retry=tenacity.retry_if_exception_type(_Transient),
+            reraise=True,
+        )
+        try:
+            return retrying(self._send, method, repository, path, headers, body)
+        except _Transient as err:
+            raise EngineError(f"registry {self.registry}: {err}") from None
+
+    def _send(
+        self, method: str, repository: str, path: str, headers: dict[str, str], body: bytes | None
+    ) -> requests.Response:
+        url = f"{self.base}/{repository}/{path}"
+        try:
+            response = self._request(method, url, repository, headers, body)
+            if response.status_code == 401:
+                self._authenticate(response.headers.get("WWW-Authenticate", ""), repository)
+                response = self._request(method, url, repository, headers, body)
+        except requests.RequestException as err:  # the message names the URL only: no credentials are in it
+            raise _Transient(f"cannot reach it: {type(err).__name__}") from None
+        if response.status_code in (401, 403):
+            raise EngineError(
+                f"registry {self.registry} refused the credentials for {repository}: `docker login {self.registry}`"
+            )
+        if response.status_code >= 500:
+            raise _Transient(f"it answered {response.status_code}")
+        return response
+
+    def _request(
+        self, method: str, url: str, repository: str, headers: dict[str, str], body: bytes | None
+    ) -> requests.Response:
+        auth = {"Authorization": self._authorization[repository]} if repository in self._authorization else {}
+        return self.session.request(method, url, headers={**headers, **auth}, data=body, timeout=120)
+
+    def _authenticate(self, challenge: str, repository: str) -> None:
+        """Answer the registry's challenge: Basic with the credentials, or a Bearer token from its realm."""
+        scheme, _, params_text = challenge.partition(" ")
+        # Anonymous tokens exist; anonymous basic does not.
+        if (self._user is None or self._password is None) and scheme.lower() != "bearer":
+            raise EngineError(
+                f"registry {self.registry} wants credentials for {repository}: `docker login {self.registry}`"
+            )
+        if scheme.lower() == "basic":
+            pair = base64.b64encode(f"{self._user}:{self._password}".encode()).decode()
+            self._authorization[repository] = f"Basic {pair}"
+            return
+        params = dict(CHALLENGE_PARAM.findall(params_text))
+        if scheme.lower() != "bearer" or "realm" not in params:
+            raise EngineError(f"registry {self.registry} asks for an authentication this client does not speak")
+        query = {"service": params.get("service", ""), "scope": f"repository:{repository}:pull,push"}
+        auth = (self._user, self._password) if self._user and self._password else None
+        answer = self.session.get(params["realm"], params=query, auth=auth, timeout=60)
+        if answer.status_code in (401, 403):
+            raise EngineError(
+                f"registry {self.registry} refused the credentials for {repository}: `docker login {self.registry}`"
+            )
+        if answer.status_code >= 500:
+            raise _Transient(f"its token service answered {answer.status_code}")
+        document = answer.json()
+        token = document.get("token") or document.get("access_token")
+        if not token:
+            raise EngineError(f"registry {self.registry}: its token service gave no token")
+        self._authorization[repository] = f"Bearer {token}"

@@ -1,0 +1,103 @@
+"""A pool of engines: a run's stages spread over several Docker engines, their images shared through
+the registry stage cache (each stage is pushed once its probes pass; an engine that lacks a
+parent pulls it from there, probed, before building on it).
+
+The first engine is the one the build reports to: the final images end up there for the tags and
+the smoke."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+
+from builder.execute.stage import Report, Run, StageBuilder, StageFailed, StageSkipped, TaggedParents
+from builder.plan.stage import Stage
+
+
+class _OnEngine:
+    """The run as a stage on one engine sees it: a parent built on this engine this run may be there
+    under its pending tag only; any other parent is there under its stage tag (brought if it was
+    built elsewhere: its pending tag is on the engine that built it)."""
+
+    def __init__(self, run: Run, here: frozenset[str]) -> None:
+        self.run, self.here = run, here
+
+    def image_of(self, parent: Stage) -> str:
+        return self.run.image_of(parent) if parent.name in self.here else parent.tag()
+
+    def built(self, stage: Stage) -> None:
+        self.run.built(stage)
+
+    def parents_tagged(self, stage: Stage) -> bool:
+        return self.run.parents_tagged(stage)
+
+
+class EnginePool:
+    """build_one over several engines: each stage goes to the least busy one, preferring the engine
+    that built most of its parents (they need no transfer)."""
+
+    def __init__(self, builders: Sequence[StageBuilder], names: Sequence[str]) -> None:
+        self.builders, self.names = list(builders), list(names)
+        self.busy: Counter[int] = Counter()
+        self.assigned: dict[str, int] = {}  # stage -> the engine it was given this run
+        self.guard = threading.Lock()
+
+    def _pick(self, stage: Stage) -> int:
+        with self.guard:
+            local = Counter(self.assigned[p] for p in stage.parents if p in self.assigned)
+            index = min(range(len(self.builders)), key=lambda i: (self.busy[i], -local[i], i))
+            self.busy[index] += 1
+            self.assigned[stage.name] = index
+            return index
+
+    def __call__(self, stage: Stage, report: Report, run: Run | None = None) -> str:
+        index = self._pick(stage)
+        builder = self.builders[index]
+        run = run or TaggedParents()
+        try:
+            report("building", f"on {self.names[index]}")
+            with self.guard:  # a parent built here this run may be pending: its children start from it here
+                here = frozenset(p for p in stage.parents if self.assigned.get(p) == index)
+            missing = [p for p in stage.parents if p not in here and not builder.engine.image_id(self._tag(p))]
+            if missing:
+                if not run.parents_tagged(stage):
+                    raise StageSkipped(f"{stage.name}: a parent failed")
+                self._bring_parents(builder, stage, missing, report)
+            return builder(stage, report, _OnEngine(run, here))
+        finally:
+            with self.guard:
+                self.busy[index] -= 1
+
+    def _tag(self, name: str) -> str:
+        return self.builders[0].plan.stages[name].tag()
+
+    def _bring_parents(self, builder: StageBuilder, stage: Stage, missing: Sequence[str], report: Report) -> None:
+        for name in missing:
+            parent = builder.plan.stages[name]
+            if builder.engine.image_id(parent.tag()) is None and builder.bring(parent, report) is None:
+                raise StageFailed(
+                    stage.name,
+                    f"its parent {name} is not in the registry cache {builder.registry.pull_from}",
+                    [],
+                    builder.log_file(stage),
+                    "each engine of a pool gets what others built through the registry cache: --cache-to",
+                )
+
+    def gather(self, names: Sequence[str], report: Report) -> None:
+        """The named stages onto the first engine (the one whose tags the build prints)."""
+        first = self.builders[0]
+        for name in names:
+            stage = first.plan.stages[name]
+            if first.engine.image_id(stage.tag()) is None and first.bring(stage, report) is None:
+                raise StageFailed(
+                    name, f"cannot bring it to {self.names[0]} from the registry cache", [], first.log_file(stage), None
+                )
+
+    def drop_pending(self) -> None:
+        for builder in self.builders:
+            builder.drop_pending()
+
+    @property
+    def pulled(self) -> set[str]:
+        return set().union(*(b.pulled for b in self.builders))

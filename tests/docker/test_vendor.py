@@ -1,0 +1,74 @@
+"""Air-gap bundles: `vendor` writes what a build needs, `import` fills an empty cache from it, and a
+build on an empty engine succeeds with every git source moved away and every URL rewritten to a
+dead address: all inputs came from the bundle."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.docker.conftest import SecondDaemon, stackbuild, write_variant
+from tests.helpers import lib_with_submodule
+
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.skipif(os.geteuid() != 0, reason="starting a second Docker daemon needs root"),
+]
+DEAD = "http://127.0.0.1:9/dead/"  # the discard port: nothing answers there
+
+
+def test_a_bundle_builds_with_the_network_to_every_source_cut(workspace: Path, tmp_path: Path) -> None:
+    repos = lib_with_submodule(tmp_path)
+    component = (
+        "  - id: gitdemo\n"
+        f"    source: {{git: 'file://{repos}/lib.git', ref: main}}\n"
+        "    build: ['cat README 3rdparty/dep/README > both.txt']\n"
+        "    artifacts: [{path: both.txt, runtime: true}]\n"
+    )
+    name = write_variant(workspace, "reftest-vendor", [("components:\n", "components:\n" + component)])
+    stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
+
+    bundle = tmp_path / "bundle"
+    made = stackbuild(workspace, "vendor", name, "--arch", "x86_64", "-o", str(bundle))
+    assert made.returncode == 0, made.stderr[-3000:]
+    manifest = json.loads((bundle / "bundle.json").read_text())
+    assert {g["url"] for g in manifest["git"]} == {f"file://{repos}/lib.git", f"file://{repos}/dep.git"}
+    kinds = " ".join(f.get("what", "") for f in manifest["files"].values())
+    for expected in ("rootfs.tar", "cpusim-cann-toolkit", ".deb", ".whl"):
+        assert expected in kinds, kinds
+
+    # A damaged bundle is refused naming the file, and nothing of it enters the cache.
+    damaged = tmp_path / "damaged"
+    shutil.copytree(bundle, damaged)
+    victim = next(n for n, f in manifest["files"].items() if n.startswith("blobs/") and ".deb" in f["what"])
+    (damaged / victim).write_bytes(b"not the file")
+    empty = tmp_path / "cache-damaged"
+    bad = stackbuild(workspace, "import", str(damaged), env={"STACKBUILD_CACHE": str(empty)})
+    assert (
+        bad.returncode != 0
+        and "sha256 mismatch" in bad.stderr
+        and victim.split("/")[1] not in os.listdir(empty / "blobs" / "sha256")
+    )
+
+    # The air-gapped machine: its own cache and engine, the repositories gone, every source rewritten dead.
+    shutil.move(repos, tmp_path / "repos-gone")
+    site = tmp_path / "site.yaml"
+    rewrites = [f"file://{repos}/", "http://deb.debian.org/", "https://deb.debian.org/"]
+    site.write_text("url_rewrites:\n" + "".join(f"  - {{from: '{u}', to: '{DEAD}'}}\n" for u in rewrites))
+    env = {"STACKBUILD_CACHE": str(tmp_path / "cache-b"), "STACKBUILD_SITE_CONFIG": str(site)}
+    imported = stackbuild(workspace, "import", str(bundle), env=env)
+    assert imported.returncode == 0, imported.stderr[-3000:]
+    daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-v-", dir="/tmp")))
+    daemon.start()
+    try:
+        run = stackbuild(workspace, "build", name, "--arch", "x86_64", env={**env, "DOCKER_HOST": daemon.host})
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "0 cached" in run.stderr and "smoke: launch: passed" in run.stderr
+    finally:
+        daemon.remove()
+        shutil.rmtree(daemon.base, ignore_errors=True)

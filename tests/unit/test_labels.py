@@ -1,0 +1,51 @@
+"""What the final images say about themselves: OCI labels from the lock and the manifest's checkout,
+and the lock itself copied in."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from builder.inputs.project import Origin, origin_of
+from builder.plan.labels import LOCK_IN_IMAGE, image_labels
+from tests.golden_plan import golden_plan, golden_request
+
+
+def git(directory: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(directory), *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_the_origin_is_the_checkout_without_its_credentials(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "remote", "add", "origin", "https://ci:s3cret@git.example.com/team/stacks.git?token=t0k")
+    (tmp_path / "a").write_text("a")
+    git(tmp_path, "add", "a")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a")
+    (tmp_path / "stacks").mkdir()
+    origin = origin_of(tmp_path / "stacks")
+    assert origin.source == "https://git.example.com/team/stacks.git?<redacted>"
+    assert origin.revision == git(tmp_path, "rev-parse", "HEAD").strip()
+    assert origin_of(Path("/")) == Origin()  # not a checkout: no labels, no error
+
+
+def test_labels_name_the_release_the_lock_and_each_component() -> None:
+    request = golden_request()
+    origin = Origin("https://git.example.com/team/stacks.git", "a" * 40)
+    labels = image_labels(request.manifest, request.lock, origin, devel=True)
+    assert labels["org.opencontainers.image.title"] == "golden devel image"
+    assert labels["org.opencontainers.image.version"].endswith("-devel")
+    assert labels["org.opencontainers.image.source"] == origin.source
+    assert labels["org.opencontainers.image.revision"] == "a" * 40
+    assert labels["org.stackbuild.lock.sha256"] == request.lock.lock_sha256
+    assert labels["org.stackbuild.component.kernels"] == f"https://github.com/hicann/catlass.git@{'2' * 40}"
+    assert "org.opencontainers.image.created" not in labels  # an image base has no source date in the lock
+
+
+def test_both_final_images_carry_the_lockfile_and_their_labels() -> None:
+    plan = golden_plan()
+    lock_text = (Path(__file__).parents[1] / "golden" / "golden.lock.json").read_text()
+    for final in ("devel-image", "runtime-image"):
+        stage = plan.stages[final]
+        assert dict(stage.files)["stack.lock.json"] == lock_text
+        assert f'COPY ["stack.lock.json", "{LOCK_IN_IMAGE}"]' in stage.dockerfile
+        assert 'LABEL org.opencontainers.image.title="golden ' in stage.dockerfile

@@ -1,0 +1,120 @@
+"""The distribution API client against HTTP servers on loopback that answer as registries do:
+Basic and Bearer challenges, 5xx retried with backoff, refused credentials in one line without them.
+(The real registry is in tests/docker/test_publish.py.)"""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from builder.engine.protocol import EngineError
+from builder.engine.registry_api import OCI_INDEX, Descriptor, RegistryClient, index_body
+from builder.model.arch import Arch
+
+Answer = tuple[int, dict[str, str], bytes]
+
+
+@contextmanager
+def server(answer: Callable[[http.server.BaseHTTPRequestHandler], Answer]) -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on loopback; its host:port and the requests it saw ("METHOD path Authorization")."""
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def handle_one(self) -> None:
+            seen.append(f"{self.command} {self.path} {self.headers.get('Authorization', '-')}")
+            length = int(self.headers.get("Content-Length") or 0)
+            self.body = self.rfile.read(length) if length else b""
+            status, headers, body = answer(self)
+            self.send_response(status)
+            for key, value in {**headers, "Content-Length": str(len(body))}.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_PUT = do_HEAD = handle_one
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{httpd.server_address[1]}", seen
+    finally:
+        httpd.shutdown()
+
+
+def basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def test_basic_challenge_is_answered_and_the_manifest_read() -> None:
+    body = index_body([])
+
+    def answer(request: http.server.BaseHTTPRequestHandler) -> Answer:
+        if request.headers.get("Authorization") != basic("ci", "right"):
+            return 401, {"WWW-Authenticate": 'Basic realm="test"'}, b""
+        return 200, {"Content-Type": OCI_INDEX}, body
+
+    with server(answer) as (address, seen):
+        found = RegistryClient(address, {"username": "ci", "password": "right"}).manifest("team/x", "v1")
+    assert found is not None and found.media_type == OCI_INDEX and found.body == body and found.size == len(body)
+    assert seen[0].endswith(" -") and seen[1].endswith(basic("ci", "right"))
+
+
+def test_bearer_tokens_come_from_the_realm_with_the_credentials() -> None:
+    def answer(request: http.server.BaseHTTPRequestHandler) -> Answer:
+        if request.path.startswith("/token"):
+            assert request.headers.get("Authorization") == basic("ci", "right")
+            assert "scope=repository%3Ateam%2Fx%3Apull%2Cpush" in request.path
+            return 200, {}, json.dumps({"token": "tok"}).encode()
+        if request.headers.get("Authorization") != "Bearer tok":
+            realm = f'Bearer realm="http://{request.headers["Host"]}/token",service="test"'
+            return 401, {"WWW-Authenticate": realm}, b""
+        return 201, {}, b""
+
+    with server(answer) as (address, seen):
+        digest = RegistryClient(address, {"username": "ci", "password": "right"}).put_manifest(
+            "team/x", "v1", b"{}", OCI_INDEX
+        )
+    assert digest.startswith("sha256:") and [s.split()[0] for s in seen] == ["PUT", "GET", "PUT"]
+
+
+def test_refused_credentials_are_one_line_without_them() -> None:
+    def answer(request: http.server.BaseHTTPRequestHandler) -> Answer:
+        return 401, {"WWW-Authenticate": 'Basic realm="test"'}, b'{"errors":[{"code":"UNAUTHORIZED"}]}'
+
+    with server(answer) as (address, _), pytest.raises(EngineError) as info:
+        RegistryClient(address, {"username": "ci", "password": "s3cret-pw"}).manifest("team/x", "v1")
+    message = str(info.value)
+    assert message == f"registry {address} refused the credentials for team/x: `docker login {address}`"
+    assert "s3cret-pw" not in message and "\n" not in message
+
+
+def test_server_errors_are_retried_then_reported() -> None:
+    answers = iter([503, 502, 404])
+
+    def flaky(request: http.server.BaseHTTPRequestHandler) -> Answer:
+        return next(answers), {}, b""
+
+    with server(flaky) as (address, seen):
+        assert RegistryClient(address, {}).manifest("team/x", "v1") is None
+    assert len(seen) == 3
+
+    with server(lambda request: (500, {}, b"")) as (address, seen), pytest.raises(EngineError, match="answered 500"):
+        RegistryClient(address, {}).manifest("team/x", "v1")
+    assert len(seen) == 4  # tried four times
+
+
+def test_index_entries_name_dockers_platforms() -> None:
+    entry = Descriptor("application/vnd.docker.distribution.manifest.v2+json", "sha256:" + "a" * 64, 7).entry(
+        Arch.AARCH64
+    )
+    assert entry["platform"] == {"architecture": "arm64", "os": "linux", "variant": "v8"}
