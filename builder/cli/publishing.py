@@ -7,7 +7,7 @@ import argparse
 from builder.cli.building import Result, build_arch, run_smoke_of
 from builder.cli.common import Context, say
 from builder.engine.registry_api import RegistryClient
-from builder.execute.publish import publish
+from builder.execute.publish import immutable_tag, publish
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.plan.labels import release_name
@@ -18,6 +18,10 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
     arches = [Arch(a) for a in args.arch] if args.arch else list(loaded.platform.architectures)
     if unlisted := [a.value for a in arches if a not in loaded.platform.architectures]:
         raise StackbuildError(f"{args.stack} does not list {', '.join(unlisted)} in platform.architectures")
+    # The registry is asked first: a refused login or an unreachable registry fails now, not after the builds.
+    client = RegistryClient(args.registry.split("/", 1)[0])
+    locked = ctx.request(args.stack, arches[0], frozen=True).lock
+    client.manifest(f"{args.registry.partition('/')[2]}/{locked.stack.lower()}", immutable_tag(locked))
     results: dict[Arch, Result] = {}
     for arch in arches:
         say(f"[stackbuild] publish: building {loaded.name} for {arch} from its lock (frozen)")
@@ -26,7 +30,6 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
             raise StackbuildError(f"the smoke of {loaded.name} failed on {arch}: nothing was pushed")
     last = results[arches[-1]]
     images = {arch: result.tagged.tags for arch, result in results.items()}
-    client = RegistryClient(args.registry.split("/", 1)[0])
     say(f"[stackbuild] publish: pushing to {args.registry}")
     pushed = publish(images, last.request.lock, release_name(loaded), args.registry, args.alias, last.engine, client)
     for item in pushed:

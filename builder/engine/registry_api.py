@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import docker.auth
+import docker.errors
 import requests
 import tenacity
 
@@ -30,6 +31,7 @@ DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 ACCEPT = ", ".join((OCI_INDEX, DOCKER_LIST, OCI_MANIFEST, DOCKER_MANIFEST))
+DOCKER_HUB_API = "registry-1.docker.io"  # where docker.io's distribution API answers
 CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
 
 
@@ -59,7 +61,10 @@ def index_body(entries: list[dict[str, Any]]) -> bytes:
 
 
 def _is_loopback(registry: str) -> bool:
-    host = registry.rsplit(":", 1)[0] if registry.count(":") == 1 else registry
+    if registry.startswith("["):  # [::1]:5000
+        host = registry[1:].partition("]")[0]
+    else:
+        host = registry.rpartition(":")[0] if ":" in registry else registry
     if host == "localhost":
         return True
     try:
@@ -73,9 +78,13 @@ class RegistryClient:
 
     def __init__(self, registry: str, credentials: Mapping[str, str] | None = None) -> None:
         self.registry = registry
-        self.base = f"{'http' if _is_loopback(registry) else 'https'}://{registry}/v2"
+        api_host = DOCKER_HUB_API if registry in ("docker.io", "index.docker.io") else registry
+        self.base = f"{'http' if _is_loopback(registry) else 'https'}://{api_host}/v2"
         self.session = requests.Session()
-        found = credentials if credentials is not None else docker.auth.load_config().resolve_authconfig(registry)
+        try:
+            found = credentials if credentials is not None else docker.auth.load_config().resolve_authconfig(registry)
+        except docker.errors.DockerException as err:  # a credential helper that fails or is missing
+            raise EngineError(f"cannot read the credentials for {registry} from Docker's config: {err}") from None
         found = {k.lower(): v for k, v in (found or {}).items()}
         self._user, self._password = found.get("username"), found.get("password")
         self._authorization: dict[str, str] = {}  # repository -> Authorization header

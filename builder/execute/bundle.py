@@ -77,8 +77,8 @@ def vendor(
     plans: Sequence[Plan], lock: Lock, lock_path: Path, site: SiteConfig, cache: Cache, out: Path, say: Say
 ) -> dict[str, Any]:
     """Write the bundle of lock (for the plans' architectures) to out; its manifest."""
-    if out.exists() and any(out.iterdir()):
-        raise InputError(f"-o {out}: not empty: vendor writes a new directory (remove it or pick another)")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError(f"-o {out}: exists and is not an empty directory: vendor writes a new one (pick another)")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     staging.chmod(0o755)
@@ -139,6 +139,8 @@ def import_bundle(bundle: Path, site: SiteConfig, cache: Cache, say: Say) -> Imp
         raise InputError(
             f"{bundle / BUNDLE_FILE}: not a stackbuild bundle ({err}): make one with `stackbuild vendor`"
         ) from err
+    if not isinstance(manifest, dict) or not {"files", "git", "lock_sha256"} <= set(manifest):
+        raise InputError(f"{bundle / BUNDLE_FILE}: not a stackbuild bundle (files, git or lock_sha256 missing)")
     if manifest.get("format") != BUNDLE_FORMAT:
         raise InputError(
             f"{bundle / BUNDLE_FILE}: format {manifest.get('format')!r}, this stackbuild reads {BUNDLE_FORMAT}"
@@ -157,7 +159,12 @@ def import_bundle(bundle: Path, site: SiteConfig, cache: Cache, say: Say) -> Imp
     for entry in manifest["git"]:
         target = cache.git_mirror(site.repo_url(entry["url"]))
         with cache.lock(f"git-{target.stem}"):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _copy_commit(bundle / entry["path"], target, entry["commit"], verify=True)
+            if target.is_dir():
+                _copy_commit(bundle / entry["path"], target, entry["commit"], verify=True)
+                continue
+            with cache.temp_dir() as tmp:  # a new store appears whole (as git.mirror makes them)
+                _copy_commit(bundle / entry["path"], tmp / "store.git", entry["commit"], verify=True)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(tmp / "store.git", target)
     say(f"[stackbuild] import: {len(manifest['git'])} git commits")
     return Imported(len(manifest["files"]) - 1, total, len(manifest["git"]), manifest["lock_sha256"])

@@ -110,8 +110,11 @@ def execute(work: Work, engine: Engine, cache: Cache, options: BuildOptions, say
                 on_built=lambda stage: record_build(cache, plan, stage),
                 outcome=lambda stage: "pulled" if stage.name in runner.pulled else "built",
             )
-            if pool:  # the finals onto the engine whose tags the build prints
+            if pool:  # the finals onto the engine whose tags the build prints, by their ids there
                 pool.gather([f for f in FINALS if f in work.to_build], _unreported)
+                image_ids |= {
+                    f: engine.image_id(plan.stages[f].tag()) or image_ids[f] for f in FINALS if f in image_ids
+                }
         finally:
             runner.drop_pending()
         built, cached = tuple(reporter.names("built")), tuple(reporter.names("cached"))
@@ -130,8 +133,9 @@ def _pool(first: StageBuilder, options: BuildOptions) -> EnginePool | None:
             "a pool of engines shares stages through a registry stage cache: pass --cache-to REGISTRY/REPO "
             "(or set cache_registry and cache_push in the site configuration)"
         )
-    shared = options.registry.pull_from or options.registry.push_to
-    first = dataclasses.replace(first, registry=RegistryCache(pull_from=shared, push_to=options.registry.push_to))
+    # The engines find what the others built where those push it (--cache-from may name another cache).
+    shared = options.registry.push_to
+    first = dataclasses.replace(first, registry=RegistryCache(pull_from=shared, push_to=shared))
     more = [dataclasses.replace(first, engine=e, pulled=set(), pending=set()) for _, e in options.more_engines]
     return EnginePool([first, *more], [options.engine_name, *(name for name, _ in options.more_engines)])
 

@@ -63,7 +63,9 @@ def publish(
             pushed.append(Pushed(ref, digest, f"{final} for {arch}"))
         indexes[suffix] = index_body(entries)
     immutable = immutable_tag(lock)
-    for suffix, body in indexes.items():  # before any index is put: a refusal leaves every tag as it was
+    # Before any index is put: a refusal leaves every index tag as it was (the per-architecture
+    # tags, <release>[-devel]-<arch>, were pushed above: an index needs its manifests in the registry).
+    for suffix, body in indexes.items():
         existing = client.manifest(repository, immutable + suffix)
         ours = f"sha256:{hashlib.sha256(body).hexdigest()}"
         if existing is not None and existing.digest != ours:

@@ -90,23 +90,22 @@ def _work(run: _Run, stage: Stage, calls: _Callbacks) -> None:
     """One stage in its own thread: built, probed and tagged, or failed, or skipped."""
     try:
         image_id = calls.build_one(stage, functools.partial(calls.reporter.update, stage.name), run)
+        calls.on_built(stage)
+        calls.reporter.update(stage.name, calls.outcome(stage), stage.key[:12])
     except StageSkipped:
         calls.reporter.update(stage.name, "skipped")
         run.finish(stage)
-        return
     except StageFailed as err:
-        with run.changed:
-            parent_failed = any(p in run.finished and p not in run.tagged for p in stage.parents)
-        # Built from a parent that then failed: the parent's failure is the one to report.
+        # Built from a parent that then failed (a child often fails first): the parent's failure is
+        # the one to report, so wait for the parents before choosing.
+        parent_failed = not run.parents_tagged(stage)
         calls.reporter.update(stage.name, *(("skipped",) if parent_failed else ("failed", err.reason)))
         run.finish(stage, failure=None if parent_failed else err)
-        return
-    except BaseException as err:
+    except BaseException as err:  # finished whatever happens: nothing waits forever on this stage
         run.finish(stage, crash=err)
         raise
-    calls.on_built(stage)
-    calls.reporter.update(stage.name, calls.outcome(stage), stage.key[:12])
-    run.finish(stage, image_id=image_id)
+    else:
+        run.finish(stage, image_id=image_id)
 
 
 def schedule(

@@ -15,7 +15,7 @@ from builder.engine import BuildFailed, BuildSpec, Engine, EngineError
 from builder.inputs.contexts import write_context
 from builder.model.canonical import digest
 from builder.model.errors import LoggedFailure, StackbuildError
-from builder.plan.stage import Plan, Stage, parent_arg
+from builder.plan.stage import FINALS, Plan, Stage, parent_arg
 from builder.store.cache import Cache
 from builder.verify.diagnose import diagnose
 from builder.verify.installs import added_files, collisions, installed_files
@@ -100,7 +100,9 @@ class StageBuilder:
         return self.log_dir / self.plan.stack.lower() / self.plan.arch.value / f"{stage.name}.log"
 
     def labels(self, stage: Stage) -> dict[str, str]:
+        outside_the_key = self.plan.final_labels if stage.name in FINALS else {}
         return {
+            **outside_the_key,
             "org.stackbuild.stack": self.plan.stack,
             "org.stackbuild.stage": stage.name,
             "org.stackbuild.key": stage.key,
@@ -119,10 +121,10 @@ class StageBuilder:
                 done = self.engine.image_id(stage.tag())
                 if done:
                     return done
-                if (pulled := self._pull(stage, report)) is not None:
+                run = run or TaggedParents()
+                if (pulled := self._pull(stage, report, run=run)) is not None:
                     return pulled
                 # After a registry cache miss, the build's log follows what the pull attempt wrote.
-                run = run or TaggedParents()
                 image_id = self._build_new(stage, report, run, "a" if self.registry.pull_from else "w")
                 self._push(stage, image_id, report)
                 return image_id
@@ -162,6 +164,14 @@ class StageBuilder:
         self.engine.tag(image_id, stage.tag())
         return image_id
 
+    def _drop(self, stage: Stage, image_id: str) -> None:
+        """An image that failed: removed, or (while children built from it still hold it) at least untagged."""
+        try:
+            self.engine.remove(image_id)
+        except EngineError:
+            with contextlib.suppress(EngineError):
+                self.engine.remove(stage.pending_tag())
+
     def drop_pending(self) -> None:
         """Remove the run's pending tags (the images stay under their stage tags)."""
         for ref in sorted(self.pending):
@@ -174,7 +184,7 @@ class StageBuilder:
         None when it is not there. Its log gets a line, not a new log."""
         return self._pull(stage, report, "a")
 
-    def _pull(self, stage: Stage, report: Report, log_mode: str = "w") -> str | None:
+    def _pull(self, stage: Stage, report: Report, log_mode: str = "w", run: Run | None = None) -> str | None:
         """The stage from the registry cache, probed before it is tagged: an image that fails its probes
         (a bad push) is dropped and the stage built here instead. None when it is not there."""
         if not self.registry.pull_from:
@@ -204,6 +214,10 @@ class StageBuilder:
             except StageFailed as err:  # the image is gone with its registry name
                 write(f"# the pulled image fails its probes ({err.reason}): building instead")
                 return None
+            if run is not None and not run.parents_tagged(stage):  # tagged only after its parents, as if built
+                write("# a parent failed its probes: the pulled image is dropped")
+                self._drop(stage, image_id)
+                raise StageSkipped(f"{stage.name}: a parent failed")
         self.engine.tag(image_id, stage.tag())
         self.engine.remove(ref)  # only the registry name: the image stays under the stage's tag
         self.pulled.add(stage.name)
@@ -287,13 +301,13 @@ class StageBuilder:
         try:
             results = run_probes(self.engine, image_id, stage.probe_workdir, stage.probes)
         except EngineError as err:
-            self.engine.remove(image_id)
+            self._drop(stage, image_id)
             raise StageFailed(stage.name, f"cannot run its probes: {err}", [], log_file, None) from err
         for result in results:
             write(f"# probe {result.name}: {'ok' if result.ok else 'FAILED'}: {result.message}")
         failed = [r for r in results if not r.ok]
         if failed:
-            self.engine.remove(image_id)
+            self._drop(stage, image_id)
             first = failed[0]
             reason = f"probe {first.name} failed: {first.message}"
             raise StageFailed(stage.name, reason, [], log_file, diagnose([first.message]))

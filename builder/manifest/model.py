@@ -32,7 +32,9 @@ from builder.manifest.types import (
 from builder.model.arch import Arch
 
 SCHEMA_VERSION = 1
-ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+# A component id names a Docker build stage and a build argument in its dependents' Dockerfiles
+# (`FROM ${<ID>_IMAGE} AS <id>`): a letter first, then letters, digits and '-' (no '_' or '.').
+ID_PATTERN = r"^[a-z][a-z0-9-]*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"

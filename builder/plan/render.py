@@ -213,10 +213,15 @@ def component(
     )
 
 
+def _label_value(value: str) -> str:
+    return json.dumps(value).replace("$", "\\$")
+
+
 def about(labels: Mapping[str, str], lock_source: str, lock_target: str) -> str:
     """The final images' last instructions: the lock copied in, and one LABEL instruction."""
     lines = [f"COPY {json.dumps([lock_source, lock_target])}"]
-    pairs = [f"{key}={json.dumps(value)}" for key, value in labels.items()]
+    # Quoted as JSON strings (no newline or quote gets out), `$` escaped: LABEL expands variables.
+    pairs = [f"{key}={_label_value(value)}" for key, value in labels.items()]
     lines.append("LABEL " + " \\\n      ".join(pairs))
     return "\n".join(lines)
 

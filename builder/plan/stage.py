@@ -98,6 +98,8 @@ class Plan:
     # Component -> the paths it installs outside its directory, and -> every component it needs.
     installs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     needs: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # Given to the final images' builds as --label, outside their keys (source, revision).
+    final_labels: Mapping[str, str] = field(default_factory=dict)
 
     def order(self) -> list[Stage]:
         return list(self.stages.values())

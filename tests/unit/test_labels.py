@@ -3,11 +3,16 @@ and the lock itself copied in."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 
+from builder.execute.stage import StageBuilder
 from builder.inputs.project import Origin, origin_of
-from builder.plan.labels import LOCK_IN_IMAGE, image_labels
+from builder.plan import render
+from builder.plan.labels import LOCK_IN_IMAGE, image_labels, origin_labels
+from builder.store.cache import Cache
+from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan, golden_request
 
 
@@ -30,15 +35,32 @@ def test_the_origin_is_the_checkout_without_its_credentials(tmp_path: Path) -> N
 
 def test_labels_name_the_release_the_lock_and_each_component() -> None:
     request = golden_request()
-    origin = Origin("https://git.example.com/team/stacks.git", "a" * 40)
-    labels = image_labels(request.manifest, request.lock, origin, devel=True)
+    labels = image_labels(request.manifest, request.lock, devel=True)
     assert labels["org.opencontainers.image.title"] == "golden devel image"
     assert labels["org.opencontainers.image.version"].endswith("-devel")
-    assert labels["org.opencontainers.image.source"] == origin.source
-    assert labels["org.opencontainers.image.revision"] == "a" * 40
     assert labels["org.stackbuild.lock.sha256"] == request.lock.lock_sha256
     assert labels["org.stackbuild.component.kernels"] == f"https://github.com/hicann/catlass.git@{'2' * 40}"
     assert "org.opencontainers.image.created" not in labels  # an image base has no source date in the lock
+
+
+def test_the_checkout_is_named_by_build_time_labels_outside_the_key(tmp_path: Path) -> None:
+    origin = Origin("https://git.example.com/team/stacks.git", "a" * 40)
+    assert origin_labels(origin) == {
+        "org.opencontainers.image.source": origin.source,
+        "org.opencontainers.image.revision": "a" * 40,
+    }
+    plan = golden_plan()
+    moved = dataclasses.replace(plan, final_labels=origin_labels(origin))
+    builder = StageBuilder(moved, FakeEngine(), Cache(tmp_path / "cache"), tmp_path / "logs")
+    final, component = moved.stages["devel-image"], moved.stages["devkit"]
+    assert builder.labels(final)["org.opencontainers.image.revision"] == "a" * 40
+    assert "org.opencontainers.image.revision" not in builder.labels(component)
+    assert "revision" not in final.dockerfile  # a new commit alone does not change the key
+
+
+def test_label_values_cannot_leave_their_quotes_or_expand_variables() -> None:
+    text = render.about({"org.x": 'a"b\nc $HOME ${PATH}'}, "stack.lock.json", LOCK_IN_IMAGE)
+    assert text.splitlines()[-1] == 'LABEL org.x="a\\"b\\nc \\$HOME \\${PATH}"'
 
 
 def test_both_final_images_carry_the_lockfile_and_their_labels() -> None:
