@@ -143,6 +143,11 @@ def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool)
         pull_from=args.cache_from or site.cache_registry,
         push_to=args.cache_to or (site.cache_registry if site.cache_push else None),
     )
+    if not os.environ.get("DOCKER_TLS_VERIFY") and any(url.startswith("tcp://") for url in args.engine):
+        say(
+            "[stackbuild] note: tcp:// engines without DOCKER_TLS_VERIFY=1 are spoken to unencrypted "
+            "(registry logins too)"
+        )
     first, *more = args.engine or [None]
     engine: Engine = DockerEngine(first)
     options = BuildOptions(

@@ -25,7 +25,7 @@ PATTERN_HINTS = {
     "chip": "use one of 910b, 910, 310p, a3, 950",
     "version": "use a CANN version such as 8.5.0 or 8.3.RC1",
     "python": "use MAJOR.MINOR, e.g. 3.11",
-    "id": "use lowercase letters, digits, '.', '_' and '-'",
+    "id": "use a lowercase letter, then lowercase letters, digits and '-' (an id names a Docker build stage)",
     "name": "use letters, digits, '.', '_' and '-'",
 }
 MISSING_HINTS = {"ref": "a git source needs a 'ref' (branch, tag or commit)"}

@@ -66,29 +66,31 @@ def test_random_kills_never_leave_a_stage_that_looks_built(workspace: Path, engi
     stackbuild(workspace, "lock", name, check=True)
     rng = random.Random(8)
     interrupted: dict[str, int] = {}
-    for _ in range(TRIALS):
-        component = rng.choice(TOUCHED)
-        (workspace / "stacks" / "reference" / component / ".trial").write_text(uuid.uuid4().hex)
-        before = stage_tags(engine)
-        proc = start_build(workspace, name)
-        time.sleep(rng.uniform(0.5, 8.0))
-        proc.send_signal(signal.SIGKILL)
-        _, err = proc.communicate(timeout=60)
-        building = [
-            line.split()[1].rstrip(":")
-            for line in err.splitlines()
-            if line.endswith(": building") or " building - " in line
-        ]
-        for stage in building:
-            interrupted[stage] = interrupted.get(stage, 0) + 1
-        check_tagged_stages_are_complete(engine, workspace, name, stage_tags(engine) - before)
-    assert sum(interrupted.values()) >= TRIALS // 2, interrupted  # most kills hit a stage mid-build
-    rerun = stackbuild(workspace, "build", name)
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
-    assert "smoke: launch: passed" in rerun.stderr
-    check_cache_is_consistent(Cache())
-    for component in TOUCHED:  # the shared workspace's sources as they were
-        (workspace / "stacks" / "reference" / component / ".trial").unlink(missing_ok=True)
+    try:
+        for _ in range(TRIALS):
+            component = rng.choice(TOUCHED)
+            (workspace / "stacks" / "reference" / component / ".trial").write_text(uuid.uuid4().hex)
+            before = stage_tags(engine)
+            proc = start_build(workspace, name)
+            time.sleep(rng.uniform(0.5, 8.0))
+            proc.send_signal(signal.SIGKILL)
+            _, err = proc.communicate(timeout=60)
+            building = [
+                line.split()[1].rstrip(":")
+                for line in err.splitlines()
+                if line.endswith(": building") or " building - " in line
+            ]
+            for stage in building:
+                interrupted[stage] = interrupted.get(stage, 0) + 1
+            check_tagged_stages_are_complete(engine, workspace, name, stage_tags(engine) - before)
+        assert sum(interrupted.values()) >= TRIALS // 2, interrupted  # most kills hit a stage mid-build
+        rerun = stackbuild(workspace, "build", name)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert "smoke: launch: passed" in rerun.stderr
+        check_cache_is_consistent(Cache())
+    finally:
+        for component in TOUCHED:  # the shared workspace's sources as they were, whatever happened
+            (workspace / "stacks" / "reference" / component / ".trial").unlink(missing_ok=True)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs for the full-disk case needs root")

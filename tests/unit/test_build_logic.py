@@ -85,6 +85,29 @@ def test_one_job_builds_one_at_a_time(golden: Plan) -> None:
     assert recorder.max_active == 1
 
 
+def test_an_error_after_a_stage_built_ends_the_run_instead_of_hanging(golden: Plan) -> None:
+    """A record that cannot be written (a full disk) after a stage built: raised as is, nothing waits on."""
+
+    def full_disk(stage: Stage) -> None:
+        if stage.name == "devkit":
+            raise OSError(28, "No space left on device")
+
+    done = threading.Event()
+    failure: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            with Reporter(golden.stages, live=False) as reporter:
+                schedule(golden, set(golden.stages), Recorder(), 2, reporter, why=lambda s: "", on_built=full_disk)
+        except OSError as err:
+            failure.append(err)
+        done.set()
+
+    threading.Thread(target=build, daemon=True).start()
+    assert done.wait(timeout=30), "the run hangs"
+    assert failure and "No space left" in str(failure[0])
+
+
 def test_failure_skips_what_depends_on_it(golden: Plan, capsys: pytest.CaptureFixture[str]) -> None:
     recorder = Recorder(fail="devkit")
     with pytest.raises(StageFailed, match="stage devkit failed: probe x failed: broken"):
