@@ -22,7 +22,16 @@ import requests
 import tenacity
 
 from builder.engine import buildkit
-from builder.engine.protocol import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, EngineError, LogTail, RunResult
+from builder.engine.protocol import (
+    NO_DEVICES,
+    BuildFailed,
+    BuildSpec,
+    DeviceAccess,
+    EngineError,
+    LogTail,
+    RunResult,
+    registry_credentials,
+)
 from builder.model.arch import Arch
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -179,7 +188,15 @@ class DockerEngine:
         repository, _, tag = ref.rpartition(":")
 
         def once() -> None:
-            for event in self.client.api.pull(repository, tag=tag, platform=arch.platform, stream=True, decode=True):
+            pulling = self.client.api.pull(
+                repository,
+                tag=tag,
+                platform=arch.platform,
+                stream=True,
+                decode=True,
+                auth_config=registry_credentials(),
+            )
+            for event in pulling:
                 if "error" in event:
                     raise docker.errors.APIError(str(event["error"]))
 
@@ -194,7 +211,10 @@ class DockerEngine:
         pushed: list[str] = []
 
         def once() -> None:
-            for event in self.client.api.push(repository, tag=tag, stream=True, decode=True):
+            pushing = self.client.api.push(
+                repository, tag=tag, stream=True, decode=True, auth_config=registry_credentials()
+            )
+            for event in pushing:
                 if "error" in event:
                     raise docker.errors.APIError(str(event["error"]))
                 if digest := (event.get("aux") or {}).get("Digest"):

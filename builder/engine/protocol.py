@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Protocol
@@ -32,6 +33,15 @@ class BuildFailed(EngineError):
     def __init__(self, message: str, log_tail: list[str]) -> None:
         super().__init__(message)
         self.log_tail = log_tail
+
+
+def registry_credentials() -> dict[str, str] | None:
+    """Registry credentials from the environment (CI secrets), which take precedence over Docker's
+    config: STACKBUILD_REGISTRY_USERNAME and STACKBUILD_REGISTRY_PASSWORD, both or neither."""
+    user, password = os.environ.get("STACKBUILD_REGISTRY_USERNAME"), os.environ.get("STACKBUILD_REGISTRY_PASSWORD")
+    if bool(user) != bool(password):
+        raise EngineError("set both STACKBUILD_REGISTRY_USERNAME and STACKBUILD_REGISTRY_PASSWORD, or neither")
+    return {"username": user, "password": password} if user and password else None
 
 
 @dataclass(frozen=True)

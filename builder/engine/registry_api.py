@@ -23,7 +23,7 @@ import docker.errors
 import requests
 import tenacity
 
-from builder.engine.protocol import EngineError
+from builder.engine.protocol import EngineError, registry_credentials
 from builder.model.arch import Arch
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -82,7 +82,8 @@ class RegistryClient:
         self.base = f"{'http' if _is_loopback(registry) else 'https'}://{api_host}/v2"
         self.session = requests.Session()
         try:
-            found = credentials if credentials is not None else docker.auth.load_config().resolve_authconfig(registry)
+            found = credentials if credentials is not None else registry_credentials()
+            found = found if found is not None else docker.auth.load_config().resolve_authconfig(registry)
         except docker.errors.DockerException as err:  # a credential helper that fails or is missing
             raise EngineError(f"cannot read the credentials for {registry} from Docker's config: {err}") from None
         found = {k.lower(): v for k, v in (found or {}).items()}

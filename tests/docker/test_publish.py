@@ -97,7 +97,9 @@ def test_publish_pushes_one_index_per_tag_with_labels_and_the_lock(
 def test_an_immutable_tag_naming_another_index_is_never_moved(
     workspace: Path, published_to: tuple[str, dict[str, str]]
 ) -> None:
-    address, env = published_to
+    address, _ = published_to
+    # Credentials from the environment this time (as CI passes secrets), for the push and the index.
+    env = {"STACKBUILD_REGISTRY_USERNAME": USER, "STACKBUILD_REGISTRY_PASSWORD": PASSWORD}
     locked = lock.read(workspace / "lockfiles" / "reftest.lock.json")
     immutable = f"lock-{locked.lock_sha256[:16]}"
     client = RegistryClient(address, {"username": USER, "password": PASSWORD})
@@ -107,6 +109,8 @@ def test_an_immutable_tag_naming_another_index_is_never_moved(
     assert run.returncode == 1
     errors = [line for line in run.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and f"already names {taken}" in errors[0] and "never moved" in errors[0], run.stderr
+    # The image itself went up with the environment's credentials (before the index was refused).
+    assert client.manifest("team/reftest", f"{RELEASE}-x86_64") is not None
     assert client.manifest("team/reftest", immutable).digest == taken  # type: ignore[union-attr]
     assert client.manifest("team/reftest", RELEASE) is None  # no index was put anywhere
     assert PASSWORD not in run.stdout + run.stderr

@@ -87,6 +87,21 @@ def test_bearer_tokens_come_from_the_realm_with_the_credentials() -> None:
     assert digest.startswith("sha256:") and [s.split()[0] for s in seen] == ["PUT", "GET", "PUT"]
 
 
+def test_credentials_from_the_environment_come_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    def answer(request: http.server.BaseHTTPRequestHandler) -> Answer:
+        if request.headers.get("Authorization") != basic("ci", "from-env"):
+            return 401, {"WWW-Authenticate": 'Basic realm="test"'}, b""
+        return 404, {}, b""
+
+    monkeypatch.setenv("STACKBUILD_REGISTRY_USERNAME", "ci")
+    monkeypatch.setenv("STACKBUILD_REGISTRY_PASSWORD", "from-env")
+    with server(answer) as (address, _):
+        assert RegistryClient(address).manifest("team/x", "v1") is None  # authenticated: a plain 404
+    monkeypatch.delenv("STACKBUILD_REGISTRY_PASSWORD")
+    with pytest.raises(EngineError, match="set both STACKBUILD_REGISTRY_USERNAME and STACKBUILD_REGISTRY_PASSWORD"):
+        RegistryClient("127.0.0.1:9")
+
+
 def test_refused_credentials_are_one_line_without_them() -> None:
     def answer(request: http.server.BaseHTTPRequestHandler) -> Answer:
         return 401, {"WWW-Authenticate": 'Basic realm="test"'}, b'{"errors":[{"code":"UNAUTHORIZED"}]}'
