@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_build_commands(sub)
     commands.add_publish_commands(sub)
     commands.add_bundle_commands(sub)
+    commands.add_handoff_commands(sub)
     return parser
 
 

@@ -214,3 +214,23 @@ def add_bundle_commands(sub: SubParsers) -> None:
         "fill the cache from a `stackbuild vendor` directory, checking every file's sha256 and every git object",
     )
     p.add_argument("bundle", type=Path, help="the directory vendor wrote")
+
+
+def add_handoff_commands(sub: SubParsers) -> None:
+    p = command(
+        sub,
+        "run",
+        "running:cmd_run",
+        "start an image with this host's NPUs and driver mounted as CANN's docker run does (none on a host "
+        "without /dev/davinci*); STACKBUILD_HOST_ROOT looks for them under another root",
+    )
+    p.add_argument("image", help="image tag or id (e.g. one printed by build or publish)")
+    p.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        help="command to run instead of the image's; options go before IMAGE, as with docker run ([--] CMD ARGS...)",
+    )
+    p.add_argument(
+        "--device", action="append", type=int, default=[], metavar="N", help="use /dev/davinciN only (repeatable)"
+    )
+    p.add_argument("--print", action="store_true", help="print the docker run line instead of running it")

@@ -1,0 +1,59 @@
+"""What this host can give a container of the stack: its NPU device nodes and driver paths, as the
+facts of CANN's own `docker run` name them, found under a root (`/`, or a test tree standing in
+for /dev and /usr/local/Ascend: STACKBUILD_HOST_ROOT)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder.model.errors import InputError
+from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS
+
+NPU_DEVICE = re.compile(r"davinci(\d+)")
+
+
+def host_root() -> Path:
+    return Path(os.environ.get("STACKBUILD_HOST_ROOT") or "/")
+
+
+@dataclass(frozen=True)
+class HostAccess:
+    devices: tuple[str, ...]  # device nodes, as paths on the host
+    mounts: tuple[str, ...]  # driver paths, mounted at the same place
+    notes: tuple[str, ...] = ()
+
+    def docker_run_flags(self) -> list[str]:
+        """The flags of CANN's canonical `docker run`: --device per node, -v per driver path."""
+        flags = [flag for device in self.devices for flag in ("--device", device)]
+        return flags + [flag for path in self.mounts for flag in ("-v", f"{path}:{path}")]
+
+
+def npus(root: Path) -> dict[int, str]:
+    """The NPU device nodes under root's /dev, by number."""
+    dev = root / "dev"
+    found = {int(m.group(1)): f"/dev/{p.name}" for p in dev.glob("davinci*") if (m := NPU_DEVICE.fullmatch(p.name))}
+    return dict(sorted(found.items()))
+
+
+def host_access(root: Path, picked: Sequence[int] = ()) -> HostAccess:
+    """The NPUs (all, or the picked numbers), the control nodes and the driver paths this host has;
+    nothing at all when it has no NPU, with a note saying so."""
+    present = npus(root)
+    if not present:
+        return HostAccess((), (), ("no NPU on this host (no /dev/davinci<N>): the container gets no devices",))
+    if missing := [n for n in picked if n not in present]:
+        have = ", ".join(str(n) for n in present)
+        raise InputError(f"--device {missing[0]}: this host has no /dev/davinci{missing[0]} (it has: {have})")
+    chosen = [present[n] for n in (picked or present)]
+    notes = []
+    control = [d for d in CONTROL_DEVICES if (root / d.lstrip("/")).exists()]
+    if lacking := [d for d in CONTROL_DEVICES if d not in control]:
+        notes.append(f"missing control devices {', '.join(lacking)}: is the driver loaded?")
+    mounts = [p for p in DRIVER_MOUNTS if (root / p.lstrip("/")).exists()]
+    if lacking := [p for p in DRIVER_MOUNTS if p not in mounts]:
+        notes.append(f"missing driver paths {', '.join(lacking)}: is the driver installed?")
+    return HostAccess((*chosen, *control), tuple(mounts), tuple(notes))

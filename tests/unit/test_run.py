@@ -1,0 +1,75 @@
+"""`stackbuild run --print` against a fake host tree standing in for /dev and /usr/local/Ascend:
+exactly the flags of CANN's canonical docker run (ascend-facts: cann-container-image README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import run_cli
+
+IMAGE = "stackbuild/reference:8.3.rc1-910b-debian12-py3.11-x86_64"
+# The canonical flags for /dev/davinci0, in the facts' order.
+CANONICAL = (
+    "--device /dev/davinci0 --device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc "
+    "-v /usr/local/dcmi:/usr/local/dcmi -v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi "
+    "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ "
+    "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info "
+    "-v /etc/ascend_install.info:/etc/ascend_install.info"
+)
+
+
+def ascend_host(root: Path, npus: int = 2) -> Path:
+    """A tree with what an Ascend host has: device nodes (plain files here), the driver, npu-smi."""
+    (root / "dev").mkdir(parents=True)
+    for n in range(npus):
+        (root / "dev" / f"davinci{n}").touch()
+    for name in ("davinci_manager", "devmm_svm", "hisi_hdc"):
+        (root / "dev" / name).touch()
+    for directory in ("usr/local/dcmi", "usr/local/Ascend/driver/lib64"):
+        (root / directory).mkdir(parents=True)
+    for file in ("usr/local/bin/npu-smi", "usr/local/Ascend/driver/version.info", "etc/ascend_install.info"):
+        (root / file).parent.mkdir(parents=True, exist_ok=True)
+        (root / file).write_text("x")
+    return root
+
+
+def test_one_picked_npu_gives_exactly_the_canonical_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(ascend_host(tmp_path)))
+    code, out, err = run_cli(capsys, "run", "--print", "--device", "0", IMAGE, "--", "npu-smi", "info")
+    assert code == 0, err
+    assert out.strip() == f"docker run --rm {CANONICAL} {IMAGE} npu-smi info"
+    assert err == ""
+
+
+def test_every_npu_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(ascend_host(tmp_path)))
+    code, out, _ = run_cli(capsys, "run", "--print", IMAGE)
+    assert code == 0
+    both = CANONICAL.replace("--device /dev/davinci0", "--device /dev/davinci0 --device /dev/davinci1")
+    assert out.strip() == f"docker run --rm {both} {IMAGE}"
+
+
+def test_no_npu_means_no_flags_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    host = ascend_host(tmp_path, npus=0)  # a driver tree but no device node
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(host))
+    code, out, err = run_cli(capsys, "run", "--print", IMAGE)
+    assert code == 0
+    assert out.strip() == f"docker run --rm {IMAGE}"
+    assert "no NPU on this host" in err
+
+
+def test_a_device_the_host_lacks_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(ascend_host(tmp_path)))
+    code, out, err = run_cli(capsys, "run", "--print", "--device", "5", IMAGE)
+    assert code == 2 and out == ""
+    assert err.strip() == "stackbuild: error: --device 5: this host has no /dev/davinci5 (it has: 0, 1)"
