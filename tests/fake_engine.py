@@ -77,9 +77,9 @@ class FakeEngine:
         self.tagged[ref] = self.registry[ref]
         return self.registry[ref]
 
-    def push(self, ref: str) -> str:
+    def push(self, image_id: str, ref: str) -> str:
         self.pushed.append(ref)
-        self.registry[ref] = self.tagged[ref]
+        self.registry[ref] = image_id
         return "sha256:" + "d" * 64
 
     def build(

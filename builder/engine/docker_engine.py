@@ -206,7 +206,7 @@ class DockerEngine:
             return None
         return self.image_id(ref)
 
-    def push(self, ref: str) -> str:
+    def push(self, image_id: str, ref: str) -> str:
         repository, _, tag = ref.rpartition(":")
         pushed: list[str] = []
 
@@ -220,10 +220,13 @@ class DockerEngine:
                 if digest := (event.get("aux") or {}).get("Digest"):
                     pushed.append(str(digest))
 
+        self.tag(image_id, ref)
         try:
             _with_retries(once, ref)
         except _Missing as err:
             raise EngineError(f"cannot push {ref}: {err}") from err
+        finally:
+            self.remove(ref)
         if not pushed:
             raise EngineError(f"cannot push {ref}: the registry reported no digest")
         return pushed[-1]

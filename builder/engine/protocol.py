@@ -99,8 +99,9 @@ class Engine(Protocol):
         """The image id of ref pulled from its registry; None when the registry does not have it."""
         ...
 
-    def push(self, ref: str) -> str:
-        """Push the local ref to its registry; the manifest digest it got."""
+    def push(self, image_id: str, ref: str) -> str:
+        """Push the image as ref (REGISTRY/REPO:TAG); the manifest digest it got. The name ref is only
+        for the transfer: it is gone locally afterwards, whatever happened."""
         ...
 
     def build(

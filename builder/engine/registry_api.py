@@ -139,13 +139,17 @@ class RegistryClient:
                 response = self._request(method, url, repository, headers, body)
         except requests.RequestException as err:  # the message names the URL only: no credentials are in it
             raise _Transient(f"cannot reach it: {type(err).__name__}") from None
+        self._judge(response, repository, "it")
+        return response
+
+    def _judge(self, response: requests.Response, repository: str, who: str) -> None:
+        """Refused credentials: one line without them; a 5xx: worth another try."""
         if response.status_code in (401, 403):
             raise EngineError(
                 f"registry {self.registry} refused the credentials for {repository}: `docker login {self.registry}`"
             )
         if response.status_code >= 500:
-            raise _Transient(f"it answered {response.status_code}")
-        return response
+            raise _Transient(f"{who} answered {response.status_code}")
 
     def _request(
         self, method: str, url: str, repository: str, headers: dict[str, str], body: bytes | None
@@ -171,12 +175,7 @@ class RegistryClient:
         query = {"service": params.get("service", ""), "scope": f"repository:{repository}:pull,push"}
         auth = (self._user, self._password) if self._user and self._password else None
         answer = self.session.get(params["realm"], params=query, auth=auth, timeout=60)
-        if answer.status_code in (401, 403):
-            raise EngineError(
-                f"registry {self.registry} refused the credentials for {repository}: `docker login {self.registry}`"
-            )
-        if answer.status_code >= 500:
-            raise _Transient(f"its token service answered {answer.status_code}")
+        self._judge(answer, repository, "its token service")
         document = answer.json()
         token = document.get("token") or document.get("access_token")
         if not token:

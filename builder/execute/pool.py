@@ -63,7 +63,8 @@ class EnginePool:
             if missing:
                 if not run.parents_tagged(stage):
                     raise StageSkipped(f"{stage.name}: a parent failed")
-                self._bring_parents(builder, stage, missing, report)
+                for name in missing:
+                    self._bring(builder, name, stage, report)
             return builder(stage, report, _OnEngine(run, here))
         finally:
             with self.guard:
@@ -72,27 +73,22 @@ class EnginePool:
     def _tag(self, name: str) -> str:
         return self.builders[0].plan.stages[name].tag()
 
-    def _bring_parents(self, builder: StageBuilder, stage: Stage, missing: Sequence[str], report: Report) -> None:
-        for name in missing:
-            parent = builder.plan.stages[name]
-            if builder.engine.image_id(parent.tag()) is None and builder.bring(parent, report) is None:
-                raise StageFailed(
-                    stage.name,
-                    f"its parent {name} is not in the registry cache {builder.registry.pull_from}",
-                    [],
-                    builder.log_file(stage),
-                    "each engine of a pool gets what others built through the registry cache: --cache-to",
-                )
+    def _bring(self, builder: StageBuilder, name: str, needed_by: Stage, report: Report) -> None:
+        """Stage name onto builder's engine from the registry cache, unless it is there already."""
+        stage = builder.plan.stages[name]
+        if builder.engine.image_id(stage.tag()) is None and builder.bring(stage, report) is None:
+            raise StageFailed(
+                needed_by.name,
+                f"{name} is not in the registry cache {builder.registry.pull_from}",
+                [],
+                builder.log_file(needed_by),
+                "each engine of a pool gets what others built through the registry cache: --cache-to",
+            )
 
     def gather(self, names: Sequence[str], report: Report) -> None:
         """The named stages onto the first engine (the one whose tags the build prints)."""
-        first = self.builders[0]
         for name in names:
-            stage = first.plan.stages[name]
-            if first.engine.image_id(stage.tag()) is None and first.bring(stage, report) is None:
-                raise StageFailed(
-                    name, f"cannot bring it to {self.names[0]} from the registry cache", [], first.log_file(stage), None
-                )
+            self._bring(self.builders[0], name, self.builders[0].plan.stages[name], report)
 
     def drop_pending(self) -> None:
         for builder in self.builders:

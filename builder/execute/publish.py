@@ -51,11 +51,7 @@ def publish(
         entries = []
         for arch in sorted(images, key=lambda a: a.value):
             ref = f"{registry}/{repository}:{release}{suffix}-{arch}"
-            engine.tag(images[arch][final], ref)
-            try:
-                digest = engine.push(ref)
-            finally:
-                engine.remove(ref)  # the registry's name only: the image stays under its own tag
+            digest = engine.push(images[arch][final], ref)
             descriptor = client.manifest(repository, digest)
             if descriptor is None:
                 raise StackbuildError(f"registry {registry} lost {ref} ({digest}) right after it was pushed")

@@ -159,7 +159,7 @@ class StageBuilder:
             write(f"# built and probed in {time.monotonic() - started:.2f}s")
             if not run.parents_tagged(stage):
                 write("# a parent failed its probes: this image is dropped")
-                self.engine.remove(image_id)
+                self._drop(stage, image_id)
                 raise StageSkipped(f"{stage.name}: a parent failed")
         self.engine.tag(image_id, stage.tag())
         return image_id
@@ -238,14 +238,11 @@ class StageBuilder:
         ref = RegistryCache.ref(self.registry.push_to, stage)
         report("pushing")
         try:
-            self.engine.tag(image_id, ref)
-            digest_pushed = self.engine.push(ref)
+            digest_pushed = self.engine.push(image_id, ref)
         except EngineError as err:
             raise StageFailed(
                 stage.name, f"cannot push to the registry cache: {err}", [], self.log_file(stage), None
             ) from err
-        finally:
-            self.engine.remove(ref)
         self.log_file(stage).parent.mkdir(parents=True, exist_ok=True)
         with self.log_file(stage).open("a") as log:
             log.write(f"# pushed {ref} ({digest_pushed})\n")

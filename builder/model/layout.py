@@ -77,7 +77,6 @@ def toolkit_layout(version: str) -> ToolkitLayout:
 
 # Device nodes and driver files an Ascend container needs (cann-container-image README);
 # the driver stays on the host and is mounted read-only.
-NPU_DEVICE_GLOB = "/dev/davinci*"
 CONTROL_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
 DRIVER_MOUNTS = (
     "/usr/local/dcmi",

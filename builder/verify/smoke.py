@@ -6,17 +6,18 @@ report says `launch: skipped (no NPU device on this host)`, never a pass.
 
 from __future__ import annotations
 
-import glob
 import re
 from dataclasses import dataclass
 
 from builder.engine import NO_DEVICES, DeviceAccess, Engine
 from builder.manifest.model import Smoke
-from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS, NPU_DEVICE_GLOB
+from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS
+from builder.verify.host import host_root, npus
 
 
 def npu_devices() -> list[str]:
-    return sorted(p for p in glob.glob(NPU_DEVICE_GLOB) if re.fullmatch(r"/dev/davinci\d+", p))
+    """This host's NPU device nodes, found as `stackbuild run` finds them."""
+    return list(npus(host_root()).values())
 
 
 def device_access(devices: list[str]) -> DeviceAccess:
