@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import json
 import tarfile
@@ -42,8 +43,10 @@ class FakeEngine:
             return f"sha256:present-{ref}"
         return self.tagged.get(ref)
 
+    image_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # image -> its labels
+
     def labels(self, ref: str) -> dict[str, str]:
-        return {}
+        return self.image_labels.get(ref, {})
 
     def size(self, ref: str) -> int:
         return 1
@@ -64,7 +67,10 @@ class FakeEngine:
         }
 
     def tags(self, repository: str) -> set[str]:
-        return set(self.tagged)
+        return {tag for tag in self.tagged if fnmatch.fnmatch(tag.rpartition(":")[0], repository)}
+
+    def disk_usage(self) -> int:
+        return 1000 * len(set(self.tagged.values()))
 
     registry: dict[str, str] = field(default_factory=dict)  # ref -> image id, a registry's content
     pulled: list[str] = field(default_factory=list)

@@ -270,3 +270,18 @@ def registry(storage: Path, users: dict[str, str] | None = None) -> Iterator[str
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def ascend_host(root: Path, npus: int = 2) -> Path:
+    """A tree with what an Ascend host has: device nodes (plain files here), the driver, npu-smi."""
+    (root / "dev").mkdir(parents=True)
+    for n in range(npus):
+        (root / "dev" / f"davinci{n}").touch()
+    for name in ("davinci_manager", "devmm_svm", "hisi_hdc"):
+        (root / "dev" / name).touch()
+    for directory in ("usr/local/dcmi", "usr/local/Ascend/driver/lib64"):
+        (root / directory).mkdir(parents=True)
+    for file in ("usr/local/bin/npu-smi", "usr/local/Ascend/driver/version.info", "etc/ascend_install.info"):
+        (root / file).parent.mkdir(parents=True, exist_ok=True)
+        (root / file).write_text("x")
+    return root

@@ -234,3 +234,58 @@ def add_handoff_commands(sub: SubParsers) -> None:
         "--device", action="append", type=int, default=[], metavar="N", help="use /dev/davinciN only (repeatable)"
     )
     p.add_argument("--print", action="store_true", help="print the docker run line instead of running it")
+    p = command(
+        sub,
+        "inspect",
+        "handing:cmd_inspect",
+        "what a final image holds, from its labels and the lock it carries: stack, toolkit and its packages "
+        "(sha256), each component's repository and commit, the certified driver and firmware, the base, the lock "
+        "digest, system and Python packages",
+    )
+    p.add_argument("image", help="image tag or id (pulled when not here)")
+    _image_options(p)
+    p = command(
+        sub,
+        "diff",
+        "handing:cmd_diff",
+        "what differs between two final images: components (commit a1b2 -> c3d4), toolkit packages, system and "
+        "Python packages, the base",
+    )
+    p.add_argument("first", metavar="IMAGE_A", help="image tag or id")
+    p.add_argument("second", metavar="IMAGE_B", help="image tag or id")
+    _image_options(p)
+    p.add_argument("--exit-code", action="store_true", help="exit 1 when they differ (as git diff --exit-code)")
+    p = command(
+        sub,
+        "doctor",
+        "doctoring:cmd_doctor",
+        "check this host for a stack: Docker engine, disk, emulation for other architectures, the registry; on "
+        "an Ascend host the driver and firmware against what the stack certifies, the devices, the driver's "
+        "user, kernel headers; a remedy per failure; exit 1 when the host cannot build and run it",
+    )
+    p.add_argument("stack", nargs="?", help="stack name or manifest (default: the host checks only)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = command(
+        sub,
+        "gc",
+        "tidying:cmd_gc",
+        "remove the stage images no recent build used, by the builds' records in the cache (every checkout's "
+        "builds count), keeping the last --keep builds of each stack and architecture; says how much it freed",
+    )
+    p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
+    p.add_argument(
+        "--keep", type=positive, default=3, help="builds kept per stack and architecture (default %(default)s)"
+    )
+    p.add_argument(
+        "--inputs",
+        action="store_true",
+        help="also remove cached inputs (installers, .debs, wheels, base tarballs, git mirrors) no kept build "
+        "names: upstream may no longer serve them, so off by default",
+    )
+
+
+def _image_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--arch", choices=ARCHITECTURES, help="the variant to pull when the image is not here (default: this host's)"
+    )

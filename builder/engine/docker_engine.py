@@ -177,6 +177,27 @@ class DockerEngine:
         except (docker.errors.DockerException, requests.RequestException) as err:
             raise EngineError(f"cannot remove {ref}: {err}") from err
 
+    def about(self) -> dict[str, str]:
+        """The engine's version, API version, storage driver and data root (for `stackbuild doctor`)."""
+        try:
+            version, info = self.client.version(), self.client.info()
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise EngineError(f"cannot ask the engine about itself: {err}") from err
+        return {
+            "version": str(version.get("Version", "?")),
+            "api_version": str(version.get("ApiVersion", "?")),
+            "storage_driver": str(info.get("Driver", "?")),
+            "root": str(info.get("DockerRootDir", "")),
+            "builder": f"BuildKit through {self.buildkit_cli}" if self.buildkit_cli else "classic (docker-py)",
+        }
+
+    def disk_usage(self) -> int:
+        try:
+            usage: int = self.client.df().get("LayersSize") or 0
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise EngineError(f"cannot ask the engine for its disk usage: {err}") from err
+        return usage
+
     def tags(self, repository: str) -> set[str]:
         try:  # the summaries: one request, where images.list() inspects each image too
             summaries: list[dict[str, Any]] = self.client.api.images(name=repository)

@@ -91,6 +91,10 @@ class Engine(Protocol):
 
     def remove(self, ref: str) -> None: ...
 
+    def disk_usage(self) -> int:
+        """Bytes the engine's image layers take (what removing images can free)."""
+        ...
+
     def tags(self, repository: str) -> set[str]:
         """Every tag of the repositories matching a glob (e.g. stackbuild/stage/*)."""
         ...

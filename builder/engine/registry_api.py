@@ -100,6 +100,13 @@ class RegistryClient:
         media_type = response.headers.get("Content-Type", "").split(";")[0] or json.loads(body).get("mediaType", "")
         return Descriptor(media_type, f"sha256:{hashlib.sha256(body).hexdigest()}", len(body), body)
 
+    def reach(self, repository: str) -> None:
+        """Whether the registry answers and takes the credentials for repository (a repository not pushed
+        to yet is fine); EngineError saying which of the two failed."""
+        response = self._retrying("GET", repository, "tags/list", {})
+        if response.status_code != 404:
+            self._check(response, repository, "tags")
+
     def put_manifest(self, repository: str, reference: str, body: bytes, media_type: str) -> str:
         """Put a manifest or index under reference; its digest."""
         headers = {"Content-Type": media_type}

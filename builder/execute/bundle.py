@@ -44,7 +44,7 @@ class Imported:
     lock_sha256: str
 
 
-def _git_sources(lock: Lock, site: SiteConfig) -> Iterator[tuple[str, str, str]]:
+def git_sources(lock: Lock, site: SiteConfig) -> Iterator[tuple[str, str, str]]:
     """(lock URL, fetch URL on this site, commit) of every git source and submodule, recursively."""
 
     def subs(found: Sequence[LockedSubmodule]) -> Iterator[tuple[str, str, str]]:
@@ -102,7 +102,7 @@ def _fill(
                     _add_blob(staging, files, item.obtain(), f"{plan.arch} {stage.name}: {item.arcname}")
     say(f"[stackbuild] vendor: {len(files)} files")
     commits = []
-    for url, fetch_url, commit in _git_sources(lock, site):
+    for url, fetch_url, commit in git_sources(lock, site):
         name = _store_name(url)
         _copy_commit(git.mirror(fetch_url, commit, cache), staging / name, commit)
         commits.append({"url": url, "commit": commit, "path": name})

@@ -15,12 +15,21 @@ from builder.store.files import write_atomic
 
 def read(path: Path) -> Lock:
     try:
-        data = json.loads(path.read_text())
+        text = path.read_text()
     except FileNotFoundError as err:
         raise StackbuildError(
             f"{path}: no lockfile: run `stackbuild lock {path.name.removesuffix('.lock.json')}`"
         ) from err
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"{path}: cannot read the lockfile: {err}") from err
+    return parse(text, str(path))
+
+
+def parse(text: str, path: str) -> Lock:
+    """A lockfile's text checked and migrated; path names it in errors (a file, or where in an image)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
         raise InputError(f"{path}: cannot read the lockfile: {err}") from err
     if not isinstance(data, dict):
         raise InputError(f"{path}: a lockfile is a JSON object: relock")

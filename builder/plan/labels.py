@@ -10,11 +10,25 @@ from __future__ import annotations
 import datetime
 
 from builder.inputs.project import Origin
-from builder.lock.model import Lock, LockedBootstrapBase, LockedGit
+from builder.lock.model import Lock, LockedBootstrapBase, LockedGit, LockedPath
 from builder.manifest.model import Manifest
+from builder.model.arch import Arch
 from builder.store.http import redact
 
 LOCK_IN_IMAGE = "/etc/stackbuild/stack.lock.json"
+
+
+def as_built(lock: Lock, trees: dict[str, str]) -> Lock:
+    """The lock the final images carry: path sources at the trees that were built (a working tree
+    that moved since `lock` is built as it is, and the image says so), resealed when any moved."""
+    moved = {
+        c.id: c.model_copy(update={"source": c.source.model_copy(update={"tree_sha256": trees[c.id]})})
+        for c in lock.components
+        if isinstance(c.source, LockedPath) and trees.get(c.id, c.source.tree_sha256) != c.source.tree_sha256
+    }
+    if not moved:
+        return lock
+    return lock.model_copy(update={"components": [moved.get(c.id, c) for c in lock.components]}).sealed()
 
 
 def release_name(manifest: Manifest) -> str:
@@ -33,7 +47,9 @@ def origin_labels(origin: Origin) -> dict[str, str]:
     return labels
 
 
-def image_labels(manifest: Manifest, lock: Lock, devel: bool) -> dict[str, str]:
+def image_labels(manifest: Manifest, lock: Lock, arch: Arch, devel: bool) -> dict[str, str]:
+    """What `stackbuild inspect` shows without opening the image: the release, the lock's digest, the
+    architecture, the host driver and firmware it is certified for, and each component's source."""
     suffix = "-devel" if devel else ""
     labels = {
         "org.opencontainers.image.title": f"{manifest.name} {'devel' if devel else 'runtime'} image",
@@ -44,6 +60,10 @@ def image_labels(manifest: Manifest, lock: Lock, devel: bool) -> dict[str, str]:
         labels["org.opencontainers.image.created"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
     labels["org.stackbuild.lock.sha256"] = lock.lock_sha256
     labels["org.stackbuild.toolkit.version"] = lock.toolkit.version
+    labels["org.stackbuild.arch"] = arch.value
+    labels["org.stackbuild.host.driver"] = manifest.host.driver
+    if manifest.host.firmware:
+        labels["org.stackbuild.host.firmware"] = manifest.host.firmware
     for component in lock.components:
         source = component.source
         where = (

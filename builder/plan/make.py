@@ -8,7 +8,7 @@ from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
 from builder.plan import render
-from builder.plan.labels import LOCK_IN_IMAGE, image_labels, origin_labels, release_name
+from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels, origin_labels, release_name
 from builder.plan.resolve import Inputs, Located
 from builder.plan.stage import ContextInput, Plan, Stage, StageInputs, StageKind, parent_arg, sha256_text
 from builder.verify import probes as probe_specs
@@ -130,12 +130,14 @@ def make_plan(inputs: Inputs) -> Plan:
         )
     built = [(cid, graph.image(cid)) for cid in lock.order]
     # The lock rides in both final images, beside labels naming what they hold.
-    lock_file = (("stack.lock.json", lock_io.text(lock)),)
-    about = render.about(image_labels(manifest, lock, devel=True), "stack.lock.json", LOCK_IN_IMAGE)
+    trees = {cid: located.content.sha256 for cid, located in inputs.sources.items()}
+    carried = as_built(lock, trees)
+    lock_file = (("stack.lock.json", lock_io.text(carried)),)
+    about = render.about(image_labels(manifest, carried, arch, devel=True), "stack.lock.json", LOCK_IN_IMAGE)
     devel_file = render.devel(manifest, graph.image("toolkit"), built, files_of(debs.get("devel-image")), about)
     devel_parents = ("toolkit", *lock.order)
     graph.add("devel-image", "devel", devel_parents, devel_file, debs.get("devel-image", NO_CONTEXT), files=lock_file)
-    about = render.about(image_labels(manifest, lock, devel=False), "stack.lock.json", LOCK_IN_IMAGE)
+    about = render.about(image_labels(manifest, carried, arch, devel=False), "stack.lock.json", LOCK_IN_IMAGE)
     runtime_file = render.runtime(
         manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch, about
     )

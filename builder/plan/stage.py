@@ -18,6 +18,8 @@ STAGE_REPOSITORY = "stackbuild/stage"
 # Where a stage's image waits for its probes: its children may build from it meanwhile, and are tagged
 # only once it is (a killed build leaves at most this name behind, never a stage tag).
 PENDING_REPOSITORY = "stackbuild/pending"
+# A failed stage's last state, made by `stackbuild shell` to debug it (gc removes it once the stage moves on).
+FAILED_REPOSITORY = "stackbuild/failed"
 FINALS = ("devel-image", "runtime-image")
 
 

@@ -72,6 +72,10 @@ class Cache:
         os.replace(part, target)
         return actual
 
+    def blob_files(self) -> list[Path]:
+        root = self.root / "blobs" / "sha256"
+        return sorted(p for p in root.iterdir() if p.is_file()) if root.is_dir() else []
+
     # -- records -------------------------------------------------------------------------
 
     def _record(self, kind: str, *names: str) -> Path:
@@ -88,6 +92,18 @@ class Cache:
     def write_record(self, data: dict[str, Any], kind: str, *names: str) -> None:
         write_atomic(self._record(kind, *names), json.dumps(data, indent=1, sort_keys=True))
 
+    def records(self, kind: str) -> dict[str, dict[str, Any]]:
+        """Every readable record of a kind, by its name below the kind ("stack/arch/name")."""
+        root = self.root / "records" / kind
+        found = {}
+        for path in sorted(root.rglob("*.json")):
+            if (data := self.read_record(kind, *path.relative_to(root).with_suffix("").parts)) is not None:
+                found[path.relative_to(root).with_suffix("").as_posix()] = data
+        return found
+
+    def remove_record(self, kind: str, name: str) -> None:
+        self._record(kind, *name.split("/")).unlink(missing_ok=True)
+
     # -- locks ---------------------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -102,7 +118,23 @@ class Cache:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
+    def held(self, name: str) -> bool:
+        """Whether another process holds lock(name) right now (a build working on that stage)."""
+        path = self.root / "locks" / f"{name}.lock"
+        if not path.exists():
+            return False
+        with path.open("a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return False
+
     # -- git mirrors ---------------------------------------------------------------------
 
     def git_mirror(self, url: str) -> Path:
         return self.root / "git" / f"{hashlib.sha256(url.encode()).hexdigest()[:16]}.git"
+
+    def git_mirrors(self) -> list[Path]:
+        return sorted((self.root / "git").glob("*.git"))

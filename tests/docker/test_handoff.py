@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
 
-from tests.docker.conftest import plan_of, stackbuild
+from builder import lock
+from builder.engine.docker_engine import DockerEngine
+from builder.inputs import trees
+from builder.lock.model import LockedPath
+from builder.store.cache import Cache
+from tests.conftest import ROOT
+from tests.docker.conftest import plan_of, stackbuild, touch
+from tests.helpers import registry
 
 pytestmark = pytest.mark.docker
 SMOKE = (
@@ -24,3 +33,102 @@ def test_run_starts_the_image_and_the_smoke_passes_in_it(workspace: Path) -> Non
     assert "no NPU on this host" in run.stderr  # this machine has none: no device flags were given
     failing = stackbuild(workspace, "run", image, "--", "bash", "-c", "exit 7")
     assert failing.returncode == 7  # the container's exit code is the command's
+
+
+HARNESS_FILE = Path("stacks/reference/harness/harness/__init__.py")
+
+
+def test_inspect_and_diff_name_the_one_component_that_moved(workspace: Path, engine: DockerEngine) -> None:
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+    tag = plan_of(workspace, "reftest").final_tags["runtime-image"]
+    first = engine.image_id(tag)
+    assert first
+    locked = lock.read(workspace / "lockfiles" / "reftest.lock.json")
+    old = touch(workspace / HARNESS_FILE)
+    try:
+        stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+        second = engine.image_id(tag)
+        now = trees.tree_hash(workspace / HARNESS_FILE.parents[1])
+    finally:
+        (workspace / HARNESS_FILE).write_text(old)
+    assert second and second != first
+
+    about = json.loads(stackbuild(workspace, "inspect", first, "--json", check=True).stdout)
+    assert about["stack"] == "reftest" and about["lock_sha256"] == locked.lock_sha256
+    assert set(about["components"]) == set(locked.order)
+    harness = locked.component("harness").source
+    assert isinstance(harness, LockedPath)
+    assert about["components"]["harness"]["tree_sha256"] == harness.tree_sha256
+    assert about["certified_host"]["driver"] == "none" and about["variant"] == "runtime"
+    installed = stackbuild(workspace, "run", first, "--", "dpkg-query", "-W", "-f", "${Package} ${Version}\\n")
+    dpkg = dict(line.split(" ", 1) for line in installed.stdout.splitlines())
+    assert about["system_packages"] and all(dpkg.get(n) == v for n, v in about["system_packages"].items())
+    text = stackbuild(workspace, "inspect", first, check=True).stdout
+    assert f"tree {harness.tree_sha256}" in text and "certified for driver none" in text
+
+    changes = json.loads(stackbuild(workspace, "diff", first, second, "--json", check=True).stdout)
+    assert changes == [
+        {"kind": "component", "name": "harness", "field": "tree_sha256", "old": harness.tree_sha256, "new": now}
+    ]
+    diff = stackbuild(workspace, "diff", first, second, "--exit-code")
+    assert diff.returncode == 1
+    assert diff.stdout.strip() == f"component harness: tree_sha256 {harness.tree_sha256} -> {now}"
+
+
+def latest_runs_use() -> set[str]:
+    """The stage tags the newest build of each stack and architecture used, read from the records."""
+    used: set[str] = set()
+    runs = Cache().root / "records" / "runs"
+    for arch_dir in {path.parent for path in runs.rglob("*.json")}:
+        newest = max(arch_dir.glob("*.json"), key=lambda path: int(path.stem.split("-")[0]))
+        used |= set(json.loads(newest.read_text())["stages"].values())
+    return used
+
+
+def test_gc_removes_exactly_what_no_recent_build_used(workspace: Path, engine: DockerEngine) -> None:
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+    before = {s.tag() for s in plan_of(workspace, "reftest").order()}
+    planted = "stackbuild/stage/planted:" + "0" * 64  # an image no build names
+    engine.tag(engine.image_id(plan_of(workspace, "reftest").stages["base-runtime"].tag()) or "", planted)
+    blobs = sorted(Cache().blob_files())
+    old = touch(workspace / HARNESS_FILE)
+    try:
+        stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+        after = {s.tag() for s in plan_of(workspace, "reftest").order()}
+        every = engine.tags("stackbuild/stage/*") | engine.tags("stackbuild/pending/*")
+        dry = stackbuild(workspace, "gc", "--dry-run", "--keep", "1", check=True)
+        listed = set(re.findall(r"^would remove (\S+)  \(", dry.stdout, re.M))
+        assert listed == every - latest_runs_use()
+        assert {planted, *(before - after)} <= listed and not listed & after
+        assert all(engine.image_id(t) for t in listed)  # a dry run removes nothing
+
+        run = stackbuild(workspace, "gc", "--keep", "1", check=True)
+        assert re.search(r"removed \d+ images and 0 inputs: freed \d+ MB", run.stderr)
+        assert not any(engine.image_id(t) for t in listed)
+        assert sorted(Cache().blob_files()) == blobs  # cached inputs stay without --inputs
+        again = stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+        assert "[stackbuild] 0 built, 11 cached" in again.stderr
+    finally:
+        (workspace / HARNESS_FILE).write_text(old)
+
+
+def test_doctor_on_this_machine_gives_each_verdict_and_knows_the_registry(workspace: Path, tmp_path: Path) -> None:
+    run = stackbuild(workspace, "doctor", "reftest", "--json")
+    document = json.loads(run.stdout)
+    assert run.returncode == 0 and document["can_run"] is True, run.stdout
+    checks = {c["name"]: c for c in document["checks"]}
+    assert checks["engine"]["verdict"] == "ok" and "API 1." in checks["engine"]["detail"]
+    assert checks["npu"]["detail"].startswith("no NPU on this host")
+    assert checks["registry"]["verdict"] == "skip"
+    # 8.5.0 is certified for driver 25.5.0: this machine has no NPU to run it on
+    real = stackbuild(workspace, "doctor", str(ROOT / "stacks" / "8.5.0.yaml"))
+    assert real.returncode == 1 and "fail  npu" in real.stdout and "fix: run 8.5.0 on an Ascend host" in real.stdout
+
+    with registry(tmp_path / "registry", users={"ci": "pw"}) as address:
+        site = tmp_path / "site.yaml"
+        site.write_text(f"cache_registry: {address}/cache\n")
+        refused = stackbuild(workspace, "--site-config", str(site), "doctor", "reftest")
+        assert refused.returncode == 1 and f"fix: docker login {address}" in refused.stdout
+        login = {"STACKBUILD_REGISTRY_USERNAME": "ci", "STACKBUILD_REGISTRY_PASSWORD": "pw"}
+        taken = stackbuild(workspace, "--site-config", str(site), "doctor", "reftest", env=login)
+        assert taken.returncode == 0 and f"ok    registry        {address}/cache answers" in taken.stdout

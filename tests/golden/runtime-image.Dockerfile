@@ -33,5 +33,7 @@ LABEL org.opencontainers.image.title="golden runtime image" \
       org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.11" \
       org.stackbuild.lock.sha256="0a4b2bcd928beb40eea051170d977dc13165b855b6240ca8b6c6dd41ef9fd6e4" \
       org.stackbuild.toolkit.version="8.5.0" \
+      org.stackbuild.arch="x86_64" \
+      org.stackbuild.host.driver="25.5.0" \
       org.stackbuild.component.devkit="https://github.com/hicann/asc-devkit.git@1111111111111111111111111111111111111111" \
       org.stackbuild.component.kernels="https://github.com/hicann/catlass.git@2222222222222222222222222222222222222222"

@@ -9,9 +9,13 @@ from pathlib import Path
 
 from builder.execute.stage import StageBuilder
 from builder.inputs.project import Origin, origin_of
+from builder.lock import io as lock_io
+from builder.lock.model import LockedPath
+from builder.model.arch import Arch
 from builder.plan import render
-from builder.plan.labels import LOCK_IN_IMAGE, image_labels, origin_labels
+from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels, origin_labels
 from builder.store.cache import Cache
+from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan, golden_request
 
@@ -35,12 +39,24 @@ def test_the_origin_is_the_checkout_without_its_credentials(tmp_path: Path) -> N
 
 def test_labels_name_the_release_the_lock_and_each_component() -> None:
     request = golden_request()
-    labels = image_labels(request.manifest, request.lock, devel=True)
+    labels = image_labels(request.manifest, request.lock, Arch.X86_64, devel=True)
     assert labels["org.opencontainers.image.title"] == "golden devel image"
     assert labels["org.opencontainers.image.version"].endswith("-devel")
     assert labels["org.stackbuild.lock.sha256"] == request.lock.lock_sha256
     assert labels["org.stackbuild.component.kernels"] == f"https://github.com/hicann/catlass.git@{'2' * 40}"
     assert "org.opencontainers.image.created" not in labels  # an image base has no source date in the lock
+    assert labels["org.stackbuild.arch"] == "x86_64"
+    assert labels["org.stackbuild.host.driver"] == request.manifest.host.driver
+
+
+def test_the_carried_lock_names_the_trees_that_were_built() -> None:
+    locked = lock_io.read(ROOT / "lockfiles" / "reference.lock.json")
+    same = {c.id: c.source.tree_sha256 for c in locked.components if isinstance(c.source, LockedPath)}
+    assert as_built(locked, same) is locked  # nothing moved: the lock file itself
+    moved = as_built(locked, {**same, "harness": "f" * 64})
+    assert [c.id for c in moved.components if c != locked.component(c.id)] == ["harness"]
+    assert moved.component("harness").source == LockedPath(path="reference/harness", tree_sha256="f" * 64)
+    assert moved.lock_sha256 == moved.content_sha256() != locked.lock_sha256
 
 
 def test_the_checkout_is_named_by_build_time_labels_outside_the_key(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import ascend_host, run_cli
 
 IMAGE = "stackbuild/reference:8.3.rc1-910b-debian12-py3.11-x86_64"
 # The canonical flags for /dev/davinci0, in the facts' order.
@@ -18,21 +18,6 @@ CANONICAL = (
     "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info "
     "-v /etc/ascend_install.info:/etc/ascend_install.info"
 )
-
-
-def ascend_host(root: Path, npus: int = 2) -> Path:
-    """A tree with what an Ascend host has: device nodes (plain files here), the driver, npu-smi."""
-    (root / "dev").mkdir(parents=True)
-    for n in range(npus):
-        (root / "dev" / f"davinci{n}").touch()
-    for name in ("davinci_manager", "devmm_svm", "hisi_hdc"):
-        (root / "dev" / name).touch()
-    for directory in ("usr/local/dcmi", "usr/local/Ascend/driver/lib64"):
-        (root / directory).mkdir(parents=True)
-    for file in ("usr/local/bin/npu-smi", "usr/local/Ascend/driver/version.info", "etc/ascend_install.info"):
-        (root / file).parent.mkdir(parents=True, exist_ok=True)
-        (root / file).write_text("x")
-    return root
 
 
 def test_one_picked_npu_gives_exactly_the_canonical_flags(

@@ -1,0 +1,51 @@
+"""`stackbuild doctor [STACK]`: every check's verdict and remedy; the exit code says whether this host
+can build and run the stack."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from builder.cli.common import Context
+from builder.engine.docker_engine import DockerEngine
+from builder.engine.registry_api import RegistryClient
+from builder.handoff.doctor import binfmt_checks, disk_checks, engine_check, host_checks, registry_check
+from builder.store.cache import Cache
+from builder.verify.host import host_root
+
+# What a build takes on disk: stage images of every layer plus the cached inputs (a real CANN toolkit
+# is several GB, and lives in the toolkit stage, the devel image and the installer cache).
+NEED_GB = {"huawei": 40.0, "cpusim": 8.0}
+
+
+def cmd_doctor(ctx: Context, args: argparse.Namespace) -> int:
+    manifest = ctx.load(args.stack)[0] if args.stack else None
+    engine, about = engine_check(DockerEngine)
+    places = {"cached inputs": Cache().root}
+    if about.get("root") and Path(about["root"]).is_dir():  # a local engine: its images are on this disk
+        places["images"] = Path(about["root"])
+    need = NEED_GB[manifest.toolkit.vendor] if manifest else max(NEED_GB.values())
+    checks = [
+        engine,
+        *disk_checks(places, need),
+        *binfmt_checks(manifest),
+        registry_check(ctx.site().cache_registry, RegistryClient),
+        *host_checks(host_root(), manifest),
+    ]
+    failed = [c for c in checks if c.verdict == "fail"]
+    subject = manifest.name if manifest else "a stack"
+    if args.json:
+        document = {"stack": manifest.name if manifest else None, "can_run": not failed}
+        print(json.dumps(document | {"checks": [c.as_json() for c in checks]}, indent=2))
+    else:
+        for check in checks:
+            print(f"{check.verdict:<5} {check.name:<15} {check.detail}")
+            if check.remedy:
+                print(f"{'':<21}fix: {check.remedy}")
+        print(
+            f"this host can build and run {subject}"
+            if not failed
+            else f"this host cannot build and run {subject}: {len(failed)} check(s) failed"
+        )
+    return 1 if failed else 0

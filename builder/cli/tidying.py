@@ -1,0 +1,37 @@
+"""`stackbuild gc [--dry-run] [--keep N] [--inputs]`: the stage images no recent build used, removed."""
+
+from __future__ import annotations
+
+import argparse
+
+from builder.cli.common import Context, say
+from builder.engine.docker_engine import DockerEngine
+from builder.handoff.gc import collect, find_garbage
+from builder.store.cache import Cache
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.0f} MB"
+
+
+def cmd_gc(ctx: Context, args: argparse.Namespace) -> int:
+    engine, cache = DockerEngine(), Cache()
+    garbage = find_garbage(engine, cache, args.keep, args.inputs)
+    stacks = sorted({run.name.rpartition("/")[0] for run in garbage.kept})
+    say(f"[stackbuild] keeping the images of the last {args.keep} build(s) of: {', '.join(stacks) or 'no stack'}")
+    for tag in garbage.busy:
+        say(f"[stackbuild] leaving {tag}: a running build is probing it")
+    verb = "would remove" if args.dry_run else "removing"
+    for tag, size in garbage.images:
+        print(f"{verb} {tag}  ({_mb(size)})")
+    for path, size in garbage.inputs:
+        print(f"{verb} {path}  ({_mb(size)})")
+    if not args.inputs:
+        say("[stackbuild] cached inputs (installers, .debs, wheels, git mirrors) kept: --inputs removes unused ones")
+    if args.dry_run:
+        total = garbage.image_bytes + garbage.input_bytes
+        say(f"[stackbuild] dry run: {len(garbage.images)} images, {len(garbage.inputs)} inputs, up to {_mb(total)}")
+        return 0
+    freed = collect(engine, cache, garbage)
+    say(f"[stackbuild] removed {len(garbage.images)} images and {len(garbage.inputs)} inputs: freed {_mb(freed)}")
+    return 0

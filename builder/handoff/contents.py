@@ -1,0 +1,158 @@
+"""What a final image holds, read from its labels and the lock it carries (`LOCK_IN_IMAGE`): what
+`stackbuild inspect` shows and `stackbuild diff` compares, without reading a Dockerfile."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from builder.engine import Engine
+from builder.inputs.bootstrap import Flavor
+from builder.lock import io as lock_io
+from builder.lock.model import Lock, LockedBootstrapBase, LockedGit, LockedImageBase
+from builder.model.arch import ARCHITECTURES, Arch
+from builder.model.errors import StackbuildError
+from builder.plan.labels import LOCK_IN_IMAGE
+from builder.store.http import redact
+
+ARCH_LABEL = "org.stackbuild.arch"
+
+
+@dataclass(frozen=True)
+class Contents:
+    image: str
+    labels: Mapping[str, str]
+    lock: Lock
+    arch: Arch
+
+    @property
+    def devel(self) -> bool:
+        return self.labels.get("org.opencontainers.image.version", "").endswith("-devel")
+
+    @property
+    def flavor(self) -> Flavor:
+        return "devel" if self.devel else "runtime"
+
+    def components(self) -> dict[str, dict[str, Any]]:
+        """Each component's source: repository and commit, or the tree hash of a path source."""
+        found: dict[str, dict[str, Any]] = {}
+        for component in self.lock.components:
+            source = component.source
+            if isinstance(source, LockedGit):
+                entry: dict[str, Any] = {"repository": redact(source.url), "ref": source.ref, "commit": source.commit}
+                if source.submodules:
+                    entry["submodules"] = {s.path: s.commit for s in source.submodules}
+            else:
+                entry = {"path": source.path, "tree_sha256": source.tree_sha256}
+            if component.network:
+                entry["network"] = True  # what it downloaded while building is not pinned
+            found[component.id] = entry
+        return found
+
+    def packages(self) -> dict[str, dict[str, str]]:
+        """The toolkit's installer packages by role: file and sha256."""
+        section = self.lock.architectures.get(self.arch)
+        return {p.role: {"file": p.file, "sha256": p.sha256} for p in (section.packages if section else [])}
+
+    def system_packages(self) -> dict[str, str]:
+        """Debian package -> version: the base tarball's and the pinned .debs installed into this variant."""
+        section = self.lock.architectures.get(self.arch)
+        if section is None:
+            return {}
+        found = dict(tarball.packages) if (tarball := section.base.get(self.flavor)) else {}
+        debs = [*section.system.stack, *section.system.devel()] if self.devel else section.system.runtime
+        found.update({deb.name: deb.version for deb in debs})
+        return dict(sorted(found.items()))
+
+    def python_packages(self) -> dict[str, str]:
+        section = self.lock.architectures.get(self.arch)
+        wheels = [w for pinned in (section.python.values() if section else []) for w in pinned]
+        return dict(sorted((w.name, w.version) for w in wheels))
+
+    def base(self) -> dict[str, Any]:
+        base = self.lock.base
+        if isinstance(base, LockedImageBase):
+            found: dict[str, Any] = {"image": base.image}
+        else:
+            assert isinstance(base, LockedBootstrapBase)
+            found = {"bootstrap": f"{base.suite} ({base.variant}) from {base.mirror}"}
+            found["source_date_epoch"] = base.source_date_epoch
+        section = self.lock.architectures.get(self.arch)
+        if section and (tarball := section.base.get(self.flavor)):
+            found["tarball_sha256"] = tarball.sha256
+        return found
+
+    def describe(self) -> dict[str, Any]:
+        """Everything `inspect --json` prints."""
+        labels = self.labels
+        return {
+            "image": self.image,
+            "stack": self.lock.stack,
+            "release": labels.get("org.opencontainers.image.version"),
+            "variant": self.flavor,
+            "arch": self.arch.value,
+            "lock_sha256": self.lock.lock_sha256,
+            "toolkit": {**self.lock.toolkit.model_dump(mode="json"), "packages": self.packages()},
+            "certified_host": {
+                "driver": labels.get("org.stackbuild.host.driver"),
+                "firmware": labels.get("org.stackbuild.host.firmware"),
+            },
+            "base": self.base(),
+            "components": self.components(),
+            "system_packages": self.system_packages(),
+            "python_packages": self.python_packages(),
+            "built_from": {
+                "source": labels.get("org.opencontainers.image.source"),
+                "revision": labels.get("org.opencontainers.image.revision"),
+            },
+        }
+
+
+def read_contents(engine: Engine, image: str, arch: Arch) -> Contents:
+    """The image's labels and carried lock; arch picks the variant to pull when the image is not here."""
+    where = f"{image}:{LOCK_IN_IMAGE}"
+    text = engine.files(image, [LOCK_IN_IMAGE], arch).get(LOCK_IN_IMAGE)
+    if text is None:
+        raise StackbuildError(
+            f"{image} carries no {LOCK_IN_IMAGE}: only the final images stackbuild builds (tags printed by "
+            "`stackbuild build` or `publish`) can be inspected"
+        )
+    try:
+        lock = lock_io.parse(text.decode(), where)
+    except UnicodeDecodeError as err:
+        raise StackbuildError(f"{where}: not a lockfile ({err})") from err
+    labels = engine.labels(image)
+    label = labels.get(ARCH_LABEL, "")
+    return Contents(image, labels, lock, Arch(label) if label in ARCHITECTURES else arch)
+
+
+def summary(contents: Contents) -> list[str]:
+    """`inspect` for people: one line per fact, components and packages indented below."""
+    about = contents.describe()
+    toolkit, host = about["toolkit"], about["certified_host"]
+    lines = [
+        f"image         {contents.image}",
+        f"stack         {about['stack']}  {about['release'] or ''} ({about['variant']}, {about['arch']})",
+        f"lock          sha256:{about['lock_sha256']}",
+        f"toolkit       {toolkit['vendor']} CANN {toolkit['version']} for {toolkit['chip']}",
+        *(f"  {role:<11} {p['file']}  sha256:{p['sha256']}" for role, p in toolkit["packages"].items()),
+        f"certified for driver {host['driver'] or '?'}, firmware {host['firmware'] or 'any'} (on the host)",
+        "base          " + "  ".join(f"{k}: {v}" for k, v in about["base"].items()),
+        "components",
+    ]
+    for cid, source in about["components"].items():
+        where = (
+            f"{source['repository']} {source['ref']} @ {source['commit']}"
+            if "commit" in source
+            else f"path {source['path']} tree {source['tree_sha256']}"
+        )
+        lines.append(
+            f"  {cid:<20} {where}{'  (downloads while building: not pinned)' if source.get('network') else ''}"
+        )
+    lines.append(f"system packages  {len(about['system_packages'])} (dpkg names and versions: --json)")
+    lines.append(f"python packages  {len(about['python_packages'])}")
+    lines += [f"  {name}=={version}" for name, version in about["python_packages"].items()]
+    if about["built_from"]["revision"]:
+        lines.append(f"built from    {about['built_from']['source'] or '?'} @ {about['built_from']['revision']}")
+    return lines

@@ -1,0 +1,227 @@
+"""`stackbuild doctor [STACK]`: whether this host can build and run a stack, one check at a time, each
+failure with a one-line remedy. The Ascend checks read a root (`/`, or a test tree standing in for
+/dev, /usr/local/Ascend and /etc: STACKBUILD_HOST_ROOT), with the facts of shared/ascend-facts.md:
+driver and firmware version.info, the device nodes, the driver's HwHiAiUser, the kernel headers a
+driver (re)install builds its module against."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from builder.engine import EngineError
+from builder.manifest.model import Manifest
+from builder.model.arch import Arch
+from builder.model.layout import ASCEND_ROOT, CONTROL_DEVICES
+from builder.verify.host import npus
+
+Verdict = Literal["ok", "warn", "fail", "skip"]
+BINFMT = Path("/proc/sys/fs/binfmt_misc")
+DRIVER_USER = "HwHiAiUser"  # the user and group the driver installer runs the driver as
+GB = 1e9
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    verdict: Verdict
+    detail: str
+    remedy: str = ""
+
+    def as_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+class EngineFacts(Protocol):
+    def about(self) -> dict[str, str]: ...
+
+
+class Reachable(Protocol):
+    def reach(self, repository: str) -> None: ...
+
+
+def engine_check(connect: Callable[[], EngineFacts]) -> tuple[Check, Mapping[str, str]]:
+    try:
+        about = connect().about()
+    except EngineError as err:
+        fix = "python -m builder.hostsetup --docker (installs docker.io and starts dockerd)"
+        return Check("engine", "fail", str(err).split(": run")[0], fix), {}
+    detail = f"Docker {about['version']} (API {about['api_version']}), {about['storage_driver']}, {about['builder']}"
+    return Check("engine", "ok", detail), about
+
+
+def disk_checks(places: Mapping[str, Path], need_gb: float) -> list[Check]:
+    """Free space where images and cached inputs go: warn below what a build of the stack takes."""
+    checks = []
+    for what, path in places.items():
+        existing = next((p for p in (path, *path.parents) if p.exists()), Path("/"))
+        free = shutil.disk_usage(existing).free / GB
+        detail = f"{free:.1f} GB free for {what} ({path}); a build of the stack takes about {need_gb:.0f} GB"
+        verdict: Verdict = "ok" if free >= need_gb else "warn" if free >= need_gb / 4 else "fail"
+        remedy = "" if verdict == "ok" else f"`stackbuild gc` (old stage images), or free space under {existing}"
+        checks.append(Check("disk", verdict, detail, remedy))
+    return checks
+
+
+def binfmt_checks(manifest: Manifest | None, binfmt: Path = BINFMT) -> list[Check]:
+    host = Arch.host()
+    foreign = [a for a in (manifest.platform.architectures if manifest else []) if a != host]
+    if not foreign:
+        return [Check("binfmt", "skip", f"no architecture but this host's ({host}) to build")]
+    checks = []
+    for arch in foreign:
+        handler = binfmt / f"qemu-{arch.value}"
+        enabled = handler.is_file() and handler.read_text().startswith("enabled")
+        detail = f"{arch} builds under emulation: {handler} {'enabled' if enabled else 'missing or disabled'}"
+        fix = "" if enabled else f"python -m builder.hostsetup --foreign {arch} (qemu-user-static, binfmt-support)"
+        checks.append(Check("binfmt", "ok" if enabled else "fail", detail, fix))
+    return checks
+
+
+def registry_check(where: str | None, client: Callable[[str], Reachable]) -> Check:
+    if not where:
+        return Check("registry", "skip", "no cache_registry in the site configuration: stages are not shared")
+    host, _, repository = where.partition("/")
+    try:
+        client(host).reach(repository)
+    except EngineError as err:
+        login = "docker login" in str(err)
+        fix = f"docker login {host}" if login else f"check that {host} runs and is reachable (site: cache_registry)"
+        return Check("registry", "fail", str(err).split(": `docker login")[0], fix)
+    return Check("registry", "ok", f"{where} answers and takes this host's credentials")
+
+
+def version_info(path: Path) -> dict[str, str]:
+    """A CANN version.info (key=value lines); empty when absent."""
+    if not path.is_file():
+        return {}
+    pairs = (line.partition("=") for line in path.read_text(errors="replace").splitlines())
+    return {key.strip(): value.strip() for key, sep, value in pairs if sep}
+
+
+def _driver_file(version: str, manifest: Manifest, arch: Arch) -> str:
+    """The driver package's name as Huawei spells it (the x86 one says x86-64)."""
+    machine = "x86-64" if arch == Arch.X86_64 else arch.value
+    return f"Ascend-hdk-{manifest.toolkit.chip}-npu-driver_{version}_linux-{machine}.run"
+
+
+def driver_check(root: Path, manifest: Manifest | None) -> Check:
+    path = root / ASCEND_ROOT.lstrip("/") / "driver" / "version.info"
+    found = version_info(path).get("Version")
+    certified = manifest.host.driver if manifest else None
+    if found is None:
+        package = _driver_file(certified, manifest, Arch.host()) if manifest and certified else "its package"
+        fix = f"install the NPU driver ({package} --full)"
+        return Check("driver", "fail", f"no driver: {ASCEND_ROOT}/driver/version.info is missing", fix)
+    if manifest is None or certified is None or certified == "none":
+        return Check("driver", "ok", f"driver {found} (no stack, or a CPU stack: any driver)")
+    if found.lower() != certified.lower():
+        fix = f"install {_driver_file(certified, manifest, Arch.host())}, or use a stack certified for driver {found}"
+        return Check("driver", "fail", f"driver {found} installed, {manifest.name} is certified for {certified}", fix)
+    return Check("driver", "ok", f"driver {found}, as {manifest.name} is certified for")
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:3])
+
+
+def firmware_check(root: Path, manifest: Manifest | None) -> Check:
+    ascend = root / ASCEND_ROOT.lstrip("/")
+    found = version_info(ascend / "firmware" / "version.info").get("Version")
+    if found is None:
+        return Check(
+            "firmware",
+            "fail",
+            f"no firmware: {ASCEND_ROOT}/firmware/version.info is missing",
+            "install the NPU firmware (Ascend-hdk-<chip>-npu-firmware_<ver>.run) after the driver",
+        )
+    certified = manifest.host.firmware if manifest else None
+    if manifest is not None and certified:
+        if found.lower() != certified.lower():
+            fix = f"install firmware {certified}, or use a stack certified for firmware {found}"
+            return Check(
+                "firmware", "fail", f"firmware {found} installed, {manifest.name} is certified for {certified}", fix
+            )
+        return Check("firmware", "ok", f"firmware {found}, as {manifest.name} is certified for")
+    # No certified firmware: the driver says which firmware it works with, e.g. [7.0.0,8.9.9].
+    bounds = version_info(ascend / "driver" / "version.info").get("compatible_version_fw", "").strip("[]").split(",")
+    if len(bounds) == 2 and not _numbers(bounds[0]) <= _numbers(found) <= _numbers(bounds[1]):
+        fix = f"install a firmware between {bounds[0]} and {bounds[1]}"
+        return Check(
+            "firmware", "fail", f"firmware {found} is outside the driver's range [{bounds[0]}, {bounds[1]}]", fix
+        )
+    return Check("firmware", "ok", f"firmware {found} (the driver's range allows it)")
+
+
+def device_check(root: Path, present: Mapping[int, str]) -> Check:
+    nodes = [*present.values(), *CONTROL_DEVICES]
+    missing = [n for n in nodes if not (root / n.lstrip("/")).exists()]
+    if missing:
+        return Check(
+            "devices",
+            "fail",
+            f"missing {', '.join(missing)}: the driver is not loaded",
+            "reload the driver (reboot after installing it), then check `npu-smi info`",
+        )
+    closed = [n for n in nodes if not os.access(root / n.lstrip("/"), os.R_OK | os.W_OK)]
+    if closed:
+        return Check(
+            "devices",
+            "fail",
+            f"{', '.join(closed)} not readable and writable by this user",
+            f"run as root, or join the devices' group: usermod -aG {DRIVER_USER} $USER",
+        )
+    return Check("devices", "ok", f"{', '.join(nodes)} present and accessible")
+
+
+def _names(path: Path) -> set[str]:
+    lines = path.read_text(errors="replace").splitlines() if path.is_file() else []
+    return {line.split(":", 1)[0] for line in lines if line}
+
+
+def driver_user_check(root: Path) -> Check:
+    users, groups = _names(root / "etc" / "passwd"), _names(root / "etc" / "group")
+    if DRIVER_USER in users and DRIVER_USER in groups:
+        return Check("driver user", "ok", f"user and group {DRIVER_USER} exist")
+    fix = f"groupadd {DRIVER_USER} && useradd -g {DRIVER_USER} -d /home/{DRIVER_USER} -m {DRIVER_USER} -s /bin/bash"
+    return Check("driver user", "fail", f"no user or group {DRIVER_USER}: the driver installer needs them", fix)
+
+
+def kernel_headers_check(root: Path) -> Check:
+    release = os.uname().release
+    if (root / "lib" / "modules" / release / "build").exists():
+        return Check("kernel headers", "ok", f"headers for the running kernel {release}")
+    detail = f"no headers for the running kernel {release}: a driver (re)install fails with 'bad return status "
+    detail += "for module build on kernel'"
+    return Check(
+        "kernel headers",
+        "warn",
+        detail,
+        f"apt-get install linux-headers-{release} (openEuler: yum install kernel-devel-{release})",
+    )
+
+
+def host_checks(root: Path, manifest: Manifest | None) -> list[Check]:
+    present = npus(root)
+    simulated = manifest is not None and manifest.host.driver == "none"
+    if not present:
+        detail = "no NPU on this host (no /dev/davinci<N>)"
+        if manifest is None or simulated:
+            which = f", as {manifest.name} is" if manifest else ""
+            return [Check("npu", "ok", f"{detail}: CPU stacks run here{which}")]
+        fix = f"run {manifest.name} on an Ascend host with driver {manifest.host.driver} (building works here)"
+        return [Check("npu", "fail", f"{detail}: {manifest.name} runs its kernels on one", fix)]
+    found = Check("npu", "ok", f"{len(present)} NPU(s): {', '.join(present.values())}")
+    return [
+        found,
+        device_check(root, present),
+        driver_check(root, manifest),
+        firmware_check(root, manifest),
+        driver_user_check(root),
+        kernel_headers_check(root),
+    ]

@@ -1,0 +1,100 @@
+"""`stackbuild gc`: remove the stage images no recent build used, by the builds' own records
+(builder.execute.history), not by image dates; cached inputs only when asked."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import groupby
+from pathlib import Path
+
+from builder.engine import Engine, EngineError
+from builder.execute.history import RUN_KIND, BuildRun, build_runs
+from builder.plan.stage import FAILED_REPOSITORY, PENDING_REPOSITORY, STAGE_REPOSITORY
+from builder.store.cache import Cache
+
+
+@dataclass(frozen=True)
+class Garbage:
+    kept: tuple[BuildRun, ...]
+    dropped: tuple[BuildRun, ...]  # older builds: their records go with their images
+    images: tuple[tuple[str, int], ...]  # (tag, size in bytes)
+    busy: tuple[str, ...]  # pending images a running build holds: left alone
+    inputs: tuple[tuple[Path, int], ...]  # cached files and git mirrors no kept build names (with --inputs)
+
+    @property
+    def image_bytes(self) -> int:
+        return sum(size for _, size in self.images)
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(size for _, size in self.inputs)
+
+
+def _recent(runs: list[BuildRun], keep: int) -> tuple[list[BuildRun], list[BuildRun]]:
+    kept: list[BuildRun] = []
+    dropped: list[BuildRun] = []
+    for _, group in groupby(runs, key=lambda run: run.name.rpartition("/")[0]):
+        ordered = list(group)
+        kept += ordered[-keep:]
+        dropped += ordered[:-keep]
+    return kept, dropped
+
+
+def find_garbage(engine: Engine, cache: Cache, keep: int, inputs: bool) -> Garbage:
+    """What gc would remove, keeping the last `keep` builds of each stack and architecture."""
+    kept, dropped = _recent(build_runs(cache), keep)
+    used = frozenset().union(*(run.images for run in kept))
+    used_keys = frozenset().union(*(run.keys for run in kept))
+    images: list[str] = []
+    busy: list[str] = []
+    for tag in sorted(engine.tags(f"{STAGE_REPOSITORY}/*")):
+        if tag not in used:
+            images.append(tag)
+    for tag in sorted(engine.tags(f"{PENDING_REPOSITORY}/*")):
+        # Pending tags live while a build probes the stage (holding its lock); any other is a killed build's.
+        (busy if cache.held(f"stage-{tag.rpartition(':')[2]}") else images).append(tag)
+    for tag in sorted(engine.tags(f"{FAILED_REPOSITORY}/*")):
+        if tag.rpartition(":")[2] not in used_keys:  # a failed state of a current stage stays for `shell`
+            images.append(tag)
+    sized = tuple((tag, _size(engine, tag)) for tag in images)
+    return Garbage(tuple(kept), tuple(dropped), sized, tuple(busy), _unused_inputs(cache, kept) if inputs else ())
+
+
+def _size(engine: Engine, tag: str) -> int:
+    with contextlib.suppress(EngineError):
+        return engine.size(tag)
+    return 0  # removed meanwhile
+
+
+def _unused_inputs(cache: Cache, kept: Iterable[BuildRun]) -> tuple[tuple[Path, int], ...]:
+    runs = list(kept)
+    blobs = frozenset().union(*(run.blobs for run in runs))
+    mirrors = frozenset().union(*(run.git for run in runs))
+    found = [(p, p.stat().st_size) for p in cache.blob_files() if p.name not in blobs]
+    found += [(p, _tree_size(p)) for p in cache.git_mirrors() if str(p) not in mirrors]
+    return tuple(sorted(found))
+
+
+def _tree_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def collect(engine: Engine, cache: Cache, garbage: Garbage) -> int:
+    """Remove what find_garbage found; how many bytes of layers and inputs that freed."""
+    before = engine.disk_usage()
+    for tag, _ in garbage.images:
+        with contextlib.suppress(EngineError):  # gone meanwhile, or held by a container: left as it is
+            engine.remove(tag)
+    freed = max(0, before - engine.disk_usage())
+    for run in garbage.dropped:
+        cache.remove_record(RUN_KIND, run.name)
+    for path, size in garbage.inputs:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        freed += size
+    return freed

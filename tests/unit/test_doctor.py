@@ -1,0 +1,124 @@
+"""`stackbuild doctor` over fake host trees: each check's verdict and remedy, and the exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from builder.engine import EngineError
+from builder.handoff.doctor import (
+    binfmt_checks,
+    driver_check,
+    firmware_check,
+    host_checks,
+    registry_check,
+)
+from builder.manifest import load
+from builder.manifest.model import Manifest
+from tests.conftest import ROOT
+from tests.helpers import ascend_host, run_cli
+
+REAL = load(ROOT / "stacks" / "8.5.0.yaml")  # certified for driver 25.5.0
+REFERENCE = load(ROOT / "stacks" / "reference.yaml")  # a CPU simulation: driver none
+
+
+def certified_host(root: Path, driver: str = "25.5.0") -> Path:
+    """An Ascend host as the driver installer leaves it, with the driver version given."""
+    ascend_host(root, npus=1)
+    (root / "usr/local/Ascend/driver/version.info").write_text(
+        f"Version={driver}\ncompatible_version=[V100R001C15],[V100R001C18]\ncompatible_version_fw=[7.0.0,8.9.9]\n"
+    )
+    (root / "usr/local/Ascend/firmware").mkdir(parents=True)
+    (root / "usr/local/Ascend/firmware/version.info").write_text("Version=7.7.0.1.231\n")
+    (root / "etc/passwd").write_text(
+        "root:x:0:0::/root:/bin/bash\nHwHiAiUser:x:1000:1000::/home/HwHiAiUser:/bin/bash\n"
+    )
+    (root / "etc/group").write_text("root:x:0:\nHwHiAiUser:x:1000:\n")
+    (root / "lib/modules" / os.uname().release / "build").mkdir(parents=True)
+    return root
+
+
+def verdicts(root: Path, manifest: Manifest) -> dict[str, str]:
+    return {c.name: c.verdict for c in host_checks(root, manifest)}
+
+
+def test_a_certified_ascend_host_passes_every_host_check(tmp_path: Path) -> None:
+    assert verdicts(certified_host(tmp_path), REAL) == {
+        "npu": "ok",
+        "devices": "ok",
+        "driver": "ok",
+        "firmware": "ok",
+        "driver user": "ok",
+        "kernel headers": "ok",
+    }
+
+
+def test_a_driver_the_stack_is_not_certified_for_names_both_versions(tmp_path: Path) -> None:
+    check = driver_check(certified_host(tmp_path, driver="25.3.rc1"), REAL)
+    assert check.verdict == "fail"
+    assert check.detail == "driver 25.3.rc1 installed, 8.5.0 is certified for 25.5.0"
+    assert "Ascend-hdk-910b-npu-driver_25.5.0_linux-" in check.remedy
+    assert driver_check(certified_host(tmp_path / "b", driver="25.5.0"), REAL).verdict == "ok"
+
+
+def test_firmware_outside_the_drivers_range_fails(tmp_path: Path) -> None:
+    root = certified_host(tmp_path)
+    (root / "usr/local/Ascend/firmware/version.info").write_text("Version=6.4.0.4.220\n")
+    check = firmware_check(root, REAL)
+    assert check.verdict == "fail" and "6.4.0.4.220" in check.detail and "7.0.0" in check.remedy
+
+
+def test_missing_pieces_each_have_a_remedy(tmp_path: Path) -> None:
+    root = certified_host(tmp_path)
+    (root / "dev/devmm_svm").unlink()
+    (root / "etc/passwd").write_text("root:x:0:0::/root:/bin/bash\n")
+    (root / "lib/modules").rename(root / "modules-elsewhere")
+    checks = {c.name: c for c in host_checks(root, REAL)}
+    assert checks["devices"].verdict == "fail" and "/dev/devmm_svm" in checks["devices"].detail
+    assert checks["driver user"].verdict == "fail" and "useradd -g HwHiAiUser" in checks["driver user"].remedy
+    assert checks["kernel headers"].verdict == "warn" and "linux-headers-" in checks["kernel headers"].remedy
+    assert all(c.remedy for c in checks.values() if c.verdict != "ok")
+
+
+def test_without_npus_a_cpu_stack_runs_and_a_real_one_cannot(tmp_path: Path) -> None:
+    assert verdicts(tmp_path, REFERENCE) == {"npu": "ok"}
+    (real,) = host_checks(tmp_path, REAL)
+    assert real.verdict == "fail" and "driver 25.5.0" in real.remedy
+
+
+def test_emulation_is_checked_for_each_foreign_architecture(tmp_path: Path) -> None:
+    checks = binfmt_checks(REAL, tmp_path)  # 8.5.0 lists both architectures: one is foreign here
+    assert [c.verdict for c in checks] == ["fail"]
+    assert "python -m builder.hostsetup --foreign" in checks[0].remedy
+    foreign = checks[0].detail.split()[0]
+    (tmp_path / f"qemu-{foreign}").write_text("enabled\ninterpreter /usr/libexec/qemu-binfmt/x\n")
+    assert [c.verdict for c in binfmt_checks(REAL, tmp_path)] == ["ok"]
+
+
+class Refusing:
+    def __init__(self, host: str) -> None:
+        self.host = host
+
+    def reach(self, repository: str) -> None:
+        raise EngineError(f"registry {self.host} refused the credentials for {repository}: `docker login {self.host}`")
+
+
+def test_a_registry_that_refuses_says_docker_login() -> None:
+    check = registry_check("registry.internal:5000/cache", Refusing)
+    assert (check.verdict, check.remedy) == ("fail", "docker login registry.internal:5000")
+    assert registry_check(None, Refusing).verdict == "skip"
+
+
+def test_doctor_json_says_whether_the_host_can_run_the_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(certified_host(tmp_path / "host", driver="25.3.rc1")))
+    code, out, _ = run_cli(capsys, "--root", str(ROOT), "doctor", "8.5.0", "--json")
+    document = json.loads(out)
+    assert code == 1 and document["can_run"] is False
+    driver = next(c for c in document["checks"] if c["name"] == "driver")
+    assert driver["detail"] == "driver 25.3.rc1 installed, 8.5.0 is certified for 25.5.0"
+    assert all(c["remedy"] for c in document["checks"] if c["verdict"] == "fail")

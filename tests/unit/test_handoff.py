@@ -1,0 +1,119 @@
+"""inspect, diff and gc over an in-memory engine: what an image holds, what differs, what goes."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from builder.execute.history import build_runs, record_run
+from builder.handoff.compare import Change, compare
+from builder.handoff.contents import read_contents
+from builder.handoff.gc import collect, find_garbage
+from builder.lock import io as lock_io
+from builder.lock.model import Lock, LockedPath
+from builder.model.arch import Arch
+from builder.model.errors import StackbuildError
+from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels
+from builder.plan.stage import ContextInput, Plan
+from builder.store.cache import Cache
+from tests.conftest import ROOT
+from tests.fake_engine import FakeEngine
+from tests.golden_plan import golden_plan, golden_request
+
+REFERENCE = lock_io.read(ROOT / "lockfiles" / "reference.lock.json")
+
+
+def holding(engine: FakeEngine, image: str, lock: Lock) -> None:
+    """An image carrying lock, labelled as the runtime image of the reference stack is."""
+    engine.image_files[image] = {LOCK_IN_IMAGE: lock_io.text(lock).encode()}
+    request = golden_request()
+    engine.image_labels[image] = image_labels(request.manifest, lock, Arch.X86_64, devel=False)
+
+
+def test_inspect_names_the_stack_its_packages_components_and_certified_host() -> None:
+    engine = FakeEngine()
+    holding(engine, "img", REFERENCE)
+    about = read_contents(engine, "img", Arch.X86_64).describe()
+    assert about["stack"] == "reference" and about["lock_sha256"] == REFERENCE.lock_sha256
+    assert about["variant"] == "runtime" and about["arch"] == "x86_64"
+    assert set(about["components"]) == {c.id for c in REFERENCE.components}
+    harness = REFERENCE.component("harness").source
+    assert isinstance(harness, LockedPath)
+    assert about["components"]["harness"] == {"path": harness.path, "tree_sha256": harness.tree_sha256}
+    toolkit = REFERENCE.package(Arch.X86_64, "toolkit")
+    assert toolkit is not None
+    assert about["toolkit"]["packages"]["toolkit"] == {"file": toolkit.file, "sha256": toolkit.sha256}
+    assert about["certified_host"]["driver"] == golden_request().manifest.host.driver
+    section = REFERENCE.section(Arch.X86_64)
+    assert about["base"]["tarball_sha256"] == section.base["runtime"].sha256
+    assert {d.name for d in section.system.runtime} <= set(about["system_packages"])
+
+
+def test_an_image_without_a_carried_lock_is_refused_by_name() -> None:
+    with pytest.raises(StackbuildError, match=r"^other carries no /etc/stackbuild/stack.lock.json: only the final"):
+        read_contents(FakeEngine(), "other", Arch.X86_64)
+
+
+def test_diff_names_exactly_the_component_that_moved_and_both_trees() -> None:
+    engine = FakeEngine()
+    source = REFERENCE.component("harness").source
+    assert isinstance(source, LockedPath)
+    moved = as_built(REFERENCE, {"harness": "f" * 64})
+    holding(engine, "a", REFERENCE)
+    holding(engine, "b", moved)
+    changes = compare(read_contents(engine, "a", Arch.X86_64), read_contents(engine, "b", Arch.X86_64))
+    assert changes == [Change("component", "harness", "tree_sha256", source.tree_sha256, "f" * 64)]
+    assert changes[0].line() == f"component harness: tree_sha256 {source.tree_sha256} -> {'f' * 64}"
+    assert compare(read_contents(engine, "a", Arch.X86_64), read_contents(engine, "a", Arch.X86_64)) == []
+
+
+def moved(plan: Plan, stage: str) -> Plan:
+    """The plan with one stage's inputs changed: a later build after an edit."""
+    old = plan.stages[stage]
+    changed = dataclasses.replace(old, inputs=dataclasses.replace(old.inputs, context=ContextInput("edit", "1")))
+    return dataclasses.replace(plan, stages={**plan.stages, stage: changed})
+
+
+def test_gc_removes_what_no_recent_build_used_and_keeps_inputs(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache")
+    request = dataclasses.replace(golden_request(), cache=cache)
+    first = golden_plan()
+    second = moved(first, "kernels")
+    engine = FakeEngine()
+    for plan in (first, second):
+        record_run(plan, request)
+        for stage in plan.order():
+            engine.tag(f"sha256:{stage.key}", stage.tag())
+    stray = "stackbuild/pending/kernels:" + "0" * 64  # a killed build's
+    engine.tag("sha256:x", stray)
+    toolkit = request.lock.package(Arch.X86_64, "toolkit")
+    assert toolkit is not None
+    for name in (toolkit.sha256, "e" * 64):
+        cache.blob(name).parent.mkdir(parents=True, exist_ok=True)
+        cache.blob(name).write_bytes(b"x")
+
+    assert find_garbage(engine, cache, keep=2, inputs=False).images == ((stray, 1),)
+    garbage = find_garbage(engine, cache, keep=1, inputs=False)
+    assert sorted(tag for tag, _ in garbage.images) == sorted([first.stages["kernels"].tag(), stray])
+    assert garbage.inputs == ()
+    collect(engine, cache, garbage)
+    assert sorted(engine.removed) == sorted([first.stages["kernels"].tag(), stray])
+    assert [run.images for run in build_runs(cache)] == [frozenset(s.tag() for s in second.order())]
+    assert cache.has(toolkit.sha256) and cache.has("e" * 64)  # inputs stay without --inputs
+
+    with_inputs = find_garbage(engine, cache, keep=1, inputs=True)
+    assert with_inputs.inputs == ((cache.blob("e" * 64), 1),)  # the toolkit package is the kept build's
+    collect(engine, cache, with_inputs)
+    assert cache.has(toolkit.sha256) and not cache.has("e" * 64)
+
+
+def test_gc_leaves_a_pending_image_a_running_build_holds(tmp_path: Path) -> None:
+    cache, engine = Cache(tmp_path / "cache"), FakeEngine()
+    key = "1" * 64
+    engine.tag("sha256:x", f"stackbuild/pending/harness:{key}")
+    with cache.lock(f"stage-{key}"):
+        # held by this process: flock is per open file, so the check (another open) sees it as another build's
+        assert find_garbage(engine, cache, keep=1, inputs=False).busy == (f"stackbuild/pending/harness:{key}",)
+    assert find_garbage(engine, cache, keep=1, inputs=False).busy == ()
