@@ -236,6 +236,23 @@ def add_handoff_commands(sub: SubParsers) -> None:
     p.add_argument("--print", action="store_true", help="print the docker run line instead of running it")
     p = command(
         sub,
+        "shell",
+        "running:cmd_shell",
+        "a shell in a stage's image with the stage's environment, or, after the stage failed to build, in its "
+        "state just before the failed step (which it prints, to run again there)",
+    )
+    p.add_argument("stack", help="stack name or manifest path")
+    p.add_argument("stage", help="stage name (as `stackbuild plan` lists them)")
+    p.add_argument(
+        "command", nargs=argparse.REMAINDER, help="command instead of bash (after --, as with run: [--] CMD ARGS...)"
+    )
+    p.add_argument("--arch", choices=ARCHITECTURES, help="architecture (default: this host's)")
+    p.add_argument(
+        "--device", action="append", type=int, default=[], metavar="N", help="use /dev/davinciN only (repeatable)"
+    )
+    p.add_argument("--print", action="store_true", help="print the docker run line instead of running it")
+    p = command(
+        sub,
         "inspect",
         "handing:cmd_inspect",
         "what a final image holds, from its labels and the lock it carries: stack, toolkit and its packages "

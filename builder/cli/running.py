@@ -1,27 +1,38 @@
 """`stackbuild run TAG [-- CMD]`: the image started with what this host can give it (its NPUs and
-driver, found as CANN's own `docker run` names them), or the `docker run` line with --print."""
+driver, found as CANN's own `docker run` names them), or the `docker run` line with --print.
+`stackbuild shell STACK STAGE [-- CMD]`: the same for a stage's image, or a failed stage's last state."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shlex
 import shutil
 import sys
 
+from builder.cli.building import target_arch
 from builder.cli.common import Context, say
-from builder.model.errors import StackbuildError
-from builder.verify.host import host_access, host_root
+from builder.model.errors import InputError, StackbuildError
+from builder.verify.host import HostAccess, host_access, host_root
 
 
-def cmd_run(ctx: Context, args: argparse.Namespace) -> int:
-    access = host_access(host_root(), args.device)
+def _access(devices: list[int]) -> HostAccess:
+    access = host_access(host_root(), devices)
     for note in access.notes:
         say(f"[stackbuild] note: {note}")
+    return access
+
+
+def _command(args: argparse.Namespace) -> list[str]:
+    given: list[str] = args.command
+    return given[1:] if given[:1] == ["--"] else given
+
+
+def _docker_run(options: list[str], image: str, command: list[str], only_print: bool) -> int:
     interactive = ["-it"] if sys.stdin.isatty() and sys.stdout.isatty() else []
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    line = ["docker", "run", "--rm", *interactive, *access.docker_run_flags(), args.image, *command]
-    if args.print:
+    line = ["docker", "run", "--rm", *interactive, *options, image, *command]
+    if only_print:
         print(shlex.join(line))
         return 0
     docker = shutil.which("docker")
@@ -30,3 +41,52 @@ def cmd_run(ctx: Context, args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(docker, [docker, *line[1:]])  # the container's exit code is the command's
+
+
+def cmd_run(ctx: Context, args: argparse.Namespace) -> int:
+    return _docker_run(_access(args.device).docker_run_flags(), args.image, _command(args), args.print)
+
+
+def cmd_shell(ctx: Context, args: argparse.Namespace) -> int:
+    from builder.engine.docker_engine import DockerEngine
+    from builder.execute.debug import cut_before, last_failure, rerun_line
+    from builder.execute.stage import StageBuilder
+    from builder.plan.make import make_plan
+    from builder.plan.resolve import resolve_inputs
+    from builder.plan.stage import FAILED_REPOSITORY
+
+    request = ctx.request(args.stack, target_arch(args))
+    plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+    stage = plan.stages.get(args.stage)
+    if stage is None:
+        raise InputError(f"{args.stage!r} is not a stage of {plan.stack} (stages: {', '.join(plan.stages)})")
+    engine = DockerEngine()
+    image = stage.tag()
+    if engine.image_id(image):
+        say(f"[stackbuild] {stage.name}: its image, built and probed ({image})")
+    else:
+        failure = last_failure(request.cache, plan, stage)
+        if failure is None:
+            raise StackbuildError(
+                f"stage {stage.name} of {plan.stack} is not built and did not fail with its current inputs: "
+                f"run `stackbuild build {args.stack}` (a stage that fails can then be opened here)"
+            )
+        if missing := [p for p in stage.parents if not engine.image_id(plan.stages[p].tag())]:
+            raise StackbuildError(f"stage {stage.name}'s parent {missing[0]} is not built: build {args.stack} first")
+        dockerfile = cut_before(stage.dockerfile, failure.command) if failure.command else stage.dockerfile
+        if dockerfile is None:
+            raise StackbuildError(f"stage {stage.name} failed ({failure.reason}), but at no step of its Dockerfile")
+        say(f"[stackbuild] {stage.name} failed: {failure.reason}")
+        say(f"[stackbuild] making its state before that step (cached steps; log: {ctx.log_dir()})")
+        builder = StageBuilder(plan, engine, request.cache, ctx.log_dir())
+        log_file = builder.log_file(stage).with_suffix(".shell.log")
+        image_id = builder.build_state(dataclasses.replace(stage, dockerfile=dockerfile), log_file)
+        image = f"{FAILED_REPOSITORY}/{stage.name}:{stage.key}"
+        engine.tag(image_id, image)
+        if failure.command:
+            say(f"[stackbuild] the step that failed, to run again here: {rerun_line(failure.command)}")
+        else:
+            say("[stackbuild] the image its probes rejected: the build log names the probe that failed")
+    network = [] if stage.network else ["--network", "none"]  # as the stage was built
+    command = _command(args) or ["/bin/bash"]
+    return _docker_run([*network, *_access(args.device).docker_run_flags()], image, command, args.print)

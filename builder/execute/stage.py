@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from builder.engine import BuildFailed, BuildSpec, Engine, EngineError
+from builder.execute.debug import record_failure
 from builder.inputs.contexts import write_context
+from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import LoggedFailure, StackbuildError
 from builder.plan.stage import FINALS, Plan, Stage, parent_arg
@@ -29,13 +31,17 @@ class Report(Protocol):
 
 
 class StageFailed(LoggedFailure):
-    def __init__(self, stage: str, reason: str, log_tail: list[str], log_file: Path, cause: str | None) -> None:
+    def __init__(
+        self, stage: str, reason: str, log_tail: list[str], log_file: Path, cause: str | None, debug: str = ""
+    ) -> None:
         lines = [f"stage {stage} failed: {reason}"]
         if log_tail:
             lines += ["last lines of its log:", *(f"  | {line}" for line in log_tail)]
         lines.append(f"full log: {log_file}")
         if cause:
             lines.append(f"likely cause: {cause}")
+        if debug:
+            lines.append(f"to look inside: {debug}")
         super().__init__("\n".join(lines))
         self.stage, self.reason, self.cause = stage, reason, cause
 
@@ -163,6 +169,24 @@ class StageBuilder:
                 raise StageSkipped(f"{stage.name}: a parent failed")
         self.engine.tag(image_id, stage.tag())
         return image_id
+
+    def _shell(self, stage: Stage) -> str:
+        arch = "" if self.plan.arch == Arch.host() else f" --arch {self.plan.arch}"
+        return f"stackbuild shell{arch} {self.plan.stack} {stage.name}"
+
+    def build_state(self, stage: Stage, log_file: Path) -> str:
+        """stage's Dockerfile (a failed one, cut before its failed step) built from its tagged parents,
+        nothing probed or tagged; its image id. `stackbuild shell` opens there."""
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        with log_file.open("w") as log, tempfile.TemporaryFile() as context:
+
+            def write(line: str) -> None:
+                log.write(line + "\n")
+                log.flush()
+
+            self._context(stage, context, log_file)
+            parents = {parent_arg(p): self.plan.stages[p].tag() for p in stage.parents}
+            return self._build(stage, context, write, log_file, parents)
 
     def _drop(self, stage: Stage, image_id: str) -> None:
         """An image that failed: removed, or (while children built from it still hold it) at least untagged."""
@@ -292,7 +316,9 @@ class StageBuilder:
             return self.engine.build(context, write, spec)
         except BuildFailed as err:
             tail = err.log_tail[-15:]
-            raise StageFailed(stage.name, str(err), tail, log_file, diagnose(err.log_tail)) from err
+            record_failure(self.cache, self.plan, stage, str(err))
+            cause = diagnose(err.log_tail)
+            raise StageFailed(stage.name, str(err), tail, log_file, cause, self._shell(stage)) from err
 
     def _probe(self, stage: Stage, image_id: str, write: Callable[[str], None], log_file: Path) -> None:
         try:
@@ -307,4 +333,5 @@ class StageBuilder:
             self._drop(stage, image_id)
             first = failed[0]
             reason = f"probe {first.name} failed: {first.message}"
-            raise StageFailed(stage.name, reason, [], log_file, diagnose([first.message]))
+            record_failure(self.cache, self.plan, stage, reason)
+            raise StageFailed(stage.name, reason, [], log_file, diagnose([first.message]), self._shell(stage))

@@ -14,7 +14,7 @@ from builder.inputs import trees
 from builder.lock.model import LockedPath
 from builder.store.cache import Cache
 from tests.conftest import ROOT
-from tests.docker.conftest import plan_of, stackbuild, touch
+from tests.docker.conftest import plan_of, stackbuild, touch, write_variant
 from tests.helpers import registry
 
 pytestmark = pytest.mark.docker
@@ -132,3 +132,31 @@ def test_doctor_on_this_machine_gives_each_verdict_and_knows_the_registry(worksp
         login = {"STACKBUILD_REGISTRY_USERNAME": "ci", "STACKBUILD_REGISTRY_PASSWORD": "pw"}
         taken = stackbuild(workspace, "--site-config", str(site), "doctor", "reftest", env=login)
         assert taken.returncode == 0 and f"ok    registry        {address}/cache answers" in taken.stdout
+
+
+def test_shell_opens_a_failed_stage_before_its_failed_step_and_it_fails_again_there(workspace: Path) -> None:
+    name = write_variant(
+        workspace,
+        "reftest-shell",
+        [
+            (
+                "      - cmake -S . -B build -DCMAKE_BUILD_TYPE=Release",
+                "      - cmake -S . -B build -DASCEND_CANN_PACKAGE_PATH=/usr/local/Ascend/nowhere",
+            )
+        ],
+    )
+    stackbuild(workspace, "lock", name, check=True)
+    failed = stackbuild(workspace, "build", name, "--no-smoke")
+    assert failed.returncode == 1 and "stage runtime failed" in failed.stderr
+    assert f"to look inside: stackbuild shell {name} runtime" in failed.stderr
+
+    rerun = "/bin/bash /opt/stackbuild/steps/runtime/build.sh"
+    shell = stackbuild(workspace, "shell", name, "runtime", "--", "bash", "-c", f'{rerun} 2>&1; echo "exit=$?"; pwd')
+    assert shell.returncode == 0, shell.stderr
+    assert f"the step that failed, to run again here: {rerun}" in shell.stderr
+    assert "ASCENDCL not found under /usr/local/Ascend/nowhere" in shell.stdout
+    assert "exit=1" in shell.stdout and shell.stdout.rstrip().endswith("/opt/stack/runtime")
+
+    # A stage that built: its own image, with its environment.
+    built = stackbuild(workspace, "shell", name, "toolkit", "--", "printenv", "ASCEND_TOOLKIT_HOME", check=True)
+    assert built.stdout.strip().startswith("/usr/local/Ascend/")

@@ -1,0 +1,48 @@
+"""`stackbuild shell` after a failure: the failure recorded with its command, the Dockerfile cut
+before the step that ran it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from builder.execute.debug import cut_before, last_failure, rerun_line
+from builder.execute.stage import StageBuilder, StageFailed
+from builder.store.cache import Cache
+from tests.fake_engine import FakeEngine
+from tests.golden_plan import GOLDEN, golden_plan
+
+KERNELS = (GOLDEN / "kernels.Dockerfile").read_text()
+
+
+def test_the_dockerfile_is_cut_before_the_exec_form_step_that_failed() -> None:
+    cut = cut_before(KERNELS, "/bin/bash /opt/stackbuild/steps/kernels/build.sh")
+    assert cut is not None and KERNELS.startswith(cut)
+    assert cut.rstrip().endswith('COPY ["steps/", "/opt/stackbuild/steps/kernels/"]')
+    assert "RUN" not in cut
+
+
+def test_a_shell_form_step_is_found_through_the_shell_in_force() -> None:
+    dockerfile = 'FROM x\nSHELL ["/bin/bash", "-o", "pipefail", "-c"]\nRUN echo a\nRUN make \\\n    all\nRUN echo b\n'
+    cut = cut_before(dockerfile, "/bin/bash -o pipefail -c make     all")
+    assert cut == 'FROM x\nSHELL ["/bin/bash", "-o", "pipefail", "-c"]\nRUN echo a\n'
+    assert cut_before(dockerfile, "/bin/sh -c make all") is None  # not what ran: no step is guessed
+
+
+def test_the_rerun_line_quotes_the_script_of_a_shell_form_step() -> None:
+    assert rerun_line("/bin/bash -o pipefail -c make all") == "/bin/bash -o pipefail -c 'make all'"
+    assert rerun_line("/bin/bash /opt/stackbuild/steps/kernels/build.sh") == (
+        "/bin/bash /opt/stackbuild/steps/kernels/build.sh"
+    )
+
+
+def test_a_failed_build_records_its_command_for_its_key(tmp_path: Path) -> None:
+    plan, cache = golden_plan(), Cache(tmp_path / "cache")
+    stage = plan.stages["base-devel"]
+    engine = FakeEngine(fail_build="FROM")
+    with pytest.raises(StageFailed):
+        StageBuilder(plan, engine, cache, tmp_path / "logs")(stage, lambda state, note="": None)
+    failure = last_failure(cache, plan, stage)
+    assert failure is not None and failure.command == "/bin/sh -c make"
+    assert last_failure(cache, plan, plan.stages["toolkit"]) is None  # only the stage that failed
