@@ -13,7 +13,13 @@ import sys
 
 from builder.cli.building import target_arch
 from builder.cli.common import Context, say
+from builder.engine.docker_engine import DockerEngine
+from builder.execute.debug import Failure, cut_before, last_failure, rerun_line
+from builder.execute.stage import StageBuilder
 from builder.model.errors import InputError, StackbuildError
+from builder.plan.make import make_plan
+from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.stage import FAILED_REPOSITORY
 from builder.verify.host import HostAccess, host_access, host_root
 
 
@@ -47,21 +53,34 @@ def cmd_run(ctx: Context, args: argparse.Namespace) -> int:
     return _docker_run(_access(args.device).docker_run_flags(), args.image, _command(args), args.print)
 
 
+def _make_failed_state(
+    ctx: Context, request: Request, engine: DockerEngine, name: str, failure: Failure, ref: str
+) -> None:
+    """The failed stage's Dockerfile up to its failed step (all of it after failed probes), built
+    from the builder's cache with the stage's context, tagged ref."""
+    plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+    stage = plan.stages[name]
+    if missing := [p for p in stage.parents if not engine.image_id(plan.stages[p].tag())]:
+        raise StackbuildError(f"stage {stage.name}'s parent {missing[0]} is not built: build {plan.stack} first")
+    dockerfile = cut_before(stage.dockerfile, failure.command) if failure.command else stage.dockerfile
+    if dockerfile is None:
+        raise StackbuildError(f"stage {stage.name} failed ({failure.reason}), but at no step of its Dockerfile")
+    say(f"[stackbuild] making its state before that step (cached steps; log: {ctx.log_dir()})")
+    builder = StageBuilder(plan, engine, request.cache, ctx.log_dir())
+    log_file = builder.log_file(stage).with_suffix(".shell.log")
+    engine.tag(builder.build_state(dataclasses.replace(stage, dockerfile=dockerfile), log_file), ref)
+
+
 def cmd_shell(ctx: Context, args: argparse.Namespace) -> int:
-    from builder.engine.docker_engine import DockerEngine
-    from builder.execute.debug import cut_before, last_failure, rerun_line
-    from builder.execute.stage import StageBuilder
-    from builder.plan.make import make_plan
-    from builder.plan.resolve import resolve_inputs
-    from builder.plan.stage import FAILED_REPOSITORY
 
     request = ctx.request(args.stack, target_arch(args))
-    plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+    plan = make_plan(resolve_inputs(request, prepare=False, say=say))  # to name the stage: nothing fetched
     stage = plan.stages.get(args.stage)
     if stage is None:
         raise InputError(f"{args.stage!r} is not a stage of {plan.stack} (stages: {', '.join(plan.stages)})")
     engine = DockerEngine()
     image = stage.tag()
+    failed_state = f"{FAILED_REPOSITORY}/{stage.name}:{stage.key}"
     if engine.image_id(image):
         say(f"[stackbuild] {stage.name}: its image, built and probed ({image})")
     else:
@@ -71,18 +90,10 @@ def cmd_shell(ctx: Context, args: argparse.Namespace) -> int:
                 f"stage {stage.name} of {plan.stack} is not built and did not fail with its current inputs: "
                 f"run `stackbuild build {args.stack}` (a stage that fails can then be opened here)"
             )
-        if missing := [p for p in stage.parents if not engine.image_id(plan.stages[p].tag())]:
-            raise StackbuildError(f"stage {stage.name}'s parent {missing[0]} is not built: build {args.stack} first")
-        dockerfile = cut_before(stage.dockerfile, failure.command) if failure.command else stage.dockerfile
-        if dockerfile is None:
-            raise StackbuildError(f"stage {stage.name} failed ({failure.reason}), but at no step of its Dockerfile")
         say(f"[stackbuild] {stage.name} failed: {failure.reason}")
-        say(f"[stackbuild] making its state before that step (cached steps; log: {ctx.log_dir()})")
-        builder = StageBuilder(plan, engine, request.cache, ctx.log_dir())
-        log_file = builder.log_file(stage).with_suffix(".shell.log")
-        image_id = builder.build_state(dataclasses.replace(stage, dockerfile=dockerfile), log_file)
-        image = f"{FAILED_REPOSITORY}/{stage.name}:{stage.key}"
-        engine.tag(image_id, image)
+        image = failed_state
+        if not engine.image_id(failed_state):
+            _make_failed_state(ctx, request, engine, stage.name, failure, failed_state)
         if failure.command:
             say(f"[stackbuild] the step that failed, to run again here: {rerun_line(failure.command)}")
         else:

@@ -6,7 +6,7 @@ import argparse
 
 from builder.cli.common import Context, say
 from builder.engine.docker_engine import DockerEngine
-from builder.handoff.gc import collect, find_garbage
+from builder.handoff.gc import collect, find_garbage, no_build_running
 from builder.store.cache import Cache
 
 
@@ -16,11 +16,14 @@ def _mb(size: int) -> str:
 
 def cmd_gc(ctx: Context, args: argparse.Namespace) -> int:
     engine, cache = DockerEngine(), Cache()
+    with no_build_running(cache):
+        return _collect(engine, cache, args)
+
+
+def _collect(engine: DockerEngine, cache: Cache, args: argparse.Namespace) -> int:
     garbage = find_garbage(engine, cache, args.keep, args.inputs)
-    stacks = sorted({run.name.rpartition("/")[0] for run in garbage.kept})
+    stacks = sorted({f"{run.stack} ({run.arch})" for run in garbage.kept})
     say(f"[stackbuild] keeping the images of the last {args.keep} build(s) of: {', '.join(stacks) or 'no stack'}")
-    for tag in garbage.busy:
-        say(f"[stackbuild] leaving {tag}: a running build is probing it")
     verb = "would remove" if args.dry_run else "removing"
     for tag, size in garbage.images:
         print(f"{verb} {tag}  ({_mb(size)})")

@@ -7,6 +7,7 @@ Debian's docker 20.10 client has BuildKit built in; newer clients need the build
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -107,12 +108,23 @@ def _follow(stream: IO[bytes], keep: Callable[[str], None]) -> None:
         keep(STEP_OUTPUT.sub("", raw.decode(errors="replace").rstrip("\n")))
 
 
+def _unquoted(text: str) -> str:
+    """BuildKit 23+ quotes the command as a Go string (\\" for a quote): the command as it ran."""
+    try:
+        unquoted = json.loads(f'"{text}"')
+    except ValueError:
+        return text
+    return unquoted if isinstance(unquoted, str) else text
+
+
 def failure(tail: list[str], code: int) -> str:
     """BuildKit's own summary of the failure (its last error line, without the gRPC wrapping); a
     failed RUN in the classic builder's words, so messages do not depend on the builder."""
     for line in reversed(tail):
-        if run := FAILED_RUN.search(line) or FAILED_PROCESS.search(line):
+        if run := FAILED_RUN.search(line):
             return f"The command '{run.group(1)}' returned a non-zero code: {run.group(2)}"
+        if run := FAILED_PROCESS.search(line):
+            return f"The command '{_unquoted(run.group(1))}' returned a non-zero code: {run.group(2)}"
     for line in reversed(tail):
         line = STEP_STATUS.sub("", line)
         if line.startswith(("failed to solve", "error:", "ERROR:")):

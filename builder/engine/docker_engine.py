@@ -312,13 +312,15 @@ class DockerEngine:
                 container.remove(force=True)
 
     def files(self, image: str, paths: Sequence[str], arch: Arch) -> dict[str, bytes]:
+        platform = None  # an image that is here is read whatever its architecture
         if self.image_id(image) is None:
+            platform = arch.platform
             try:
-                self.client.images.pull(image, platform=arch.platform)
+                self.client.images.pull(image, platform=platform)
             except docker.errors.DockerException as err:
                 raise EngineError(f"cannot pull {image} ({err}): pull or `docker load` it first") from err
         found: dict[str, bytes] = {}
-        with self.container(image, ["true"], None, NO_DEVICES, arch.platform) as container:
+        with self.container(image, ["true"], None, NO_DEVICES, platform) as container:
             for path in paths:
                 try:
                     stream, _ = container.get_archive(path)

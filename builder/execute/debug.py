@@ -27,9 +27,15 @@ class Failure:
     reason: str
 
 
-def record_failure(cache: Cache, plan: Plan, stage: Stage, reason: str) -> None:
+def failed_command(reason: str) -> str | None:
+    """The RUN command a build failure names (None: it failed otherwise, e.g. a COPY or the engine)."""
     found = FAILED_COMMAND.search(reason)
-    record = {"key": stage.key, "command": found.group(1) if found else None, "reason": reason}
+    return found.group(1) if found else None
+
+
+def record_failure(cache: Cache, plan: Plan, stage: Stage, reason: str, command: str | None) -> None:
+    """A failed RUN (command) or failed probes (None): what `shell` needs to open the stage's state."""
+    record = {"key": stage.key, "command": command, "reason": reason}
     cache.write_record(record, FAILURE_KIND, plan.stack.lower(), plan.arch.value, stage.name)
 
 

@@ -4,9 +4,12 @@ by every checkout that builds with it, so another checkout's builds count too.""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
+import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from builder.execute.bundle import git_sources
@@ -15,6 +18,9 @@ from builder.plan.stage import Plan
 from builder.store.cache import Cache
 
 RUN_KIND = "runs"
+RUN_NAME = re.compile(r"^(\d+)-\d+$")  # <start ns>-<pid>
+# Shared by every running build, taken alone by gc: gc never removes what a build is using.
+BUILDS_LOCK = "builds"
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,7 @@ class BuildRun:
     images: frozenset[str]  # stage tags
     keys: frozenset[str]  # their keys (a pending image of the stage has the same key)
     blobs: frozenset[str]  # sha256 of the cached inputs: toolkit packages, base tarballs, .debs, wheels
-    git: frozenset[str]  # git mirrors, as paths in the cache
+    git: frozenset[str]  # git mirrors, by directory name in the cache
 
 
 def record_run(plan: Plan, request: Request) -> None:
@@ -36,12 +42,11 @@ def record_run(plan: Plan, request: Request) -> None:
     system = section.system
     blobs |= {d.sha256 for d in [*system.stack, *system.runtime, *system.devel()]}
     blobs |= {w.sha256 for wheels in section.python.values() for w in wheels}
-    mirrors = {str(cache.git_mirror(fetch_url)) for _, fetch_url, _ in git_sources(lock, request.site)}
+    mirrors = {cache.git_mirror(fetch_url).name for _, fetch_url, _ in git_sources(lock, request.site)}
     record = {
         "stack": plan.stack,
         "arch": plan.arch.value,
         "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "manifest": str(request.manifest_path.resolve()),
         "stages": {stage.name: stage.tag() for stage in plan.order()},
         "blobs": sorted(blobs),
         "git": sorted(mirrors),
@@ -49,12 +54,18 @@ def record_run(plan: Plan, request: Request) -> None:
     cache.write_record(record, RUN_KIND, plan.stack.lower(), plan.arch.value, f"{time.time_ns()}-{os.getpid()}")
 
 
+@contextlib.contextmanager
+def running_build(cache: Cache) -> Iterator[None]:
+    with cache.shared(BUILDS_LOCK):
+        yield
+
+
 def build_runs(cache: Cache) -> list[BuildRun]:
     """Every recorded build, oldest first within each stack and architecture."""
     runs = []
     for name, data in cache.records(RUN_KIND).items():
         stages = data.get("stages")
-        if not isinstance(stages, dict):
+        if not isinstance(stages, dict) or not RUN_NAME.match(name.rpartition("/")[2]):
             continue  # not a record this version wrote: it protects nothing
         tags = frozenset(str(tag) for tag in stages.values())
         runs.append(
@@ -68,4 +79,4 @@ def build_runs(cache: Cache) -> list[BuildRun]:
                 frozenset(str(g) for g in data.get("git") or ()),
             )
         )
-    return sorted(runs, key=lambda run: (run.name.rpartition("/")[0], int(run.name.rpartition("/")[2].split("-")[0])))
+    return sorted(runs, key=lambda run: (run.stack, run.arch, int(run.name.rpartition("/")[2].split("-")[0])))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from builder.engine import BuildFailed, BuildSpec, Engine, EngineError
-from builder.execute.debug import record_failure
+from builder.execute.debug import failed_command, record_failure
 from builder.inputs.contexts import write_context
 from builder.model.arch import Arch
 from builder.model.canonical import digest
@@ -186,7 +186,12 @@ class StageBuilder:
 
             self._context(stage, context, log_file)
             parents = {parent_arg(p): self.plan.stages[p].tag() for p in stage.parents}
-            return self._build(stage, context, write, log_file, parents)
+            spec = BuildSpec(self.labels(stage), self.plan.arch, stage.network, parents)
+            try:
+                return self.engine.build(context, write, spec)
+            except BuildFailed as err:
+                reason = f"its state before the failed step did not build: {err}"
+                raise StageFailed(stage.name, reason, err.log_tail[-15:], log_file, None) from err
 
     def _drop(self, stage: Stage, image_id: str) -> None:
         """An image that failed: removed, or (while children built from it still hold it) at least untagged."""
@@ -316,9 +321,12 @@ class StageBuilder:
             return self.engine.build(context, write, spec)
         except BuildFailed as err:
             tail = err.log_tail[-15:]
-            record_failure(self.cache, self.plan, stage, str(err))
-            cause = diagnose(err.log_tail)
-            raise StageFailed(stage.name, str(err), tail, log_file, cause, self._shell(stage)) from err
+            # A failed RUN can be looked at where it failed; other failures (COPY, the engine) cannot.
+            debug = ""
+            if (command := failed_command(str(err))) is not None:
+                record_failure(self.cache, self.plan, stage, str(err), command)
+                debug = self._shell(stage)
+            raise StageFailed(stage.name, str(err), tail, log_file, diagnose(err.log_tail), debug) from err
 
     def _probe(self, stage: Stage, image_id: str, write: Callable[[str], None], log_file: Path) -> None:
         try:
@@ -333,5 +341,5 @@ class StageBuilder:
             self._drop(stage, image_id)
             first = failed[0]
             reason = f"probe {first.name} failed: {first.message}"
-            record_failure(self.cache, self.plan, stage, reason)
+            record_failure(self.cache, self.plan, stage, reason, None)
             raise StageFailed(stage.name, reason, [], log_file, diagnose([first.message]), self._shell(stage))

@@ -50,6 +50,8 @@ def engine_check(connect: Callable[[], EngineFacts]) -> tuple[Check, Mapping[str
         about = connect().about()
     except EngineError as err:
         fix = "python -m builder.hostsetup --docker (installs docker.io and starts dockerd)"
+        if "ermission denied" in str(err):  # the socket is there, this user may not use it
+            fix = "usermod -aG docker $USER (then log in again), or run as root"
         return Check("engine", "fail", str(err).split(": run")[0], fix), {}
     detail = f"Docker {about['version']} (API {about['api_version']}), {about['storage_driver']}, {about['builder']}"
     return Check("engine", "ok", detail), about
@@ -174,7 +176,8 @@ def device_check(root: Path, present: Mapping[int, str]) -> Check:
             "devices",
             "fail",
             f"{', '.join(closed)} not readable and writable by this user",
-            f"run as root, or join the devices' group: usermod -aG {DRIVER_USER} $USER",
+            f"run as root, or give the {DRIVER_USER} group the devices (a udev rule, e.g. "
+            f'KERNEL=="davinci*", GROUP="{DRIVER_USER}", MODE="0660") and join it',
         )
     return Check("devices", "ok", f"{', '.join(nodes)} present and accessible")
 
@@ -209,6 +212,9 @@ def kernel_headers_check(root: Path) -> Check:
 def host_checks(root: Path, manifest: Manifest | None) -> list[Check]:
     present = npus(root)
     simulated = manifest is not None and manifest.host.driver == "none"
+    if not present and version_info(root / ASCEND_ROOT.lstrip("/") / "driver" / "version.info"):
+        detail = "the NPU driver is installed but no /dev/davinci<N> exists: it is not loaded"
+        return [Check("npu", "fail", detail, "reboot after installing the driver, then check `npu-smi info`")]
     if not present:
         detail = "no NPU on this host (no /dev/davinci<N>)"
         if manifest is None or simulated:

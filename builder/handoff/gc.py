@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
 from builder.engine import Engine, EngineError
-from builder.execute.history import RUN_KIND, BuildRun, build_runs
+from builder.execute.history import BUILDS_LOCK, RUN_KIND, BuildRun, build_runs
+from builder.model.errors import StackbuildError
 from builder.plan.stage import FAILED_REPOSITORY, PENDING_REPOSITORY, STAGE_REPOSITORY
 from builder.store.cache import Cache
 
@@ -21,7 +22,6 @@ class Garbage:
     kept: tuple[BuildRun, ...]
     dropped: tuple[BuildRun, ...]  # older builds: their records go with their images
     images: tuple[tuple[str, int], ...]  # (tag, size in bytes)
-    busy: tuple[str, ...]  # pending images a running build holds: left alone
     inputs: tuple[tuple[Path, int], ...]  # cached files and git mirrors no kept build names (with --inputs)
 
     @property
@@ -36,31 +36,34 @@ class Garbage:
 def _recent(runs: list[BuildRun], keep: int) -> tuple[list[BuildRun], list[BuildRun]]:
     kept: list[BuildRun] = []
     dropped: list[BuildRun] = []
-    for _, group in groupby(runs, key=lambda run: run.name.rpartition("/")[0]):
+    for _, group in groupby(runs, key=lambda run: (run.stack, run.arch)):
         ordered = list(group)
         kept += ordered[-keep:]
         dropped += ordered[:-keep]
     return kept, dropped
 
 
+@contextlib.contextmanager
+def no_build_running(cache: Cache) -> Iterator[None]:
+    """While gc looks and removes, no build starts or runs with this cache (they wait for it)."""
+    with cache.alone(BUILDS_LOCK) as alone:
+        if not alone:
+            raise StackbuildError("a build is running with this cache: run gc once it is done")
+        yield
+
+
 def find_garbage(engine: Engine, cache: Cache, keep: int, inputs: bool) -> Garbage:
-    """What gc would remove, keeping the last `keep` builds of each stack and architecture."""
+    """What gc would remove, keeping the last `keep` builds of each stack and architecture. Call it
+    within no_build_running: pending images then are all a killed build's."""
     kept, dropped = _recent(build_runs(cache), keep)
     used = frozenset().union(*(run.images for run in kept))
     used_keys = frozenset().union(*(run.keys for run in kept))
-    images: list[str] = []
-    busy: list[str] = []
-    for tag in sorted(engine.tags(f"{STAGE_REPOSITORY}/*")):
-        if tag not in used:
-            images.append(tag)
-    for tag in sorted(engine.tags(f"{PENDING_REPOSITORY}/*")):
-        # Pending tags live while a build probes the stage (holding its lock); any other is a killed build's.
-        (busy if cache.held(f"stage-{tag.rpartition(':')[2]}") else images).append(tag)
-    for tag in sorted(engine.tags(f"{FAILED_REPOSITORY}/*")):
-        if tag.rpartition(":")[2] not in used_keys:  # a failed state of a current stage stays for `shell`
-            images.append(tag)
+    images = [tag for tag in sorted(engine.tags(f"{STAGE_REPOSITORY}/*")) if tag not in used]
+    images += sorted(engine.tags(f"{PENDING_REPOSITORY}/*"))
+    # A failed state of a current stage stays for `shell`.
+    images += [t for t in sorted(engine.tags(f"{FAILED_REPOSITORY}/*")) if t.rpartition(":")[2] not in used_keys]
     sized = tuple((tag, _size(engine, tag)) for tag in images)
-    return Garbage(tuple(kept), tuple(dropped), sized, tuple(busy), _unused_inputs(cache, kept) if inputs else ())
+    return Garbage(tuple(kept), tuple(dropped), sized, _unused_inputs(cache, kept) if inputs else ())
 
 
 def _size(engine: Engine, tag: str) -> int:
@@ -74,12 +77,12 @@ def _unused_inputs(cache: Cache, kept: Iterable[BuildRun]) -> tuple[tuple[Path, 
     blobs = frozenset().union(*(run.blobs for run in runs))
     mirrors = frozenset().union(*(run.git for run in runs))
     found = [(p, p.stat().st_size) for p in cache.blob_files() if p.name not in blobs]
-    found += [(p, _tree_size(p)) for p in cache.git_mirrors() if str(p) not in mirrors]
+    found += [(p, _tree_size(p)) for p in cache.git_mirrors() if p.name not in mirrors]
     return tuple(sorted(found))
 
 
 def _tree_size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+    return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def collect(engine: Engine, cache: Cache, garbage: Garbage) -> int:

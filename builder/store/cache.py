@@ -109,27 +109,41 @@ class Cache:
     @contextlib.contextmanager
     def lock(self, name: str) -> Iterator[None]:
         """Held by one build (process or thread) at a time: two builds at once each do a piece of work once."""
+        with self._flock(name, fcntl.LOCK_EX):
+            yield
+
+    @contextlib.contextmanager
+    def shared(self, name: str) -> Iterator[None]:
+        """Held by any number of processes at once, while none holds alone(name)."""
+        with self._flock(name, fcntl.LOCK_SH):
+            yield
+
+    @contextlib.contextmanager
+    def alone(self, name: str) -> Iterator[bool]:
+        """Try to hold name exclusively, without waiting: yields whether it is held."""
         path = self.root / "locks" / f"{name}.lock"
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-    def held(self, name: str) -> bool:
-        """Whether another process holds lock(name) right now (a build working on that stage)."""
-        path = self.root / "locks" / f"{name}.lock"
-        if not path.exists():
-            return False
         with path.open("a") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                return True
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            return False
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def _flock(self, name: str, how: int) -> Iterator[None]:
+        path = self.root / "locks" / f"{name}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as handle:
+            fcntl.flock(handle, how)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     # -- git mirrors ---------------------------------------------------------------------
 

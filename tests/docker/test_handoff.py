@@ -86,15 +86,18 @@ def latest_runs_use() -> set[str]:
 
 
 def test_gc_removes_exactly_what_no_recent_build_used(workspace: Path, engine: DockerEngine) -> None:
-    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
-    before = {s.tag() for s in plan_of(workspace, "reftest").order()}
-    planted = "stackbuild/stage/planted:" + "0" * 64  # an image no build names
-    engine.tag(engine.image_id(plan_of(workspace, "reftest").stages["base-runtime"].tag()) or "", planted)
-    blobs = sorted(Cache().blob_files())
+    # Two edits no other build makes: the first one's harness and finals no other stack uses either.
     old = touch(workspace / HARNESS_FILE)
     try:
         stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+        before = {s.tag() for s in plan_of(workspace, "reftest").order()}
+        planted = "stackbuild/stage/planted:" + "0" * 64  # an image no build names
+        engine.tag(engine.image_id(plan_of(workspace, "reftest").stages["base-runtime"].tag()) or "", planted)
+        blobs = sorted(Cache().blob_files())
+        touch(workspace / HARNESS_FILE)
+        stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
         after = {s.tag() for s in plan_of(workspace, "reftest").order()}
+        assert len(before - after) == 3  # harness and both finals
         every = engine.tags("stackbuild/stage/*") | engine.tags("stackbuild/pending/*")
         dry = stackbuild(workspace, "gc", "--dry-run", "--keep", "1", check=True)
         listed = set(re.findall(r"^would remove (\S+)  \(", dry.stdout, re.M))

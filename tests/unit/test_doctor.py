@@ -122,3 +122,11 @@ def test_doctor_json_says_whether_the_host_can_run_the_stack(
     driver = next(c for c in document["checks"] if c["name"] == "driver")
     assert driver["detail"] == "driver 25.3.rc1 installed, 8.5.0 is certified for 25.5.0"
     assert all(c["remedy"] for c in document["checks"] if c["verdict"] == "fail")
+
+
+def test_a_driver_installed_but_not_loaded_is_told_apart_from_no_npu(tmp_path: Path) -> None:
+    root = certified_host(tmp_path)
+    for node in (root / "dev").iterdir():
+        node.unlink()
+    (check,) = host_checks(root, REAL)
+    assert check.verdict == "fail" and "installed but no /dev/davinci<N>" in check.detail and "reboot" in check.remedy

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from builder.execute.history import build_runs, record_run
+from builder.execute.history import build_runs, record_run, running_build
 from builder.handoff.compare import Change, compare
 from builder.handoff.contents import read_contents
-from builder.handoff.gc import collect, find_garbage
+from builder.handoff.gc import collect, find_garbage, no_build_running
 from builder.lock import io as lock_io
 from builder.lock.model import Lock, LockedPath
 from builder.model.arch import Arch
@@ -109,11 +109,18 @@ def test_gc_removes_what_no_recent_build_used_and_keeps_inputs(tmp_path: Path) -
     assert cache.has(toolkit.sha256) and not cache.has("e" * 64)
 
 
-def test_gc_leaves_a_pending_image_a_running_build_holds(tmp_path: Path) -> None:
-    cache, engine = Cache(tmp_path / "cache"), FakeEngine()
-    key = "1" * 64
-    engine.tag("sha256:x", f"stackbuild/pending/harness:{key}")
-    with cache.lock(f"stage-{key}"):
-        # held by this process: flock is per open file, so the check (another open) sees it as another build's
-        assert find_garbage(engine, cache, keep=1, inputs=False).busy == (f"stackbuild/pending/harness:{key}",)
-    assert find_garbage(engine, cache, keep=1, inputs=False).busy == ()
+def test_gc_refuses_while_a_build_runs_with_the_cache(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache")
+    refused = pytest.raises(StackbuildError, match="a build is running with this cache")
+    with running_build(cache), refused, no_build_running(cache):
+        pass
+    with no_build_running(cache):  # the build is over
+        assert find_garbage(FakeEngine(), cache, keep=1, inputs=False).images == ()
+
+
+def test_records_gc_cannot_read_protect_nothing_and_break_nothing(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache")
+    cache.write_record({"stages": {"a": "stackbuild/stage/a:1"}}, "runs", "s", "x86_64", "not-a-run")
+    cache.write_record({"stages": "nonsense"}, "runs", "s", "x86_64", "1-1")
+    (cache.root / "records" / "runs" / "s" / "x86_64" / "2-2.json").write_text("{")
+    assert build_runs(cache) == []

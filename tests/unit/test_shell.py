@@ -3,11 +3,13 @@ before the step that ran it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from builder.execute.debug import cut_before, last_failure, rerun_line
+from builder.engine import buildkit
+from builder.execute.debug import FAILED_COMMAND, cut_before, last_failure, rerun_line
 from builder.execute.stage import StageBuilder, StageFailed
 from builder.store.cache import Cache
 from tests.fake_engine import FakeEngine
@@ -46,3 +48,18 @@ def test_a_failed_build_records_its_command_for_its_key(tmp_path: Path) -> None:
     failure = last_failure(cache, plan, stage)
     assert failure is not None and failure.command == "/bin/sh -c make"
     assert last_failure(cache, plan, plan.stages["toolkit"]) is None  # only the stage that failed
+
+
+def test_a_multi_line_step_quoted_by_buildkit_is_found_again() -> None:
+    """BuildKit 23+ prints the failed command as a Go string; the step is found in the Dockerfile."""
+    toolkit = (GOLDEN / "toolkit.Dockerfile").read_text()
+    start = toolkit.index("RUN info=")
+    step = toolkit[start : toolkit.index("\n", toolkit.index("rm -rf /tmp/stackbuild-packages", start))]
+    ran = "/bin/bash -o pipefail -c " + step.removeprefix("RUN ").replace("\\\n", "")
+    printed = json.dumps(ran)[1:-1]  # a Go-quoted string reads as a JSON one
+    message = buildkit.failure(
+        [f'ERROR: failed to solve: process "{printed}" did not complete successfully: exit code: 1'], 1
+    )
+    found = FAILED_COMMAND.search(message)
+    assert found is not None and found.group(1) == ran
+    assert cut_before(toolkit, found.group(1)) == toolkit[:start]
