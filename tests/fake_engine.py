@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import io
 import json
 import tarfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -68,6 +69,28 @@ class FakeEngine:
 
     def tags(self, repository: str) -> set[str]:
         return {tag for tag in self.tagged if fnmatch.fnmatch(tag.rpartition(":")[0], repository)}
+
+    def layers(self, ref: str) -> list[str]:
+        return []
+
+    @contextlib.contextmanager
+    def save(self, image_id: str) -> Iterator[IO[bytes]]:
+        """A `docker save` archive of an image without layers, its config naming it."""
+        config = json.dumps({"rootfs": {"type": "layers", "diff_ids": []}, "config": {"Image": image_id}}).encode()
+        manifest = json.dumps([{"Config": "c.json", "RepoTags": None, "Layers": []}]).encode()
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w") as tar:
+            for name, data in (("c.json", config), ("manifest.json", manifest)):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        out.seek(0)
+        yield out
+
+    loaded: list[bytes] = field(default_factory=list)
+
+    def load(self, archive: IO[bytes]) -> None:
+        self.loaded.append(archive.read())
 
     def disk_usage(self) -> int:
         return 1000 * len(set(self.tagged.values()))

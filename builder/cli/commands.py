@@ -153,6 +153,24 @@ def add_build_commands(sub: SubParsers) -> None:
     _cache_options(p)
     p = command(
         sub,
+        "verify-reproducible",
+        "verifying:cmd_verify_reproducible",
+        "build the stack twice from nothing (no builder cache, no stage image reused; the second time from a "
+        "copy of the checkout elsewhere, files touched, another umask and time zone) and compare every stage's "
+        "image id; for one that differs, the files that differ and how; exit 1 when anything differs",
+    )
+    _stage_options(p)
+    p.add_argument(
+        "--second-engine", type=engine_option, metavar="ENGINE", help="build the second time on this Docker engine"
+    )
+    p.add_argument(
+        "--registry",
+        metavar="REGISTRY/NAMESPACE",
+        type=registry_option,
+        help="also push both builds' stages there and compare their manifest digests",
+    )
+    p = command(
+        sub,
         "smoke",
         "building:cmd_smoke",
         "run the stack's smoke command in an image, with the NPU if the host has one",

@@ -73,6 +73,8 @@ def build(
         iidfile = Path(tmp) / "iid"
         command = [cli, "build", "--iidfile", str(iidfile), "--platform", spec.arch.platform, "--progress", "plain"]
         command += ["--network", "default" if spec.network else "none"]
+        if spec.no_cache:
+            command.append("--no-cache")
         for key, value in sorted(spec.labels.items()):
             command += ["--label", f"{key}={value}"]
         for key, value in sorted(spec.args.items()):

@@ -191,6 +191,28 @@ class DockerEngine:
             "builder": f"BuildKit through {self.buildkit_cli}" if self.buildkit_cli else "classic (docker-py)",
         }
 
+    def layers(self, ref: str) -> list[str]:
+        layers: list[str] = (self._inspect(ref).get("RootFS") or {}).get("Layers") or []
+        return layers
+
+    @contextlib.contextmanager
+    def save(self, image_id: str) -> Iterator[IO[bytes]]:
+        try:
+            chunks = self.client.api.get_image(image_id, chunk_size=1 << 20)
+            with io.BufferedReader(_ChunkReader(iter(chunks)), 1 << 20) as stream:
+                yield stream
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise EngineError(f"cannot read {image_id} out of the engine: {err}") from err
+
+    def load(self, archive: IO[bytes]) -> None:
+        try:
+            answer = self.client.api.load_image(archive)
+            for event in answer if answer is not None else ():
+                if isinstance(event, dict) and "error" in event:
+                    raise EngineError(f"the engine refused an image: {event['error']}")
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise EngineError(f"cannot load an image into the engine: {err}") from err
+
     def disk_usage(self) -> int:
         try:
             usage: int = self.client.df().get("LayersSize") or 0
@@ -275,6 +297,7 @@ class DockerEngine:
                 decode=True,
                 platform=spec.arch.platform,
                 pull=False,
+                nocache=spec.no_cache,
                 # Builds are hermetic: everything a stage needs travels in its context (unless it declares network).
                 network_mode="default" if spec.network else "none",
             )
@@ -355,6 +378,28 @@ class DockerEngine:
             except docker.errors.DockerException as err:
                 raise EngineError(f"running a container of {image} failed: {err}") from err
             return RunResult(int(status.get("StatusCode", 1)), output)
+
+
+class _ChunkReader(io.RawIOBase):
+    """An iterator of byte chunks (an HTTP stream) as a readable file."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self.chunks = chunks
+        self.rest = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self.rest:
+            try:
+                self.rest = next(self.chunks)
+            except StopIteration:
+                return 0
+        size = min(len(buffer), len(self.rest))
+        buffer[:size] = self.rest[:size]
+        self.rest = self.rest[size:]
+        return size
 
 
 def _follow(stream: Iterable[dict[str, Any]], log: Callable[[str], None]) -> str | None:

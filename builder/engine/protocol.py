@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import IO, Protocol
 
@@ -52,6 +53,7 @@ class BuildSpec:
     arch: Arch
     network: bool = False  # builds are hermetic unless a stage declares network
     args: Mapping[str, str] = field(default_factory=dict)
+    no_cache: bool = False  # every step run again, none taken from the builder's cache
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,18 @@ class Engine(Protocol):
     def tag(self, image_id: str, ref: str) -> None: ...
 
     def remove(self, ref: str) -> None: ...
+
+    def layers(self, ref: str) -> list[str]:
+        """The image's layers as diff ids (sha256 of each uncompressed layer tar), bottom first."""
+        ...
+
+    def save(self, image_id: str) -> AbstractContextManager[IO[bytes]]:
+        """The image as `docker save` writes it, as a stream."""
+        ...
+
+    def load(self, archive: IO[bytes]) -> None:
+        """Load an archive in `docker save`'s format (layers the engine has may be left out of it)."""
+        ...
 
     def disk_usage(self) -> int:
         """Bytes the engine's image layers take (what removing images can free)."""

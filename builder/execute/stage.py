@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import json
+import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
 
 from builder.engine import BuildFailed, BuildSpec, Engine, EngineError
 from builder.execute.debug import failed_command, record_failure
+from builder.execute.normalise import normalise
 from builder.inputs.contexts import write_context
 from builder.model.arch import Arch
 from builder.model.canonical import digest
@@ -157,6 +159,10 @@ class StageBuilder:
             parents = {parent_arg(p): run.image_of(self.plan.stages[p]) for p in stage.parents}
             image_id = self._build(stage, context, write, log_file, parents)
             write(f"# image built in {time.monotonic() - started:.2f}s")
+            parent_layers = frozenset(
+                d for p in stage.parents for d in self.engine.layers(run.image_of(self.plan.stages[p]))
+            )
+            image_id = self._normalise(stage, image_id, parent_layers, write, log_file)
             self.engine.tag(image_id, stage.pending_tag())
             self.pending.add(stage.pending_tag())
             run.built(stage)
@@ -170,6 +176,27 @@ class StageBuilder:
         self.engine.tag(image_id, stage.tag())
         return image_id
 
+    def _normalise(
+        self, stage: Stage, built: str, parent_layers: frozenset[str], write: Callable[[str], None], log_file: Path
+    ) -> str:
+        """The built image normalised (builder.execute.normalise): the same inputs, the same image id."""
+        epoch = self.plan.source_date_epoch
+        if epoch is None:
+            return built
+        started = time.monotonic()
+        try:
+            with self.cache.temp_dir() as scratch, self.engine.save(built) as saved:
+                normal = normalise(saved, parent_layers, epoch, scratch)
+                if normal.image_id != built:
+                    with normal.archive.open("rb") as archive:
+                        self.engine.load(archive)
+                    with contextlib.suppress(EngineError):  # the build's own image: nothing names it
+                        self.engine.remove(built)
+        except (EngineError, OSError, tarfile.TarError, ValueError, KeyError) as err:
+            raise StageFailed(stage.name, f"cannot normalise its image: {err}", [], log_file, None) from err
+        write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s (was {built})")
+        return normal.image_id
+
     def _shell(self, stage: Stage) -> str:
         arch = "" if self.plan.arch == Arch.host() else f" --arch {self.plan.arch}"
         return f"stackbuild shell{arch} {self.plan.stack} {stage.name}"
@@ -177,6 +204,14 @@ class StageBuilder:
     def build_state(self, stage: Stage, log_file: Path) -> str:
         """stage's Dockerfile (a failed one, cut before its failed step) built from its tagged parents,
         nothing probed or tagged; its image id. `stackbuild shell` opens there."""
+        parents = {p: self.plan.stages[p].tag() for p in stage.parents}
+        return self.build_untagged(stage, log_file, parents, "its state before the failed step did not build")
+
+    def build_untagged(
+        self, stage: Stage, log_file: Path, parents: Mapping[str, str], failing: str, fresh: bool = False
+    ) -> str:
+        """stage built from the given parent images, nothing probed or tagged; its image id (normalised
+        when fresh: every step run again, none from the builder's cache, as `verify-reproducible` does)."""
         log_file.parent.mkdir(parents=True, exist_ok=True)
         with log_file.open("w") as log, tempfile.TemporaryFile() as context:
 
@@ -185,13 +220,16 @@ class StageBuilder:
                 log.flush()
 
             self._context(stage, context, log_file)
-            parents = {parent_arg(p): self.plan.stages[p].tag() for p in stage.parents}
-            spec = BuildSpec(self.labels(stage), self.plan.arch, stage.network, parents)
+            args = {parent_arg(p): image for p, image in parents.items()}
+            spec = BuildSpec(self.labels(stage), self.plan.arch, stage.network, args, no_cache=fresh)
             try:
-                return self.engine.build(context, write, spec)
+                built = self.engine.build(context, write, spec)
             except BuildFailed as err:
-                reason = f"its state before the failed step did not build: {err}"
-                raise StageFailed(stage.name, reason, err.log_tail[-15:], log_file, None) from err
+                raise StageFailed(stage.name, f"{failing}: {err}", err.log_tail[-15:], log_file, None) from err
+            if not fresh:
+                return built
+            parent_layers = frozenset(d for image in parents.values() for d in self.engine.layers(image))
+            return self._normalise(stage, built, parent_layers, write, log_file)
 
     def _drop(self, stage: Stage, image_id: str) -> None:
         """An image that failed: removed, or (while children built from it still hold it) at least untagged."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from builder.inputs.contexts import BytesItem, FileItem
 from builder.lock import io as lock_io
+from builder.lock.model import LockedBootstrapBase
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
@@ -153,4 +154,5 @@ def make_plan(inputs: Inputs) -> Plan:
         installs,
         {cid: frozenset(deps) for cid, deps in needs.items()},
         origin_labels(inputs.origin),
+        lock.base.source_date_epoch if isinstance(lock.base, LockedBootstrapBase) else None,
     )

@@ -201,6 +201,7 @@ def component(
         "component",
         id=component_id,
         source=lock.component(component_id).source.describe(),
+        source_date_epoch=lock.base.source_date_epoch if isinstance(lock.base, LockedBootstrapBase) else None,
         toolkit_image=toolkit_image,
         deps=copies(manifest, deps),
         env=env_block(component_env(manifest, [d for d, _ in deps] + [component_id])),

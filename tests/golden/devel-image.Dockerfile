@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:742d9f5363860941fdfb6fa337d498be5a76f55179a0f274cfc6fa3cec5ea6b1
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:4799b8b6ccc5e5a4c47ab60b978dd40cc877ea9ef81935b0888962fdc2ab89e9
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:bb183f9e4268ab9775f31853b7057403265b599b77e78bbd515d36ef8c50a398
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:32c8c604599dbceeaec628309f6aaa2bbc079743f8d3ed310c173747dd48154f
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:8270ac9cd25c2e0ba94a3be36ae930467ce8792f9f23796d1d5aa136bf3f4917
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels

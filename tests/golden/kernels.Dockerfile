@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:742d9f5363860941fdfb6fa337d498be5a76f55179a0f274cfc6fa3cec5ea6b1
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:4799b8b6ccc5e5a4c47ab60b978dd40cc877ea9ef81935b0888962fdc2ab89e9
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:32c8c604599dbceeaec628309f6aaa2bbc079743f8d3ed310c173747dd48154f
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

@@ -8,3 +8,17 @@ cd /opt/stack/devkit || exit 1
 echo 'stackbuild: devkit: step 1/1: bash build.sh --pkg'
 bash -eo pipefail /opt/stackbuild/steps/devkit/step-1.sh || { code=$?; echo 'stackbuild: devkit: build step 1/1: bash build.sh --pkg failed'" (exit code $code)" >&2; exit "$code"; }
 test -e output || { echo 'stackbuild: devkit did not produce the artifact output' >&2; exit 1; }
+# Python byte code the steps made, made again reproducibly: checked-hash .pyc (valid whatever the
+# sources' mtimes), compiled in path order with a fixed hash seed (set constants in one order).
+if command -v python3 >/dev/null; then
+PYTHONHASHSEED=0 python3 - <<'PY' || exit 1
+import pathlib, py_compile
+for pyc in sorted(pathlib.Path(".").rglob("__pycache__/*.pyc")):
+    module, _, tags = pyc.name.partition(".")
+    source = pyc.parent.parent / f"{module}.py"
+    level = tags.split(".opt-")[1].split(".")[0] if ".opt-" in tags else ""
+    if source.is_file():
+        mode = py_compile.PycInvalidationMode.CHECKED_HASH
+        py_compile.compile(str(source.resolve()), str(pyc), invalidation_mode=mode, optimize=int(level or -1))
+PY
+fi

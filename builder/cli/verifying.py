@@ -1,0 +1,103 @@
+"""`stackbuild verify-reproducible STACK`: two builds from nothing, compared stage by stage."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+
+from builder.cli.building import target_arch
+from builder.cli.common import Context, say
+from builder.engine import Engine
+from builder.engine.docker_engine import DockerEngine
+from builder.execute.history import running_build
+from builder.execute.reproduce import Verdict, compare, elsewhere, forget, fresh_build
+from builder.execute.stage import StageBuilder
+from builder.manifest import load
+from builder.model.errors import StackbuildError
+from builder.plan.make import make_plan
+from builder.plan.resolve import resolve_inputs
+from builder.plan.stage import Plan
+
+
+def cmd_verify_reproducible(ctx: Context, args: argparse.Namespace) -> int:
+    request = ctx.request(args.stack, target_arch(args))
+    first_engine: Engine = DockerEngine()
+    second_engine: Engine = DockerEngine(args.second_engine) if args.second_engine else first_engine
+    with running_build(request.cache):
+        plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+        if plan.source_date_epoch is None:
+            raise StackbuildError(
+                f"{plan.stack} starts from an image base: its images are left as built (normalising needs the "
+                "lock's source date, which a bootstrap base has), so builds of it are not compared"
+            )
+        for stage in plan.order():
+            if stage.network:
+                say(f"[stackbuild] note: {stage.name} builds with network access: what it downloads is not pinned")
+        builder = StageBuilder(plan, first_engine, request.cache, ctx.log_dir())
+        started = time.monotonic()
+        first = fresh_build(builder, "first", say)
+        took_first = time.monotonic() - started
+        with elsewhere(request.manifest_path) as moved:
+            where = f"{moved.parent}, every file touched, umask 077, TZ set otherwise"
+            say(f"[stackbuild] second build from nothing: a copy of the checkout at {where}")
+            moved_request = dataclasses.replace(request, manifest=load(moved), manifest_path=moved)
+            # The same commit checked out elsewhere: the finals name the same origin.
+            second_plan = dataclasses.replace(
+                make_plan(resolve_inputs(moved_request, prepare=True, say=say)), final_labels=plan.final_labels
+            )
+            _same_keys(plan, second_plan)
+            second_builder = StageBuilder(second_plan, second_engine, request.cache, ctx.log_dir())
+            started = time.monotonic()
+            second = fresh_build(second_builder, "second", say)
+            took_second = time.monotonic() - started
+        try:
+            verdicts = compare(plan, (first_engine, first), (second_engine, second))
+            pushed = _push(plan, args.registry, (first_engine, first), (second_engine, second)) if args.registry else []
+        finally:
+            forget(first_engine, plan, "first")
+            forget(second_engine, plan, "second")
+    _report(verdicts, pushed, took_first, took_second)
+    return 0 if all(v.same for v in verdicts) and all(a == b for _, a, b in pushed) else 1
+
+
+def _same_keys(plan: Plan, other: Plan) -> None:
+    if moved := [name for name, stage in plan.stages.items() if other.stages[name].key != stage.key]:
+        raise StackbuildError(
+            f"the copy of the checkout gives other stage keys ({', '.join(moved)}): its inputs depend on where "
+            "or when they are read"
+        )
+
+
+def _push(
+    plan: Plan, registry: str, first: tuple[Engine, dict[str, str]], second: tuple[Engine, dict[str, str]]
+) -> list[tuple[str, str, str]]:
+    """Each stage of both builds pushed; (stage, first digest, second digest)."""
+    pushed = []
+    for name in plan.stages:
+        where = f"{registry}/{plan.stack.lower()}-verify:{name}"
+        a = first[0].push(first[1][name], f"{where}-first")
+        b = second[0].push(second[1][name], f"{where}-second")
+        pushed.append((name, a, b))
+    return pushed
+
+
+def _report(verdicts: list[Verdict], pushed: list[tuple[str, str, str]], first: float, second: float) -> None:
+    width = max(len(v.stage) for v in verdicts)
+    for verdict in verdicts:
+        if verdict.same:
+            print(f"same     {verdict.stage:<{width}}  {verdict.first}")
+            continue
+        print(f"differs  {verdict.stage:<{width}}  {verdict.first} -> {verdict.second}")
+        for line in verdict.differences:
+            print(f"           {line}")
+    for name, a, b in pushed:
+        print(
+            f"{'same' if a == b else 'differs':<8} {name:<{width}}  registry digest {a}{'' if a == b else f' -> {b}'}"
+        )
+    same = sum(v.same for v in verdicts)
+    say(
+        f"[stackbuild] {same} of {len(verdicts)} stages give the same image both times "
+        f"(first build {first:.0f}s, second {second:.0f}s)"
+        + (f"; registry digests the same for {sum(a == b for _, a, b in pushed)} of {len(pushed)}" if pushed else "")
+    )

@@ -1,0 +1,155 @@
+"""`stackbuild verify-reproducible`: the stack built twice from nothing, every step run again (no
+builder cache, no stage image reused), the second time from a copy of the checkout at another path
+with every file touched, another umask and time zone, and on another engine when one is given;
+then every stage's image id compared, and for a stage that differs, the files that differ and how
+(content, mode, mtime, owner, type), as diffoci does."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builder.engine import Engine, EngineError
+from builder.execute.normalise import unpack
+from builder.execute.stage import StageBuilder
+from builder.model.say import Say
+from builder.plan.stage import Plan
+
+VERIFY_REPOSITORY = "stackbuild/verify"
+OTHER_TZ = "Asia/Shanghai"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    stage: str
+    first: str
+    second: str
+    differences: tuple[str, ...] = ()
+
+    @property
+    def same(self) -> bool:
+        return self.first == self.second
+
+
+def fresh_build(builder: StageBuilder, run: str, say: Say) -> dict[str, str]:
+    """Every stage of the builder's plan built again from nothing, in order, each from this run's own
+    parents (tagged stackbuild/verify/<run>-<stage>:<key>); stage -> image id."""
+    plan = builder.plan
+    images: dict[str, str] = {}
+
+    def ref(name: str) -> str:
+        return f"{VERIFY_REPOSITORY}/{run}-{name}:{plan.stages[name].key}"
+
+    for stage in plan.order():
+        started = time.monotonic()
+        parents = {p: ref(p) for p in stage.parents}
+        log_file = builder.log_file(stage).with_suffix(f".verify-{run}.log")
+        images[stage.name] = builder.build_untagged(stage, log_file, parents, f"the {run} build failed", fresh=True)
+        builder.engine.tag(images[stage.name], ref(stage.name))
+        say(f"[stackbuild] {run} build: {stage.name} {images[stage.name][7:19]} ({time.monotonic() - started:.1f}s)")
+    return images
+
+
+def forget(engine: Engine, plan: Plan, run: str) -> None:
+    """The run's tags removed (an image another tag names stays)."""
+    for name, stage in plan.stages.items():
+        with contextlib.suppress(EngineError):
+            engine.remove(f"{VERIFY_REPOSITORY}/{run}-{name}:{stage.key}")
+
+
+@contextlib.contextmanager
+def elsewhere(manifest: Path) -> Iterator[Path]:
+    """The manifest's directory copied to another path with every file touched now, under umask 077
+    and another time zone; the copy's manifest. What stackbuild makes must not depend on any of it."""
+    with tempfile.TemporaryDirectory(prefix="stackbuild-verify-") as tmp:
+        copy = Path(tmp) / "checkout"
+        shutil.copytree(manifest.parent, copy, symlinks=True)
+        for path in [copy, *copy.rglob("*")]:
+            os.utime(path, follow_symlinks=False)
+        umask, zone = os.umask(0o077), os.environ.get("TZ")
+        os.environ["TZ"] = OTHER_TZ
+        time.tzset()
+        try:
+            yield copy / manifest.name
+        finally:
+            os.umask(umask)
+            if zone is None:
+                os.environ.pop("TZ", None)
+            else:
+                os.environ["TZ"] = zone
+            time.tzset()
+
+
+def _image(engine: Engine, image_id: str, scratch: Path) -> tuple[dict[str, Any], list[Path]]:
+    """An image's config and its layer tars (saved into scratch), bottom first."""
+    with engine.save(image_id) as saved:
+        unpacked = unpack(saved, scratch)
+    return unpacked.config, [unpacked.files[path] for path in unpacked.paths]
+
+
+def _entries(layer: Path) -> dict[str, tuple[tarfile.TarInfo, bytes | None]]:
+    found = {}
+    with tarfile.open(layer) as tar:
+        for member in tar:
+            handle = tar.extractfile(member) if member.isfile() else None
+            found[member.name] = (member, handle.read() if handle else None)
+    return found
+
+
+def _how(first: tarfile.TarInfo, data_a: bytes | None, second: tarfile.TarInfo, data_b: bytes | None) -> list[str]:
+    how = [] if data_a == data_b else ["content"]
+    how += [
+        what
+        for what, a, b in (
+            ("type", first.type, second.type),
+            ("mode", first.mode, second.mode),
+            ("mtime", first.mtime, second.mtime),
+            ("owner", (first.uid, first.gid), (second.uid, second.gid)),
+            ("link", first.linkname, second.linkname),
+        )
+        if a != b
+    ]
+    return how
+
+
+def differences(first: tuple[Engine, str], second: tuple[Engine, str], limit: int = 40) -> tuple[str, ...]:
+    """What differs between two images: config fields, then per differing layer each file and how."""
+    with tempfile.TemporaryDirectory(prefix="stackbuild-diff-") as tmp:
+        (Path(tmp) / "a").mkdir()
+        (Path(tmp) / "b").mkdir()
+        config_a, layers_a = _image(*first, Path(tmp) / "a")
+        config_b, layers_b = _image(*second, Path(tmp) / "b")
+        found = [
+            f"config {key}"
+            for key in sorted(config_a.keys() | config_b.keys())
+            if key != "rootfs" and config_a.get(key) != config_b.get(key)
+        ]
+        if len(layers_a) != len(layers_b):
+            found.append(f"layers: {len(layers_a)} -> {len(layers_b)}")
+        for index, (a, b) in enumerate(zip(layers_a, layers_b, strict=False)):
+            if a.read_bytes() == b.read_bytes():
+                continue
+            entries_a, entries_b = _entries(a), _entries(b)
+            for name in sorted(entries_a.keys() | entries_b.keys()):
+                if name not in entries_b or name not in entries_a:
+                    found.append(f"layer {index}: {name}: only in the {'first' if name in entries_a else 'second'}")
+                elif how := _how(*entries_a[name], *entries_b[name]):
+                    found.append(f"layer {index}: {name}: {', '.join(how)}")
+    return tuple(found[:limit]) + ((f"... and {len(found) - limit} more",) if len(found) > limit else ())
+
+
+def compare(plan: Plan, first: tuple[Engine, dict[str, str]], second: tuple[Engine, dict[str, str]]) -> list[Verdict]:
+    verdicts = []
+    for name in plan.stages:
+        a, b = first[1][name], second[1][name]
+        found = () if a == b else differences((first[0], a), (second[0], b))
+        verdicts.append(Verdict(name, a, b, found))
+    return verdicts

@@ -1,0 +1,177 @@
+"""Normalising a built image: the same files give the same layer bytes and the same image id,
+whatever the build's clock, entry order or owner names."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from builder.execute.normalise import normalise, normalise_layer
+
+EPOCH = 1_700_000_000
+LATER = EPOCH + 86_400 * 30
+
+
+def layer(entries: list[tuple[str, bytes | None, int]], uname: str = "builder") -> bytes:
+    """A layer tar: (name, data or None for a directory, mtime), in the order given."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data, mtime in entries:
+            info = tarfile.TarInfo(name)
+            info.mtime, info.uname, info.uid = mtime, uname, 1000
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def normal(data: bytes) -> bytes:
+    out = io.BytesIO()
+    normalise_layer(io.BytesIO(data), out, EPOCH)
+    return out.getvalue()
+
+
+def pyc(mtime: int) -> bytes:
+    return b"\xa7\r\r\n" + b"\0\0\0\0" + mtime.to_bytes(4, "little") + (10).to_bytes(4, "little") + b"code"
+
+
+def test_files_that_differ_only_in_mtime_order_and_owner_name_give_the_same_layer() -> None:
+    first = layer([("opt/", None, LATER), ("opt/b", b"b", LATER), ("opt/a", b"a", LATER + 5)])
+    second = layer([("opt/a", b"a", LATER + 99), ("opt/", None, LATER + 1), ("opt/b", b"b", LATER + 7)], "root")
+    assert first != second and normal(first) == normal(second)
+    with tarfile.open(fileobj=io.BytesIO(normal(first))) as tar:
+        members = tar.getmembers()
+    assert [m.name for m in members] == ["opt", "opt/a", "opt/b"]
+    assert {m.mtime for m in members} == {EPOCH} and {m.uname for m in members} == {""}
+    assert {m.uid for m in members} == {1000}  # numeric owners stay (CANN runs as HwHiAiUser)
+    older = layer([("opt/a", b"a", EPOCH - 10)])
+    with tarfile.open(fileobj=io.BytesIO(normal(older))) as tar:
+        assert tar.getmember("opt/a").mtime == EPOCH - 10  # clamped, not set: older files keep their time
+
+
+def test_build_records_go_and_stamps_inside_files_are_clamped() -> None:
+    built = layer(
+        [
+            ("var/cache/ldconfig/aux-cache", b"random", LATER),
+            ("var/log/dpkg.log", b"2026-12-01 install", LATER),
+            ("var/lib/apt/lists/deb.debian.org_dists", b"lists", LATER),
+            ("opt/m/__pycache__/m.cpython-311.pyc", pyc(LATER), LATER),
+            ("etc/shadow", b"root:*:20423:0:99999:7:::\nHwHiAiUser:!:20423::::::\n", LATER),
+        ]
+    )
+    with tarfile.open(fileobj=io.BytesIO(normal(built))) as tar:
+        names = tar.getnames()
+        compiled = tar.extractfile("opt/m/__pycache__/m.cpython-311.pyc")
+        shadow = tar.extractfile("etc/shadow")
+        assert compiled is not None and shadow is not None
+        assert compiled.read()[8:12] == EPOCH.to_bytes(4, "little")  # as its source's clamped mtime
+        days = EPOCH // 86_400
+        assert shadow.read().decode() == f"root:*:{days}:0:99999:7:::\nHwHiAiUser:!:{days}::::::\n"
+    assert names == ["etc/shadow", "opt/m/__pycache__/m.cpython-311.pyc"]
+
+
+def test_a_hard_link_comes_after_the_file_it_names() -> None:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        info = tarfile.TarInfo("z/target")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+        link = tarfile.TarInfo("a/link")
+        link.type, link.linkname = tarfile.LNKTYPE, "z/target"
+        tar.addfile(link)
+    with tarfile.open(fileobj=io.BytesIO(normal(out.getvalue()))) as tar:
+        assert tar.getnames() == ["z/target", "a/link"]
+
+
+def saved(layers: list[bytes], config: Mapping[str, object]) -> io.BytesIO:
+    """An archive as `docker save` writes it: layer directories, the config, manifest.json last."""
+    out = io.BytesIO()
+    paths = [f"{n:064x}/layer.tar" for n in range(len(layers))]
+    body = json.dumps(config).encode()
+    files = [*zip(paths, layers, strict=True), ("c0ffee.json", body)]
+    files.append(
+        ("manifest.json", json.dumps([{"Config": "c0ffee.json", "RepoTags": ["x:y"], "Layers": paths}]).encode())
+    )
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    out.seek(0)
+    return out
+
+
+def test_an_image_is_normalised_past_its_parents_layers(tmp_path: Path) -> None:
+    parent = layer([("base", b"base", LATER)])
+    own = layer([("opt/x", b"x", LATER)])
+    digests = [f"sha256:{hashlib.sha256(d).hexdigest()}" for d in (parent, own)]
+    config = {
+        "architecture": "amd64",
+        "created": "2026-12-01T04:00:00.123Z",
+        "history": [{"created": "2026-12-01T04:00:00Z", "created_by": "COPY x"}],
+        "moby.buildkit.buildinfo.v1": "c291cmNlcw==",
+        "rootfs": {"type": "layers", "diff_ids": digests},
+    }
+    result = normalise(saved([parent, own], config), frozenset(digests[:1]), EPOCH, tmp_path)
+    written = json.loads(result.config)
+    assert written["created"] == "2023-11-14T22:13:20Z" and written["history"][0]["created"] == written["created"]
+    assert "moby.buildkit.buildinfo.v1" not in written
+    assert written["rootfs"]["diff_ids"] == [digests[0], f"sha256:{hashlib.sha256(normal(own)).hexdigest()}"]
+    assert result.image_id == f"sha256:{hashlib.sha256(result.config).hexdigest()}"
+    with tarfile.open(result.archive) as tar:
+        names = tar.getnames()
+        loaded = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
+    assert names == [f"{1:064x}/layer.tar", f"{result.image_id[7:]}.json", "manifest.json"]  # no parent layer
+    assert loaded[0]["Layers"] == [f"{0:064x}/layer.tar", f"{1:064x}/layer.tar"]
+    (tmp_path / "2").mkdir()
+    again = normalise(
+        saved([parent, layer([("opt/x", b"x", LATER + 60)])], config), frozenset(digests[:1]), EPOCH, tmp_path / "2"
+    )
+    assert again.image_id == result.image_id
+
+
+def test_a_parents_layer_above_a_rewritten_one_is_sent_back(tmp_path: Path) -> None:
+    """The engine has it only on the parent's chain: above a rewritten layer it is new to the engine."""
+    same = layer([("etc/x", b"x", EPOCH - 1)])
+    own = layer([("opt/x", b"x", LATER)])
+    digests = [f"sha256:{hashlib.sha256(d).hexdigest()}" for d in (same, own, same)]
+    config = {"created": "x", "history": [], "rootfs": {"type": "layers", "diff_ids": digests}}
+    result = normalise(saved([same, own, same], config), frozenset(digests[:1]), EPOCH, tmp_path)
+    with tarfile.open(result.archive) as tar:
+        assert [n for n in tar.getnames() if n.endswith("layer.tar")] == [f"{1:064x}/layer.tar", f"{2:064x}/layer.tar"]
+        copied = tar.extractfile(f"{2:064x}/layer.tar")
+        assert copied is not None and copied.read() == same
+
+
+def test_a_layer_saved_twice_as_a_link_is_read_through_it(tmp_path: Path) -> None:
+    """docker save writes a layer the image holds twice once, and links the second to it."""
+    same, own = layer([("etc/x", b"x", EPOCH - 1)]), layer([("opt/x", b"x", LATER)])
+    digests = [f"sha256:{hashlib.sha256(d).hexdigest()}" for d in (same, own, same)]
+    paths = ["a/layer.tar", "b/layer.tar", "c/layer.tar"]
+    config = json.dumps({"created": "x", "history": [], "rootfs": {"type": "layers", "diff_ids": digests}}).encode()
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name, data in (("a/layer.tar", same), ("b/layer.tar", own)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("c/layer.tar")
+        link.type, link.linkname = tarfile.SYMTYPE, "../a/layer.tar"
+        tar.addfile(link)
+        manifest = json.dumps([{"Config": "c.json", "RepoTags": None, "Layers": paths}]).encode()
+        for name, data in (("c.json", config), ("manifest.json", manifest)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    out.seek(0)
+    result = normalise(out, frozenset(digests[:1]), EPOCH, tmp_path)
+    with tarfile.open(result.archive) as tar:
+        sent = tar.extractfile("c/layer.tar")
+        assert sent is not None and sent.read() == same
