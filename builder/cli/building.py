@@ -15,6 +15,7 @@ from builder.engine import Engine
 from builder.engine.docker_engine import DockerEngine
 from builder.execute.history import record_run, running_build
 from builder.execute.pipeline import BuildOptions, Tagged, execute, find_cached, smoke, tag_finals
+from builder.execute.provenance import provenance, write_provenance
 from builder.execute.stage import RegistryCache
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
@@ -167,6 +168,8 @@ def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool)
     took = time.monotonic() - started
     pulled = f", {len(built.pulled)} pulled" if built.pulled else ""
     say(f"[stackbuild] {len(built.built)} built{pulled}, {len(built.cached)} cached in {took:.2f}s")
+    record = provenance(tagged, request.lock, options.engine_name, took)
+    say(f"[stackbuild] provenance: {write_provenance(ctx.root / '.stackbuild' / 'provenance', record)}")
     for tag in tagged.tags.values():
         print(f"{tag}  {engine.image_id(tag)}  ({engine.size(tag) / 1e6:.0f} MB)")
     return Result(request, tagged, engine)

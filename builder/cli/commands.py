@@ -292,6 +292,19 @@ def add_handoff_commands(sub: SubParsers) -> None:
     p.add_argument("--exit-code", action="store_true", help="exit 1 when they differ (as git diff --exit-code)")
     p = command(
         sub,
+        "sbom",
+        "handing:cmd_sbom",
+        "a CycloneDX 1.6 JSON SBOM of a final image: the stack's components (repository and commit, or tree "
+        "hash) and toolkit packages (sha256) from the lock it carries, every Debian and Python package in it "
+        "with its version; checked against the CycloneDX schema",
+    )
+    p.add_argument("image", help="image tag or id (pulled when not here)")
+    p.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
+    p.add_argument(
+        "--arch", choices=ARCHITECTURES, help="the variant to pull when the image is not here (default: this host's)"
+    )
+    p = command(
+        sub,
         "doctor",
         "doctoring:cmd_doctor",
         "check this host for a stack: Docker engine, disk, emulation for other architectures, the registry; on "

@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from builder.cli.common import Context
+from builder.cli.common import Context, say
 from builder.engine.docker_engine import DockerEngine
 from builder.handoff.compare import compare
 from builder.handoff.contents import read_contents, summary
+from builder.handoff.sbom import debian_packages, make_sbom, os_id, python_packages
 from builder.model.arch import Arch
+from builder.model.errors import InputError
+from builder.store.files import write_atomic
 
 
 def _arch(args: argparse.Namespace) -> Arch:
@@ -36,3 +39,25 @@ def cmd_diff(ctx: Context, args: argparse.Namespace) -> int:
     else:
         print(f"{args.first} and {args.second} hold the same stack (same lock content for this architecture)")
     return 1 if changes and args.exit_code else 0
+
+
+def cmd_sbom(ctx: Context, args: argparse.Namespace) -> int:
+    engine = DockerEngine()
+    contents = read_contents(engine, args.image, _arch(args))
+    image_id = engine.image_id(args.image) or ""
+    text = make_sbom(
+        contents,
+        image_id,
+        debian_packages(engine, args.image),
+        python_packages(engine, args.image),
+        os_id(engine, args.image),
+    )
+    if args.output is None:
+        print(text)
+        return 0
+    try:
+        write_atomic(args.output, text + "\n")
+    except OSError as err:
+        raise InputError(f"-o {args.output}: cannot write there: {err.strerror or err}") from err
+    say(f"[stackbuild] CycloneDX 1.6 SBOM of {args.image} in {args.output}")
+    return 0

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from cyclonedx.schema import SchemaVersion
+from cyclonedx.validation.json import JsonStrictValidator
 
 from builder import lock
 from builder.engine.docker_engine import DockerEngine
@@ -163,3 +165,24 @@ def test_shell_opens_a_failed_stage_before_its_failed_step_and_it_fails_again_th
     # A stage that built: its own image, with its environment.
     built = stackbuild(workspace, "shell", name, "toolkit", "--", "printenv", "ASCEND_TOOLKIT_HOME", check=True)
     assert built.stdout.strip().startswith("/usr/local/Ascend/")
+
+
+def test_the_sbom_validates_and_lists_what_the_image_itself_reports(workspace: Path) -> None:
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+    devel = plan_of(workspace, "reftest").final_tags["devel-image"]
+    text = stackbuild(workspace, "sbom", devel, check=True).stdout
+    assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(text) is None
+    components = json.loads(text)["components"]
+    locked = lock.read(workspace / "lockfiles" / "reftest.lock.json")
+    trees = {c.id: c.source.tree_sha256 for c in locked.components if isinstance(c.source, LockedPath)}
+    assert len(trees) == 6
+    assert {c["name"]: c["version"] for c in components if c["bom-ref"].startswith("component:")} == trees
+
+    query = ["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"]
+    dpkg = stackbuild(workspace, "run", devel, "--", *query, check=True).stdout
+    listed = {c["name"]: c["version"] for c in components if c.get("purl", "").startswith("pkg:deb/")}
+    assert listed == dict(line.split(" ", 1) for line in dpkg.splitlines())
+    pip = stackbuild(workspace, "run", devel, "--", "python3", "-m", "pip", "list", "--format=json", check=True)
+    python = {c["name"]: c["version"] for c in components if c.get("purl", "").startswith("pkg:pypi/")}
+    assert python == {p["name"]: p["version"] for p in json.loads(pip.stdout)}
+    assert {"simreport", "numpy", "harness-reference"} <= set(python)
