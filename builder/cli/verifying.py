@@ -16,7 +16,7 @@ from builder.execute.stage import StageBuilder
 from builder.manifest import load
 from builder.model.errors import StackbuildError
 from builder.plan.make import make_plan
-from builder.plan.resolve import resolve_inputs
+from builder.plan.resolve import Request, resolve_inputs
 from builder.plan.stage import Plan
 
 
@@ -34,31 +34,39 @@ def cmd_verify_reproducible(ctx: Context, args: argparse.Namespace) -> int:
         for stage in plan.order():
             if stage.network:
                 say(f"[stackbuild] note: {stage.name} builds with network access: what it downloads is not pinned")
-        builder = StageBuilder(plan, first_engine, request.cache, ctx.log_dir())
-        started = time.monotonic()
-        first = fresh_build(builder, "first", say)
-        took_first = time.monotonic() - started
-        with elsewhere(request.manifest_path) as moved:
-            where = f"{moved.parent}, every file touched, umask 077, TZ set otherwise"
-            say(f"[stackbuild] second build from nothing: a copy of the checkout at {where}")
-            moved_request = dataclasses.replace(request, manifest=load(moved), manifest_path=moved)
-            # The same commit checked out elsewhere: the finals name the same origin.
-            second_plan = dataclasses.replace(
-                make_plan(resolve_inputs(moved_request, prepare=True, say=say)), final_labels=plan.final_labels
-            )
-            _same_keys(plan, second_plan)
-            second_builder = StageBuilder(second_plan, second_engine, request.cache, ctx.log_dir())
-            started = time.monotonic()
-            second = fresh_build(second_builder, "second", say)
-            took_second = time.monotonic() - started
         try:
-            verdicts = compare(plan, (first_engine, first), (second_engine, second))
-            pushed = _push(plan, args.registry, (first_engine, first), (second_engine, second)) if args.registry else []
-        finally:
+            verdicts, pushed, took = _both(ctx, args, request, plan, first_engine, second_engine)
+        finally:  # the runs' tags, whatever happened, and with them their images (unless a stage tag names one)
             forget(first_engine, plan, "first")
             forget(second_engine, plan, "second")
-    _report(verdicts, pushed, took_first, took_second)
+    _report(verdicts, pushed, *took)
     return 0 if all(v.same for v in verdicts) and all(a == b for _, a, b in pushed) else 1
+
+
+def _both(
+    ctx: Context, args: argparse.Namespace, request: Request, plan: Plan, first_engine: Engine, second_engine: Engine
+) -> tuple[list[Verdict], list[tuple[str, str, str]], tuple[float, float]]:
+    """The two builds from nothing, compared (and pushed when asked)."""
+    started = time.monotonic()
+    first = fresh_build(StageBuilder(plan, first_engine, request.cache, ctx.log_dir()), "first", say)
+    took_first = time.monotonic() - started
+    with elsewhere(request.manifest_path) as moved:
+        say(
+            f"[stackbuild] second build from nothing: a copy of the checkout at {moved.parent}, every file touched, "
+            "umask 077, TZ set otherwise"
+        )
+        moved_request = dataclasses.replace(request, manifest=load(moved), manifest_path=moved)
+        # The same commit checked out elsewhere: the finals name the same origin.
+        second_plan = dataclasses.replace(
+            make_plan(resolve_inputs(moved_request, prepare=True, say=say)), final_labels=plan.final_labels
+        )
+        _same_keys(plan, second_plan)
+        started = time.monotonic()
+        second = fresh_build(StageBuilder(second_plan, second_engine, request.cache, ctx.log_dir()), "second", say)
+        took_second = time.monotonic() - started
+    verdicts = compare(plan, (first_engine, first), (second_engine, second))
+    pushed = _push(plan, args.registry, (first_engine, first), (second_engine, second)) if args.registry else []
+    return verdicts, pushed, (took_first, took_second)
 
 
 def _same_keys(plan: Plan, other: Plan) -> None:

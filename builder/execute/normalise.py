@@ -29,9 +29,11 @@ from typing import IO, Any
 from builder.store.files import sha256_file
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
+# /tmp goes too: a stage hands its children files through its image's tree, never /tmp.
 DROPPED = re.compile(
     r"^(var/cache/ldconfig/aux-cache|var/lib/apt/lists/.+|var/cache/apt/.+\.bin|var/cache/debconf/.+-old"
-    r"|var/log/.+\.log|var/log/apt/.+|var/log/journal/.+|etc/.+-|root/\.cache/.+|tmp/.+"
+    r"|var/log/.+\.log|var/log/apt/.+|var/log/journal/.+|etc/(passwd|group|shadow|gshadow|subuid|subgid)-"
+    r"|root/\.cache/.+|tmp/.+"
     r"|.+/CMakeFiles/(CMakeOutput\.log|CMakeError\.log|CMakeConfigureLog\.yaml))$"
 )
 PYC_TIMESTAMP_FLAGS = b"\0\0\0\0"  # PEP 552: flags 0 is a timestamp .pyc (mtime at 8:12, size at 12:16)
@@ -76,34 +78,43 @@ def _content(name: str, data: bytes, epoch: int) -> bytes:
     return data
 
 
-def normalise_layer(layer: IO[bytes], out: IO[bytes], epoch: int) -> None:
-    """A layer tar rewritten into out (see the module's notes). File data waits in a spool file, not
-    in memory, until the entries are written in order."""
-    entries: list[tuple[tarfile.TarInfo, int]] = []  # (entry, where its data starts in the spool)
-    with tempfile.TemporaryFile() as spool:
+def normalise_layer(layer: IO[bytes], out: IO[bytes], epoch: int, scratch: Path | None = None) -> None:
+    """A layer tar rewritten into out (see the module's notes). File data waits in a spool file (in
+    scratch), not in memory, until the entries are written in order."""
+    # (entry, where its data starts in the spool, whether it is left out)
+    entries: list[tuple[tarfile.TarInfo, int, bool]] = []
+    with tempfile.TemporaryFile(dir=scratch) as spool:
         with tarfile.open(fileobj=layer, mode="r|") as tar:
             for member in tar:
                 name = member.name.removeprefix("./")
-                if DROPPED.match(name) and not member.isdir() and ".wh." not in name:
-                    continue
                 offset = spool.tell()
                 handle = tar.extractfile(member) if member.isfile() else None
                 if handle is not None and (name.endswith(".pyc") or name == "etc/shadow"):
                     spool.write(_content(name, handle.read(), epoch))
                 elif handle is not None:
                     shutil.copyfileobj(handle, spool, 1 << 20)
-                entries.append((_clean(member, name, epoch, spool.tell() - offset), offset))
+                left_out = bool(DROPPED.match(name)) and not member.isdir() and ".wh." not in name
+                entries.append((_clean(member, name, epoch, spool.tell() - offset), offset, left_out))
+        # A file left out stays when a kept hard link names it: the link needs its target.
+        linked = {info.linkname.removeprefix("./") for info, _, left_out in entries if info.islnk() and not left_out}
+        kept = [(info, offset) for info, offset, left_out in entries if not left_out or info.name in linked]
         with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as written:
             # In path order, hard links after the files they name (a link needs its target extracted).
-            for info, offset in sorted(entries, key=lambda entry: (entry[0].islnk(), entry[0].name)):
+            for info, offset in sorted(kept, key=lambda entry: (entry[0].islnk(), entry[0].name)):
                 spool.seek(offset)
                 written.addfile(info, spool if info.isfile() else None)
 
 
 def _clean(member: tarfile.TarInfo, name: str, epoch: int, size: int) -> tarfile.TarInfo:
     info = tarfile.TarInfo(name)
-    info.type, info.mode, info.uid, info.gid = member.type, member.mode, member.uid, member.gid
-    info.linkname, info.devmajor, info.devminor = member.linkname, member.devmajor, member.devminor
+    # A sparse file's data comes expanded: it is written as a regular file.
+    info.type = tarfile.REGTYPE if member.type == tarfile.GNUTYPE_SPARSE else member.type
+    info.mode, info.uid, info.gid = member.mode, member.uid, member.gid
+    info.linkname, info.devmajor, info.devminor = (
+        member.linkname.removeprefix("./") if member.islnk() else member.linkname,
+        member.devmajor,
+        member.devminor,
+    )
     info.mtime = min(int(member.mtime), epoch)
     info.size = size if member.isfile() else 0
     # Extended attributes (file capabilities) are content; pax times and owner names are not.
@@ -114,6 +125,9 @@ def _clean(member: tarfile.TarInfo, name: str, epoch: int, size: int) -> tarfile
 def _config(config: dict[str, Any], diff_ids: list[str], epoch: int) -> bytes:
     created = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     kept = {k: v for k, v in config.items() if k not in BUILD_ONLY}
+    if isinstance(kept.get("config"), dict) and kept["config"].get("Image"):
+        # The classic builder names the previous step's image, whose id holds that step's time.
+        kept["config"] = {**kept["config"], "Image": ""}
     kept["created"] = created
     kept["history"] = [{**entry, "created": created} for entry in config.get("history", [])]
     kept["rootfs"] = {**config["rootfs"], "diff_ids": diff_ids}
@@ -130,9 +144,9 @@ class Saved:
 
 
 def unpack(saved: IO[bytes], scratch: Path) -> Saved:
-    """Read a `docker save` stream: layer tars into scratch (its manifest comes last, so every layer is
-    kept aside until it is read), a layer saved twice as a link to the first."""
-    documents: dict[str, bytes] = {}
+    """Read a `docker save` stream: every file into scratch (its manifest comes last, so every layer is
+    kept aside until it is read; Docker 25's OCI layout keeps layers under blobs/), a layer saved
+    twice as a link to the first."""
     files: dict[str, Path] = {}
     links: dict[str, str] = {}
     with tarfile.open(fileobj=saved, mode="r|") as tar:
@@ -140,17 +154,19 @@ def unpack(saved: IO[bytes], scratch: Path) -> Saved:
             if member.issym():
                 links[member.name] = posixpath.normpath(posixpath.join(posixpath.dirname(member.name), member.linkname))
             handle = tar.extractfile(member) if member.isfile() else None
-            if handle is None:
-                continue
-            if member.name.endswith("/layer.tar"):
-                files[member.name] = scratch / f"layer-{len(files)}.tar"
+            if handle is not None:
+                files[member.name] = scratch / f"saved-{len(files)}"
                 with files[member.name].open("wb") as out:
                     shutil.copyfileobj(handle, out, 1 << 20)
-            else:
-                documents[member.name] = handle.read()
     files |= {name: files[target] for name, target in links.items() if target in files}
-    (manifest,) = json.loads(documents["manifest.json"])
-    return Saved(json.loads(documents[manifest["Config"]]), list(manifest["Layers"]), files)
+    if "manifest.json" not in files:
+        raise ValueError("the engine's image archive has no manifest.json")
+    (manifest,) = json.loads(files["manifest.json"].read_bytes())
+    config = json.loads(files[manifest["Config"]].read_bytes())
+    paths = list(manifest["Layers"])
+    if len(paths) != len(config["rootfs"]["diff_ids"]):
+        raise ValueError(f"the image archive lists {len(paths)} layers, its config {len(config['rootfs']['diff_ids'])}")
+    return Saved(config, paths, files)
 
 
 def normalise(saved: IO[bytes], parent_layers: frozenset[str], epoch: int, scratch: Path) -> Normalised:
@@ -168,7 +184,7 @@ def normalise(saved: IO[bytes], parent_layers: frozenset[str], epoch: int, scrat
             continue
         rewritten = pending[path].with_suffix(".normal")
         with pending[path].open("rb") as layer, rewritten.open("wb") as out:
-            normalise_layer(layer, out, epoch)
+            normalise_layer(layer, out, epoch, scratch)
         diff_ids[index] = f"sha256:{sha256_file(rewritten)}"
         layers[path] = rewritten
     body = _config(config, diff_ids, epoch)

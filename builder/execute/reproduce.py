@@ -7,6 +7,7 @@ then every stage's image id compared, and for a stage that differs, the files th
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tarfile
@@ -15,7 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from builder.engine import Engine, EngineError
 from builder.execute.normalise import unpack
@@ -95,16 +96,24 @@ def _image(engine: Engine, image_id: str, scratch: Path) -> tuple[dict[str, Any]
     return unpacked.config, [unpacked.files[path] for path in unpacked.paths]
 
 
-def _entries(layer: Path) -> dict[str, tuple[tarfile.TarInfo, bytes | None]]:
+def _sha256(stream: IO[bytes]) -> str:
+    digest = hashlib.sha256()
+    for chunk in iter(lambda: stream.read(1 << 20), b""):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _entries(layer: Path) -> dict[str, tuple[tarfile.TarInfo, str | None]]:
+    """A layer's entries with the sha256 of each file's data (read in chunks, never whole)."""
     found = {}
     with tarfile.open(layer) as tar:
         for member in tar:
             handle = tar.extractfile(member) if member.isfile() else None
-            found[member.name] = (member, handle.read() if handle else None)
+            found[member.name] = (member, _sha256(handle) if handle else None)
     return found
 
 
-def _how(first: tarfile.TarInfo, data_a: bytes | None, second: tarfile.TarInfo, data_b: bytes | None) -> list[str]:
+def _how(first: tarfile.TarInfo, data_a: str | None, second: tarfile.TarInfo, data_b: str | None) -> list[str]:
     how = [] if data_a == data_b else ["content"]
     how += [
         what
@@ -134,8 +143,9 @@ def differences(first: tuple[Engine, str], second: tuple[Engine, str], limit: in
         ]
         if len(layers_a) != len(layers_b):
             found.append(f"layers: {len(layers_a)} -> {len(layers_b)}")
+        ids_a, ids_b = config_a["rootfs"]["diff_ids"], config_b["rootfs"]["diff_ids"]
         for index, (a, b) in enumerate(zip(layers_a, layers_b, strict=False)):
-            if a.read_bytes() == b.read_bytes():
+            if ids_a[index] == ids_b[index]:  # the same layer (the diff id is its tar's sha256)
                 continue
             entries_a, entries_b = _entries(a), _entries(b)
             for name in sorted(entries_a.keys() | entries_b.keys()):

@@ -192,7 +192,9 @@ class StageBuilder:
                         self.engine.load(archive)
                     with contextlib.suppress(EngineError):  # the build's own image: nothing names it
                         self.engine.remove(built)
-        except (EngineError, OSError, tarfile.TarError, ValueError, KeyError) as err:
+        except (EngineError, OSError, tarfile.TarError, ValueError, KeyError, IndexError) as err:
+            with contextlib.suppress(EngineError):  # the build's own image: nothing else names it
+                self.engine.remove(built)
             raise StageFailed(stage.name, f"cannot normalise its image: {err}", [], log_file, None) from err
         write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s (was {built})")
         return normal.image_id

@@ -26,7 +26,8 @@ from builder.lock.model import LockedBootstrapBase, LockedGit
 from builder.model.errors import StackbuildError
 from builder.store.http import redact
 
-DEBIAN_QUERY = ["dpkg-query", "-W", "-f", "${Package}\\t${Version}\\t${Architecture}\\n"]
+# Installed packages only: a package removed but not purged is still listed, with another status.
+DEBIAN_QUERY = ["dpkg-query", "-W", "-f", "${db:Status-Abbrev}\\t${Package}\\t${Version}\\t${Architecture}\\n"]
 # pip list's view: every distribution on sys.path (PYTHONPATH included), the first of a name winning.
 PYTHON_QUERY = [
     "python3",
@@ -54,8 +55,10 @@ def _rows(engine: Engine, image: str, command: list[str], what: str) -> list[lis
 
 def debian_packages(engine: Engine, image: str) -> dict[str, tuple[str, str]]:
     """Installed Debian packages: name -> (version, architecture)."""
+    if engine.run(image, ["sh", "-c", "command -v dpkg-query"], timeout=60).exit_code != 0:
+        raise StackbuildError(f"{image} has no dpkg-query: SBOMs of rpm-based images (openEuler) are not made yet")
     rows = _rows(engine, image, DEBIAN_QUERY, "Debian packages")
-    return {row[0]: (row[1], row[2] if len(row) > 2 else "") for row in rows}
+    return {row[1]: (row[2], row[3]) for row in rows if len(row) == 4 and row[0].strip() == "ii"}
 
 
 def python_packages(engine: Engine, image: str) -> dict[str, str]:

@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:742d9f5363860941fdfb6fa337d498be5a76f55179a0f274cfc6fa3cec5ea6b1
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:32c8c604599dbceeaec628309f6aaa2bbc079743f8d3ed310c173747dd48154f
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:8270ac9cd25c2e0ba94a3be36ae930467ce8792f9f23796d1d5aa136bf3f4917
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:970e9de47425fd973c90f962f03ff9d1407d38db53e55f6b1958e1427fb668d0
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:7a23da1242ccd5f306e06c9efe6cb386f649ed419eaf54f0c018c985a4832e80
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels

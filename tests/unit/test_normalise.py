@@ -175,3 +175,30 @@ def test_a_layer_saved_twice_as_a_link_is_read_through_it(tmp_path: Path) -> Non
     with tarfile.open(result.archive) as tar:
         sent = tar.extractfile("c/layer.tar")
         assert sent is not None and sent.read() == same
+
+
+def test_a_file_left_out_stays_when_a_kept_hard_link_names_it() -> None:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        info = tarfile.TarInfo("tmp/build/libfoo.so")  # /tmp is left out, but the library links to it
+        info.size = 3
+        tar.addfile(info, io.BytesIO(b"elf"))
+        link = tarfile.TarInfo("usr/lib/libfoo.so")
+        link.type, link.linkname = tarfile.LNKTYPE, "tmp/build/libfoo.so"
+        tar.addfile(link)
+        whiteout = tarfile.TarInfo("tmp/.wh.stale")  # a deletion: kept wherever it is
+        tar.addfile(whiteout)
+    with tarfile.open(fileobj=io.BytesIO(normal(out.getvalue()))) as tar:
+        assert tar.getnames() == ["tmp/.wh.stale", "tmp/build/libfoo.so", "usr/lib/libfoo.so"]
+
+
+def test_the_classic_builders_parent_image_id_is_not_kept(tmp_path: Path) -> None:
+    """The classic builder's config names the previous step's image, whose id holds that step's time."""
+    own = layer([("opt/x", b"x", LATER)])
+    digest = f"sha256:{hashlib.sha256(own).hexdigest()}"
+    config = {
+        "config": {"Image": "sha256:" + "9" * 64, "Env": ["A=1"]},
+        "rootfs": {"type": "layers", "diff_ids": [digest]},
+    }
+    written = json.loads(normalise(saved([own], config), frozenset(), EPOCH, tmp_path).config)
+    assert written["config"] == {"Image": "", "Env": ["A=1"]}

@@ -12,11 +12,12 @@ test -e output || { echo 'stackbuild: devkit did not produce the artifact output
 # sources' mtimes), compiled in path order with a fixed hash seed (set constants in one order).
 if command -v python3 >/dev/null; then
 PYTHONHASHSEED=0 python3 - <<'PY' || exit 1
-import pathlib, py_compile
-for pyc in sorted(pathlib.Path(".").rglob("__pycache__/*.pyc")):
-    module, _, tags = pyc.name.partition(".")
+import pathlib, py_compile, sys
+tag = f".{sys.implementation.cache_tag}"  # only this python3's byte code: others it cannot make
+for pyc in sorted(pathlib.Path(".").rglob(f"__pycache__/*{tag}*.pyc")):
+    module, _, rest = pyc.name.partition(tag)
     source = pyc.parent.parent / f"{module}.py"
-    level = tags.split(".opt-")[1].split(".")[0] if ".opt-" in tags else ""
+    level = rest.split(".opt-")[1].split(".")[0] if ".opt-" in rest else ""
     if source.is_file():
         mode = py_compile.PycInvalidationMode.CHECKED_HASH
         py_compile.compile(str(source.resolve()), str(pyc), invalidation_mode=mode, optimize=int(level or -1))
