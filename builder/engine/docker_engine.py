@@ -142,7 +142,7 @@ class DockerEngine:
         try:
             data: dict[str, Any] = self.client.api.inspect_image(ref)
             return data
-        except docker.errors.DockerException as err:
+        except (docker.errors.DockerException, requests.RequestException) as err:  # an engine gone mid-build too
             raise EngineError(f"cannot inspect {ref}: {err}") from err
 
     def image_id(self, ref: str) -> str | None:
@@ -151,7 +151,7 @@ class DockerEngine:
             return image_id
         except docker.errors.ImageNotFound:
             return None
-        except docker.errors.DockerException as err:
+        except (docker.errors.DockerException, requests.RequestException) as err:
             raise EngineError(f"cannot inspect {ref}: {err}") from err
 
     def labels(self, ref: str) -> dict[str, str]:
@@ -166,7 +166,7 @@ class DockerEngine:
         repository, _, tag = ref.rpartition(":")
         try:
             self.client.api.tag(image_id, repository, tag)
-        except docker.errors.DockerException as err:
+        except (docker.errors.DockerException, requests.RequestException) as err:
             raise EngineError(f"cannot tag {image_id} as {ref}: {err}") from err
 
     def remove(self, ref: str) -> None:

@@ -159,10 +159,8 @@ class StageBuilder:
             parents = {parent_arg(p): run.image_of(self.plan.stages[p]) for p in stage.parents}
             image_id = self._build(stage, context, write, log_file, parents)
             write(f"# image built in {time.monotonic() - started:.2f}s")
-            parent_layers = frozenset(
-                d for p in stage.parents for d in self.engine.layers(run.image_of(self.plan.stages[p]))
-            )
-            image_id = self._normalise(stage, image_id, parent_layers, write, log_file)
+            parent_images = [run.image_of(self.plan.stages[p]) for p in stage.parents]
+            image_id = self._normalise(stage, image_id, parent_images, write, log_file)
             self.engine.tag(image_id, stage.pending_tag())
             self.pending.add(stage.pending_tag())
             run.built(stage)
@@ -177,7 +175,7 @@ class StageBuilder:
         return image_id
 
     def _normalise(
-        self, stage: Stage, built: str, parent_layers: frozenset[str], write: Callable[[str], None], log_file: Path
+        self, stage: Stage, built: str, parents: list[str], write: Callable[[str], None], log_file: Path
     ) -> str:
         """The built image normalised (builder.execute.normalise): the same inputs, the same image id."""
         epoch = self.plan.source_date_epoch
@@ -185,6 +183,7 @@ class StageBuilder:
             return built
         started = time.monotonic()
         try:
+            parent_layers = frozenset(d for image in parents for d in self.engine.layers(image))
             with self.cache.temp_dir() as scratch, self.engine.save(built) as saved:
                 normal = normalise(saved, parent_layers, epoch, scratch)
                 if normal.image_id != built:
@@ -230,8 +229,7 @@ class StageBuilder:
                 raise StageFailed(stage.name, f"{failing}: {err}", err.log_tail[-15:], log_file, None) from err
             if not fresh:
                 return built
-            parent_layers = frozenset(d for image in parents.values() for d in self.engine.layers(image))
-            return self._normalise(stage, built, parent_layers, write, log_file)
+            return self._normalise(stage, built, list(parents.values()), write, log_file)
 
     def _drop(self, stage: Stage, image_id: str) -> None:
         """An image that failed: removed, or (while children built from it still hold it) at least untagged."""
