@@ -248,10 +248,7 @@ def add_handoff_commands(sub: SubParsers) -> None:
         nargs=argparse.REMAINDER,
         help="command to run instead of the image's; options go before IMAGE, as with docker run ([--] CMD ARGS...)",
     )
-    p.add_argument(
-        "--device", action="append", type=int, default=[], metavar="N", help="use /dev/davinciN only (repeatable)"
-    )
-    p.add_argument("--print", action="store_true", help="print the docker run line instead of running it")
+    _container_options(p)
     p = command(
         sub,
         "shell",
@@ -265,10 +262,7 @@ def add_handoff_commands(sub: SubParsers) -> None:
         "command", nargs=argparse.REMAINDER, help="command instead of bash (after --, as with run: [--] CMD ARGS...)"
     )
     p.add_argument("--arch", choices=ARCHITECTURES, help="architecture (default: this host's)")
-    p.add_argument(
-        "--device", action="append", type=int, default=[], metavar="N", help="use /dev/davinciN only (repeatable)"
-    )
-    p.add_argument("--print", action="store_true", help="print the docker run line instead of running it")
+    _container_options(p)
     p = command(
         sub,
         "inspect",
@@ -330,6 +324,14 @@ def add_handoff_commands(sub: SubParsers) -> None:
         help="also remove cached inputs (installers, .debs, wheels, base tarballs, git mirrors) no kept build "
         "names: upstream may no longer serve them, so off by default",
     )
+
+
+def _container_options(p: argparse.ArgumentParser) -> None:
+    """What run and shell share: which NPUs, and the docker run line instead of running it."""
+    p.add_argument(
+        "--device", action="append", type=int, default=[], metavar="N", help="use /dev/davinciN only (repeatable)"
+    )
+    p.add_argument("--print", action="store_true", help="print the docker run line instead of running it")
 
 
 def _image_options(p: argparse.ArgumentParser) -> None:

@@ -326,7 +326,7 @@ class DockerEngine:
                 mounts=[docker.types.Mount(p, p, type="bind", read_only=True) for p in access.read_only_mounts],
                 detach=True,
             )
-        except docker.errors.DockerException as err:
+        except (docker.errors.DockerException, requests.RequestException) as err:
             raise EngineError(f"cannot create a container of {image}: {err}") from err
         try:
             yield container

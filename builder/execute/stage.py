@@ -136,6 +136,8 @@ class StageBuilder:
                 image_id = self._build_new(stage, report, run, "a" if self.registry.pull_from else "w")
                 self._push(stage, image_id, report)
                 return image_id
+        except EngineError as err:  # the engine failed under this stage (gone, restarted): the stage fails, named
+            raise StageFailed(stage.name, f"the engine failed: {err}", [], self.log_file(stage), None) from err
         except OSError as err:  # a full disk under the log, the lock or the context: the stage fails, named
             reason = f"cannot write its build context or log: {err.strerror or err}"
             raise StageFailed(stage.name, reason, [], self.log_file(stage), None) from err
