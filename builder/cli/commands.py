@@ -294,9 +294,7 @@ def add_handoff_commands(sub: SubParsers) -> None:
     )
     p.add_argument("image", help="image tag or id (pulled when not here)")
     p.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
-    p.add_argument(
-        "--arch", choices=ARCHITECTURES, help="the variant to pull when the image is not here (default: this host's)"
-    )
+    _pull_arch_option(p)
     p = command(
         sub,
         "doctor",
@@ -334,8 +332,12 @@ def _container_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--print", action="store_true", help="print the docker run line instead of running it")
 
 
-def _image_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+def _pull_arch_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--arch", choices=ARCHITECTURES, help="the variant to pull when the image is not here (default: this host's)"
     )
+
+
+def _image_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _pull_arch_option(p)
