@@ -176,14 +176,17 @@ def plan_of(root: Path, stack: str) -> Plan:
     return make_plan(resolve_inputs(request, prepare=False, say=lambda _: None))
 
 
-def stage_breakdown(root: Path, stack: str) -> list[tuple[str, float, float, float]]:
-    """(stage, context s, build s, probes s) from the stage logs of the last build."""
+def stage_breakdown(root: Path, stack: str) -> list[tuple[str, float, float, float, float]]:
+    """(stage, context s, build s, normalise s, probes s) from the stage logs of the last build."""
     rows = []
     for log in sorted((root / ".stackbuild" / "logs" / stack / Arch.host().value).glob("*.log")):
-        marks = dict(re.findall(r"^# (context ready|image built|built and probed) in ([\d.]+)s", log.read_text(), re.M))
+        text = log.read_text()
+        marks = dict(re.findall(r"^# (context ready|image built|built and probed) in ([\d.]+)s", text, re.M))
+        normalised = re.search(r"^# normalised to \S+ in ([\d.]+)s", text, re.M)
         if len(marks) == 3:
             ready, built, probed = (float(marks[k]) for k in ("context ready", "image built", "built and probed"))
-            rows.append((log.stem, ready, built - ready, probed - built))
+            normalise = float(normalised[1]) if normalised else 0.0
+            rows.append((log.stem, ready, built - ready, normalise, probed - built - normalise))
     return rows
 
 
@@ -280,7 +283,7 @@ def main() -> int:
 
 def report(
     bench: Bench,
-    breakdown: list[tuple[str, float, float, float]],
+    breakdown: list[tuple[str, float, float, float, float]],
     same: bool,
     heavy: tuple[float, float, int] | None,
     args: argparse.Namespace,
@@ -301,8 +304,8 @@ def report(
         )
         for scenario in ("cold", "touch harness", "no-op")
     ]
-    stages = [("stage", "context (s)", "build (s)", "probes (s)")]
-    stages += [(name, f"{c:.2f}", f"{b:.2f}", f"{p:.2f}") for name, c, b, p in breakdown]
+    stages = [("stage", "context (s)", "build (s)", "normalise (s)", "probes (s)")]
+    stages += [(name, f"{c:.2f}", f"{b:.2f}", f"{n:.2f}", f"{p:.2f}") for name, c, b, n, p in breakdown]
     lines = [f"machine: {machine}", f"medians of {args.repeat} runs, wall time of the whole process", ""]
     lines += table(header, rows, args.markdown)
     lines += ["", "stackbuild per stage (last cold run, from its stage logs):", ""]

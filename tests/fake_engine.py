@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from builder.engine import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, RunResult
+from builder.engine.overlay import LayerDirs
 from builder.model.arch import Arch
 
 
@@ -86,6 +87,9 @@ class FakeEngine:
                 tar.addfile(info, io.BytesIO(data))
         out.seek(0)
         yield out
+
+    def layer_dirs(self, image_id: str) -> LayerDirs | None:
+        return None  # no data root: images go through save
 
     loaded: list[bytes] = field(default_factory=list)
 

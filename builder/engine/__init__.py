@@ -5,6 +5,7 @@ context manager, so cleanup happens on errors and Ctrl-C, and engine failures an
 become EngineError here.
 """
 
+from builder.engine.overlay import LayerDirs
 from builder.engine.protocol import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, Engine, EngineError, RunResult
 
-__all__ = ["NO_DEVICES", "BuildFailed", "BuildSpec", "DeviceAccess", "Engine", "EngineError", "RunResult"]
+__all__ = ["NO_DEVICES", "BuildFailed", "BuildSpec", "DeviceAccess", "Engine", "EngineError", "LayerDirs", "RunResult"]

@@ -13,6 +13,7 @@ import re
 import tarfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import IO, Any
 
 import docker
@@ -22,6 +23,7 @@ import requests
 import tenacity
 
 from builder.engine import buildkit
+from builder.engine.overlay import LayerDirs, image_layer_dirs
 from builder.engine.protocol import (
     NO_DEVICES,
     BuildFailed,
@@ -194,6 +196,27 @@ class DockerEngine:
     def layers(self, ref: str) -> list[str]:
         layers: list[str] = (self._inspect(ref).get("RootFS") or {}).get("Layers") or []
         return layers
+
+    @functools.cached_property
+    def _overlay_root(self) -> Path | None:
+        """The data root of an overlay2 engine on this machine that diffs natively (its layers can be
+        read from their directories); None otherwise."""
+        host = self.host or os.environ.get("DOCKER_HOST") or "unix://"
+        if not host.startswith("unix://"):
+            return None
+        try:
+            info = self.client.info()
+        except (docker.errors.DockerException, requests.RequestException):
+            return None  # then the layers come through `docker save`, which reports the error
+        status = {str(key): str(value) for key, value in info.get("DriverStatus") or ()}
+        if info.get("Driver") != "overlay2" or status.get("Native Overlay Diff") != "true":
+            return None
+        root = Path(str(info.get("DockerRootDir", "")))
+        return root if root.is_absolute() and os.access(root, os.R_OK | os.X_OK) else None
+
+    def layer_dirs(self, image_id: str) -> LayerDirs | None:
+        root = self._overlay_root
+        return image_layer_dirs(root, image_id) if root is not None else None
 
     @contextlib.contextmanager
     def save(self, image_id: str) -> Iterator[IO[bytes]]:

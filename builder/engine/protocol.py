@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import IO, Protocol
 
+from builder.engine.overlay import LayerDirs
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 
@@ -99,6 +100,11 @@ class Engine(Protocol):
 
     def save(self, image_id: str) -> AbstractContextManager[IO[bytes]]:
         """The image as `docker save` writes it, as a stream."""
+        ...
+
+    def layer_dirs(self, image_id: str) -> LayerDirs | None:
+        """The image's config and its layers' directories, where this process can read them from the
+        engine's data root (a local overlay2 engine); None where only `save` can give them."""
         ...
 
     def load(self, archive: IO[bytes]) -> None:

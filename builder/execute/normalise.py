@@ -1,19 +1,24 @@
 """Normalising a built stage image so the same inputs give the same bytes (the same image ID, and
 the same registry digests): Docker 20.10 has no SOURCE_DATE_EPOCH, so the image is read out
-(`docker save`), its own layers and its config rewritten, and loaded back.
+(from its layers' directories on a local overlay2 engine, else with `docker save`), its own layers
+and its config rewritten, and loaded back. Both ways give the same bytes.
 
 In each layer the stage added: entries in path order, mtimes clamped to the lock's source date,
 owner names dropped (numeric uid/gid kept: CANN runs as HwHiAiUser), timestamp .pyc headers
 clamped like their sources (so Python still finds them fresh), the last-change days in
 /etc/shadow clamped, and what only records when and where a build ran (ld.so's aux-cache, apt
-lists and caches, logs) left out. In the config: every date is the source date, and what names
+lists and caches, logs) left out; hard links written as their first name in path order, whiteouts
+as bare markers. In the config: every date is the source date, and what names
 the build rather than the image (BuildKit's buildinfo, the classic builder's container) is dropped.
 The parents' layers were normalised when they were built: they are neither rewritten nor sent back
 (the engine has them, and a load skips layers it has)."""
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import datetime
+import functools
 import hashlib
 import io
 import json
@@ -22,10 +27,14 @@ import re
 import shutil
 import tarfile
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from builder.engine import LayerDirs
+from builder.engine.overlay import layer_entries
 from builder.store.files import sha256_file
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
@@ -36,6 +45,7 @@ DROPPED = re.compile(
     r"|root/\.cache/.+|tmp/.+"
     r"|.+/CMakeFiles/(CMakeOutput\.log|CMakeError\.log|CMakeConfigureLog\.yaml))$"
 )
+WHITEOUT_PREFIX = ".wh."  # a layer's deletion markers (and .wh..wh..opq, an emptied directory)
 PYC_TIMESTAMP_FLAGS = b"\0\0\0\0"  # PEP 552: flags 0 is a timestamp .pyc (mtime at 8:12, size at 12:16)
 SECONDS_PER_DAY = 86400
 # Config keys that name the build, not the image.
@@ -78,45 +88,120 @@ def _content(name: str, data: bytes, epoch: int) -> bytes:
     return data
 
 
+# A layer's entry as read (its name without "./"), and how to open its data (None: it has none).
+Opener = Callable[[], AbstractContextManager[IO[bytes]]]
+Member = tuple[tarfile.TarInfo, Opener | None]
+
+
 def normalise_layer(layer: IO[bytes], out: IO[bytes], epoch: int, scratch: Path | None = None) -> None:
     """A layer tar rewritten into out (see the module's notes). File data waits in a spool file (in
     scratch), not in memory, until the entries are written in order."""
-    # (entry, where its data starts in the spool, whether it is left out)
-    entries: list[tuple[tarfile.TarInfo, int, bool]] = []
     with tempfile.TemporaryFile(dir=scratch) as spool:
-        with tarfile.open(fileobj=layer, mode="r|") as tar:
-            for member in tar:
-                name = member.name.removeprefix("./")
-                offset = spool.tell()
-                handle = tar.extractfile(member) if member.isfile() else None
-                if handle is not None and (name.endswith(".pyc") or name == "etc/shadow"):
-                    spool.write(_content(name, handle.read(), epoch))
-                elif handle is not None:
-                    shutil.copyfileobj(handle, spool, 1 << 20)
-                left_out = bool(DROPPED.match(name)) and not member.isdir() and ".wh." not in name
-                entries.append((_clean(member, name, epoch, spool.tell() - offset), offset, left_out))
-        # A file left out stays when a kept hard link names it: the link needs its target.
-        linked = {info.linkname.removeprefix("./") for info, _, left_out in entries if info.islnk() and not left_out}
-        kept = [(info, offset) for info, offset, left_out in entries if not left_out or info.name in linked]
-        with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as written:
-            # In path order, hard links after the files they name (a link needs its target extracted).
-            for info, offset in sorted(kept, key=lambda entry: (entry[0].islnk(), entry[0].name)):
-                spool.seek(offset)
-                written.addfile(info, spool if info.isfile() else None)
+        write_layer(_spooled(layer, spool), out, epoch)
 
 
-def _clean(member: tarfile.TarInfo, name: str, epoch: int, size: int) -> tarfile.TarInfo:
+def _spooled(layer: IO[bytes], spool: IO[bytes]) -> Iterator[Member]:
+    with tarfile.open(fileobj=layer, mode="r|") as tar:
+        for member in tar:
+            handle = tar.extractfile(member) if member.isfile() else None
+            if handle is None:
+                yield member, None
+                continue
+            offset = spool.tell()
+            shutil.copyfileobj(handle, spool, 1 << 20)
+            # A sparse file's data comes expanded: what was spooled is its size.
+            member.size = spool.tell() - offset
+            yield member, functools.partial(_at, spool, offset)
+
+
+@contextlib.contextmanager
+def _at(spool: IO[bytes], offset: int) -> Iterator[IO[bytes]]:
+    spool.seek(offset)
+    yield spool
+
+
+def layer_from_dir(entries: Iterable[tuple[tarfile.TarInfo, Path | None]], out: IO[bytes], epoch: int) -> None:
+    """A layer read from its directory on disk (builder.engine.overlay) written as normalise_layer
+    writes the same layer's tar."""
+    write_layer(((info, None if path is None else _opener(path)) for info, path in entries), out, epoch)
+
+
+def _opener(path: Path) -> Opener:
+    return lambda: path.open("rb")
+
+
+def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int) -> None:
+    """The members written in a canonical tar: cleaned, in path order, hard links after the files
+    they name."""
+    entries: dict[str, tuple[tarfile.TarInfo, Opener | None]] = {}
+    left_out: set[str] = set()
+    for member, opener in members:
+        name = member.name.removeprefix("./")
+        entries[name] = (_clean(member, name, epoch), opener)
+        if DROPPED.match(name) and not member.isdir() and not _is_whiteout(name):
+            left_out.add(name)
+    _relink(entries, left_out)
+    with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as written:
+        for info, opener in sorted(
+            (entries[name] for name in entries if name not in left_out),
+            key=lambda entry: (entry[0].islnk(), entry[0].name),
+        ):
+            if opener is None or not info.isfile():
+                written.addfile(info)
+                continue
+            with opener() as data:
+                if info.name.endswith(".pyc") or info.name == "etc/shadow":
+                    body = _content(info.name, data.read(info.size), epoch)
+                    info.size = len(body)
+                    written.addfile(info, io.BytesIO(body))
+                else:
+                    written.addfile(info, data)
+
+
+def _relink(entries: dict[str, tuple[tarfile.TarInfo, Opener | None]], left_out: set[str]) -> None:
+    """Each set of hard links written as its first kept name (in path order) holding the data and the
+    other kept names linking to it, whichever name the layer wrote first; a set with no kept name
+    left out whole."""
+    groups: dict[str, list[str]] = {}
+    for name, (info, _) in entries.items():
+        if info.islnk() and info.linkname in entries:
+            groups.setdefault(info.linkname, [info.linkname]).append(name)
+    for target, names in groups.items():
+        kept = sorted(name for name in names if name not in left_out)
+        left_out.update(names)
+        if not kept:
+            continue
+        info, opener = entries[target]
+        for index, name in enumerate(kept):
+            linked = copy.copy(info)
+            linked.name = name
+            if index:
+                linked.type, linked.linkname, linked.size = tarfile.LNKTYPE, kept[0], 0
+            entries[name] = (linked, opener if not index else None)
+            left_out.discard(name)
+
+
+def _is_whiteout(name: str) -> bool:
+    return posixpath.basename(name).startswith(WHITEOUT_PREFIX)
+
+
+def _clean(member: tarfile.TarInfo, name: str, epoch: int) -> tarfile.TarInfo:
     info = tarfile.TarInfo(name)
+    if _is_whiteout(name):
+        # A marker: what Docker's archiver gives it (a shared whiteout inode's link, its time, its
+        # mode) says nothing about the image.
+        info.type, info.mode, info.mtime = tarfile.REGTYPE, 0o600, epoch
+        return info
     # A sparse file's data comes expanded: it is written as a regular file.
     info.type = tarfile.REGTYPE if member.type == tarfile.GNUTYPE_SPARSE else member.type
-    info.mode, info.uid, info.gid = member.mode, member.uid, member.gid
+    info.mode, info.uid, info.gid = member.mode & 0o7777, member.uid, member.gid
     info.linkname, info.devmajor, info.devminor = (
         member.linkname.removeprefix("./") if member.islnk() else member.linkname,
         member.devmajor,
         member.devminor,
     )
     info.mtime = min(int(member.mtime), epoch)
-    info.size = size if member.isfile() else 0
+    info.size = member.size if member.isfile() else 0
     # Extended attributes (file capabilities) are content; pax times and owner names are not.
     info.pax_headers = {k: v for k, v in member.pax_headers.items() if k.startswith("SCHILY.xattr.")}
     return info
@@ -189,6 +274,28 @@ def normalise(saved: IO[bytes], parent_layers: frozenset[str], epoch: int, scrat
         layers[path] = rewritten
     body = _config(config, diff_ids, epoch)
     return Normalised(body, _archive(body, unpacked.paths, layers, scratch))
+
+
+def normalise_dirs(image: LayerDirs, parent_layers: frozenset[str], epoch: int, scratch: Path) -> Normalised | None:
+    """The same image as normalise gives, from its config and layer directories in the engine's data
+    root; None when a layer its parents have sits above a rewritten one (the load needs that layer's
+    tar, and only a save has it byte for byte)."""
+    config = json.loads(image.config)
+    diff_ids: list[str] = list(config["rootfs"]["diff_ids"])
+    paths = [f"{diff_id.removeprefix('sha256:')}/layer.tar" for diff_id in diff_ids]
+    layers: dict[str, Path] = {}
+    for index, directory in enumerate(image.dirs):
+        if diff_ids[index] in parent_layers:
+            if layers:
+                return None
+            continue
+        rewritten = scratch / f"layer-{index}.normal"
+        with rewritten.open("wb") as out:
+            layer_from_dir(layer_entries(directory), out, epoch)
+        diff_ids[index] = f"sha256:{sha256_file(rewritten)}"
+        layers[paths[index]] = rewritten
+    body = _config(config, diff_ids, epoch)
+    return Normalised(body, _archive(body, paths, layers, scratch))
 
 
 def _archive(config: bytes, paths: list[str], rewritten: dict[str, Path], scratch: Path) -> Path:

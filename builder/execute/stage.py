@@ -14,7 +14,7 @@ from typing import IO, Protocol
 
 from builder.engine import BuildFailed, BuildSpec, Engine, EngineError
 from builder.execute.debug import failed_command, record_failure
-from builder.execute.normalise import normalise
+from builder.execute.normalise import normalise, normalise_dirs
 from builder.inputs.contexts import write_context
 from builder.model.arch import Arch
 from builder.model.canonical import digest
@@ -186,8 +186,14 @@ class StageBuilder:
         started = time.monotonic()
         try:
             parent_layers = frozenset(d for image in parents for d in self.engine.layers(image))
-            with self.cache.temp_dir() as scratch, self.engine.save(built) as saved:
-                normal = normalise(saved, parent_layers, epoch, scratch)
+            with self.cache.temp_dir() as scratch:
+                on_disk = self.engine.layer_dirs(built)
+                normal = normalise_dirs(on_disk, parent_layers, epoch, scratch) if on_disk else None
+                how = "from its layer directories"
+                if normal is None:
+                    how = "through docker save"
+                    with self.engine.save(built) as saved:
+                        normal = normalise(saved, parent_layers, epoch, scratch)
                 if normal.image_id != built:
                     with normal.archive.open("rb") as archive:
                         self.engine.load(archive)
@@ -197,7 +203,7 @@ class StageBuilder:
             with contextlib.suppress(EngineError):  # the build's own image: nothing else names it
                 self.engine.remove(built)
             raise StageFailed(stage.name, f"cannot normalise its image: {err}", [], log_file, None) from err
-        write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s (was {built})")
+        write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s {how} (was {built})")
         return normal.image_id
 
     def _shell(self, stage: Stage) -> str:

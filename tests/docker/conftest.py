@@ -150,3 +150,26 @@ def reachable_at(host: str) -> bool:
         return True
     except EngineError:
         return False
+
+
+def emu_workspace(
+    base: Path, arches: tuple[str, ...] = ("x86_64",), replacements: tuple[tuple[str, str], ...] = ()
+) -> Path:
+    """tests/emu (a small stack on minimal bases) with the reference toolkit beside it, the manifest
+    edited, locked for these architectures."""
+    root = base / "emu-workspace"
+    shutil.copytree(ROOT / "tests" / "emu", root / "stacks")
+    shutil.copytree(
+        ROOT / "stacks" / "reference" / "toolkit",
+        root / "stacks" / "reference" / "toolkit",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    manifest = root / "stacks" / "emu.yaml"
+    text = manifest.read_text()
+    for old, new in replacements:
+        assert old in text, old
+        text = text.replace(old, new)
+    manifest.write_text(text)
+    locking = stackbuild(root, "lock", "emu", *(f"--arch={arch}" for arch in arches), timeout=2400)
+    assert locking.returncode == 0, locking.stderr[-3000:]
+    return root

@@ -8,7 +8,6 @@ emulation); the full reference stack for aarch64 is measured outside CI (README)
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,8 +16,7 @@ import pytest
 from builder import lock
 from builder.engine.docker_engine import DockerEngine
 from builder.model.arch import Arch
-from tests.conftest import ROOT
-from tests.docker.conftest import stackbuild
+from tests.docker.conftest import emu_workspace, stackbuild
 from tests.helpers import registry
 
 EMULATION = subprocess.run(["sh", "-c", "command -v arch-test && arch-test arm64"], capture_output=True).returncode == 0
@@ -35,15 +33,7 @@ RELEASE = "8.3.rc1-910b-debian12-py3.11"
 def test_a_two_architecture_publish_is_one_index_and_the_aarch64_image_runs(
     tmp_path: Path, engine: DockerEngine
 ) -> None:
-    root = tmp_path / "emu-workspace"
-    shutil.copytree(ROOT / "tests" / "emu", root / "stacks")
-    shutil.copytree(
-        ROOT / "stacks" / "reference" / "toolkit",
-        root / "stacks" / "reference" / "toolkit",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    locking = stackbuild(root, "lock", "emu", "--arch", "x86_64", "--arch", "aarch64", timeout=2400)
-    assert locking.returncode == 0, locking.stderr[-3000:]
+    root = emu_workspace(tmp_path, ("x86_64", "aarch64"))
     locked = lock.read(root / "lockfiles" / "emu.lock.json")
     assert set(locked.architectures) == {Arch.X86_64, Arch.AARCH64}  # one lock holds both
     with registry(tmp_path / "registry") as address:

@@ -6,38 +6,17 @@ not, and is named with its file. (The reference stack's run is measured outside 
 from __future__ import annotations
 
 import re
-import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.docker.conftest import SecondDaemon, stackbuild
+from tests.docker.conftest import SecondDaemon, emu_workspace, stackbuild
 from tests.helpers import registry
 
 pytestmark = pytest.mark.docker
 HELLO_BUILD = "    build: [python3 make_launcher.py]\n"
 RANDOM_MTIME = 'touch -d "@$(( $(date +%s) - RANDOM ))" launch.py'  # another mtime each build
-
-
-def emu_workspace(base: Path, replacements: tuple[tuple[str, str], ...] = ()) -> Path:
-    """tests/emu with the reference toolkit beside it, the manifest edited, locked for x86_64."""
-    root = base / "emu-workspace"
-    shutil.copytree(ROOT / "tests" / "emu", root / "stacks")
-    shutil.copytree(
-        ROOT / "stacks" / "reference" / "toolkit",
-        root / "stacks" / "reference" / "toolkit",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    manifest = root / "stacks" / "emu.yaml"
-    text = manifest.read_text()
-    for old, new in replacements:
-        assert old in text, old
-        text = text.replace(old, new)
-    manifest.write_text(text)
-    stackbuild(root, "lock", "emu", "--arch", "x86_64", check=True, timeout=2400)
-    return root
 
 
 def verdicts(stdout: str) -> dict[str, str]:
@@ -70,7 +49,7 @@ def test_a_component_writing_the_time_differs_by_name_and_one_differing_in_mtime
     )
     root = emu_workspace(
         tmp_path,
-        (
+        replacements=(
             # hello's launch.py gets another mtime each build: clamped to the source date, it is the same
             (HELLO_BUILD, f"    build: [python3 make_launcher.py, '{RANDOM_MTIME}']\n"),
             ("smoke:\n", clock + "smoke:\n"),

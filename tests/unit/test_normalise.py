@@ -77,17 +77,30 @@ def test_build_records_go_and_stamps_inside_files_are_clamped() -> None:
     assert names == ["etc/shadow", "opt/m/__pycache__/m.cpython-311.pyc"]
 
 
-def test_a_hard_link_comes_after_the_file_it_names() -> None:
+def hard_linked(first: str, second: str) -> bytes:
+    """A layer holding one file under two names, written first under `first` (as an archiver that
+    met that name first writes it)."""
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w") as tar:
-        info = tarfile.TarInfo("z/target")
-        info.size = 1
+        info = tarfile.TarInfo(first)
+        info.size, info.mode = 1, 0o755
         tar.addfile(info, io.BytesIO(b"x"))
-        link = tarfile.TarInfo("a/link")
-        link.type, link.linkname = tarfile.LNKTYPE, "z/target"
+        link = tarfile.TarInfo(second)
+        link.type, link.linkname, link.mode = tarfile.LNKTYPE, first, 0o755
         tar.addfile(link)
-    with tarfile.open(fileobj=io.BytesIO(normal(out.getvalue()))) as tar:
-        assert tar.getnames() == ["z/target", "a/link"]
+    return out.getvalue()
+
+
+def test_hard_links_are_written_as_their_first_name_in_path_order_whichever_came_first() -> None:
+    written = normal(hard_linked("z/target", "a/link"))
+    with tarfile.open(fileobj=io.BytesIO(written)) as tar:
+        assert [(m.name, m.type, m.linkname) for m in tar] == [
+            ("a/link", tarfile.REGTYPE, ""),
+            ("z/target", tarfile.LNKTYPE, "a/link"),
+        ]
+        data = tar.extractfile("a/link")
+        assert data is not None and data.read() == b"x"
+    assert normal(hard_linked("a/link", "z/target")) == written
 
 
 def saved(layers: list[bytes], config: Mapping[str, object]) -> io.BytesIO:
@@ -177,7 +190,7 @@ def test_a_layer_saved_twice_as_a_link_is_read_through_it(tmp_path: Path) -> Non
         assert sent is not None and sent.read() == same
 
 
-def test_a_file_left_out_stays_when_a_kept_hard_link_names_it() -> None:
+def test_a_file_left_out_keeps_its_data_under_a_kept_hard_link() -> None:
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w") as tar:
         info = tarfile.TarInfo("tmp/build/libfoo.so")  # /tmp is left out, but the library links to it
@@ -187,9 +200,12 @@ def test_a_file_left_out_stays_when_a_kept_hard_link_names_it() -> None:
         link.type, link.linkname = tarfile.LNKTYPE, "tmp/build/libfoo.so"
         tar.addfile(link)
         whiteout = tarfile.TarInfo("tmp/.wh.stale")  # a deletion: kept wherever it is
+        whiteout.mode, whiteout.mtime = 0o644, 2_000_000_000
         tar.addfile(whiteout)
     with tarfile.open(fileobj=io.BytesIO(normal(out.getvalue()))) as tar:
-        assert tar.getnames() == ["tmp/.wh.stale", "tmp/build/libfoo.so", "usr/lib/libfoo.so"]
+        assert tar.getnames() == ["tmp/.wh.stale", "usr/lib/libfoo.so"]
+        library, marker = tar.getmember("usr/lib/libfoo.so"), tar.getmember("tmp/.wh.stale")
+        assert library.isreg() and (library.size, marker.mode, marker.mtime) == (3, 0o600, EPOCH)
 
 
 def test_the_classic_builders_parent_image_id_is_not_kept(tmp_path: Path) -> None:

@@ -1,0 +1,77 @@
+"""A stage image's layers read from the engine's data root normalise to the same bytes as the ones
+`docker save` gives: whiteouts (shared inodes on kernels >= 5.8), an opaque directory, hard links,
+a file capability, a set-uid file, a device, a fifo and a socket, over two layers of their own,
+built by BuildKit and by the classic builder (each commits layers its own way)."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from builder.engine import BuildSpec
+from builder.engine.docker_engine import DockerEngine
+from builder.execute.normalise import normalise, normalise_dirs
+from builder.model.arch import Arch
+from tests.docker.conftest import plan_of, stackbuild
+
+pytestmark = pytest.mark.docker
+EPOCH = 1_704_067_200
+DOCKERFILE = """\
+FROM {base}
+RUN set -e; rm /etc/issue; rm -rf /usr/share/doc && mkdir -p /usr/share/doc/kept && echo k > /usr/share/doc/kept/f; \
+    mkdir -p /opt/t && cd /opt/t && echo data > a && ln a z && ln a m && ln -s a sym && mkfifo fifo; \
+    mknod null c 1 3; echo s > suid && chmod 4755 suid && touch -d @1 old && chown 1000:1000 m; \
+    python3 -c "import os; os.setxattr('a', 'security.capability', bytes.fromhex('01000002' '0020' + '0' * 28))"; \
+    python3 -c "import socket; socket.socket(socket.AF_UNIX).bind('/opt/t/sock')"
+RUN rm /opt/t/z /etc/debian_version && echo more > /opt/t/b
+"""
+
+
+def built(builder: str, base: str) -> str:
+    with tempfile.TemporaryFile() as context:  # the BuildKit CLI reads it as its stdin: a real file
+        with tarfile.open(fileobj=context, mode="w") as tar:
+            data = DOCKERFILE.format(base=base).encode()
+            info = tarfile.TarInfo("Dockerfile")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        context.seek(0)
+        return DockerEngine(builder=builder).build(context, lambda line: None, BuildSpec({}, Arch.host()))
+
+
+@pytest.mark.parametrize("builder", ["buildkit", "classic"])
+def test_layers_read_from_the_data_root_normalise_as_docker_save_gives_them(
+    builder: str, workspace: Path, engine: DockerEngine, tmp_path: Path
+) -> None:
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)  # the base: cached after the first test
+    base = plan_of(workspace, "reftest").stages["base-devel"].tag()
+    image = built(builder, base)
+    try:
+        on_disk = engine.layer_dirs(image)
+        assert on_disk is not None, "a local overlay2 engine's layers are readable from its data root"
+        parents = frozenset(engine.layers(base))
+        (tmp_path / "save").mkdir()
+        (tmp_path / "dirs").mkdir()
+        with engine.save(image) as saved:
+            through_save = normalise(saved, parents, EPOCH, tmp_path / "save")
+        from_dirs = normalise_dirs(on_disk, parents, EPOCH, tmp_path / "dirs")
+    finally:
+        engine.remove(image)
+    assert from_dirs is not None
+    assert from_dirs.config == through_save.config
+    with tarfile.open(from_dirs.archive) as archive:
+        layers = [m for m in archive.getmembers() if m.name.endswith("layer.tar")]
+        assert len(layers) == 2  # both of the image's own layers, rewritten
+        names: set[str] = set()
+        for layer in layers:
+            handle = archive.extractfile(layer)
+            assert handle is not None
+            with tarfile.open(fileobj=handle) as tar:
+                names |= set(tar.getnames())
+                if "opt/t/a" in tar.getnames():
+                    assert "SCHILY.xattr.security.capability" in tar.getmember("opt/t/a").pax_headers
+    expected = {"etc/.wh.issue", "usr/share/doc/.wh..wh..opq", "opt/t/.wh.z", "etc/.wh.debian_version", "opt/t/null"}
+    assert expected <= names and "opt/t/sock" not in names
