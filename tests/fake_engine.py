@@ -9,7 +9,7 @@ import json
 import tarfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -93,8 +93,8 @@ class FakeEngine:
 
     loaded: list[bytes] = field(default_factory=list)
 
-    def load(self, archive: IO[bytes]) -> None:
-        self.loaded.append(archive.read())
+    def load(self, archive: Iterable[bytes]) -> None:
+        self.loaded.append(b"".join(archive))
 
     def disk_usage(self) -> int:
         return 1000 * len(set(self.tagged.values()))

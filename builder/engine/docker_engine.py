@@ -227,9 +227,9 @@ class DockerEngine:
         except (docker.errors.DockerException, requests.RequestException) as err:
             raise EngineError(f"cannot read {image_id} out of the engine: {err}") from err
 
-    def load(self, archive: IO[bytes]) -> None:
+    def load(self, archive: Iterable[bytes]) -> None:
         try:
-            answer = self.client.api.load_image(archive)
+            answer = self.client.api.load_image(iter(archive))  # an iterator: sent chunked, as it comes
             for event in answer if answer is not None else ():
                 if isinstance(event, dict) and "error" in event:
                     raise EngineError(f"the engine refused an image: {event['error']}")

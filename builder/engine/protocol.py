@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import IO, Protocol
@@ -107,8 +107,9 @@ class Engine(Protocol):
         engine's data root (a local overlay2 engine); None where only `save` can give them."""
         ...
 
-    def load(self, archive: IO[bytes]) -> None:
-        """Load an archive in `docker save`'s format (layers the engine has may be left out of it)."""
+    def load(self, archive: Iterable[bytes]) -> None:
+        """Load an archive in `docker save`'s format, sent as it comes (layers the engine has may be
+        left out of it)."""
         ...
 
     def disk_usage(self) -> int:

@@ -35,7 +35,6 @@ from typing import IO, Any
 
 from builder.engine import LayerDirs
 from builder.engine.overlay import layer_entries
-from builder.store.files import sha256_file
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
 # /tmp goes too: a stage hands its children files through its image's tree, never /tmp.
@@ -55,11 +54,52 @@ BUILD_ONLY = ("moby.buildkit.buildinfo.v1", "container", "container_config", "do
 @dataclass(frozen=True)
 class Normalised:
     config: bytes  # the image config as loaded: its sha256 is the image ID
-    archive: Path  # what `docker load` takes: the config, the manifest and the rewritten layers
+    paths: list[str]  # every layer's path in the load's manifest, bottom first
+    sent: dict[str, Path]  # the layers the engine lacks (by path): the files sent
 
     @property
     def image_id(self) -> str:
         return f"sha256:{hashlib.sha256(self.config).hexdigest()}"
+
+    def archive(self) -> Iterator[bytes]:
+        """What `docker load` reads, as it is sent: the layers the engine lacks, the config, the
+        manifest. Streamed from the layer files, never copied into one archive on disk."""
+        digest = hashlib.sha256(self.config).hexdigest()
+        manifest = json.dumps([{"Config": f"{digest}.json", "RepoTags": None, "Layers": self.paths}]).encode()
+        for path, file in self.sent.items():
+            yield from _member(path, file.stat().st_size, _chunks(file))
+        for name, data in ((f"{digest}.json", self.config), ("manifest.json", manifest)):
+            yield from _member(name, len(data), iter((data,)))
+        yield tarfile.NUL * (2 * tarfile.BLOCKSIZE)  # the end of the archive
+
+
+def _member(name: str, size: int, data: Iterator[bytes]) -> Iterator[bytes]:
+    info = tarfile.TarInfo(name)
+    info.size = size
+    yield info.tobuf(tarfile.PAX_FORMAT)
+    yield from data
+    yield tarfile.NUL * (-size % tarfile.BLOCKSIZE)  # a member's data fills whole blocks
+
+
+def _chunks(file: Path) -> Iterator[bytes]:
+    with file.open("rb") as handle:
+        yield from iter(functools.partial(handle.read, 1 << 20), b"")
+
+
+class _Digesting(io.RawIOBase):
+    """A writer passing everything to out, hashing it on the way (no second read of a large layer)."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        super().__init__()
+        self.out, self.sha256 = out, hashlib.sha256()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.sha256.update(data)
+        self.out.write(data)
+        return len(data)
 
 
 def _pyc(data: bytes, epoch: int) -> bytes:
@@ -93,11 +133,11 @@ Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 Member = tuple[tarfile.TarInfo, Opener | None]
 
 
-def normalise_layer(layer: IO[bytes], out: IO[bytes], epoch: int, scratch: Path | None = None) -> None:
-    """A layer tar rewritten into out (see the module's notes). File data waits in a spool file (in
-    scratch), not in memory, until the entries are written in order."""
+def normalise_layer(layer: IO[bytes], out: IO[bytes], epoch: int, scratch: Path | None = None) -> str:
+    """A layer tar rewritten into out (see the module's notes); its diff id. File data waits in a
+    spool file (in scratch), not in memory, until the entries are written in order."""
     with tempfile.TemporaryFile(dir=scratch) as spool:
-        write_layer(_spooled(layer, spool), out, epoch)
+        return write_layer(_spooled(layer, spool), out, epoch)
 
 
 def _spooled(layer: IO[bytes], spool: IO[bytes]) -> Iterator[Member]:
@@ -120,19 +160,19 @@ def _at(spool: IO[bytes], offset: int) -> Iterator[IO[bytes]]:
     yield spool
 
 
-def layer_from_dir(entries: Iterable[tuple[tarfile.TarInfo, Path | None]], out: IO[bytes], epoch: int) -> None:
+def layer_from_dir(entries: Iterable[tuple[tarfile.TarInfo, Path | None]], out: IO[bytes], epoch: int) -> str:
     """A layer read from its directory on disk (builder.engine.overlay) written as normalise_layer
-    writes the same layer's tar."""
-    write_layer(((info, None if path is None else _opener(path)) for info, path in entries), out, epoch)
+    writes the same layer's tar; its diff id."""
+    return write_layer(((info, None if path is None else _opener(path)) for info, path in entries), out, epoch)
 
 
 def _opener(path: Path) -> Opener:
     return lambda: path.open("rb")
 
 
-def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int) -> None:
+def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int) -> str:
     """The members written in a canonical tar: cleaned, in path order, hard links after the files
-    they name."""
+    they name; the tar's diff id (sha256)."""
     entries: dict[str, tuple[tarfile.TarInfo, Opener | None]] = {}
     left_out: set[str] = set()
     for member, opener in members:
@@ -141,7 +181,8 @@ def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int) -> None:
         if DROPPED.match(name) and not member.isdir() and not _is_whiteout(name):
             left_out.add(name)
     _relink(entries, left_out)
-    with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as written:
+    digesting = _Digesting(out)
+    with tarfile.open(fileobj=digesting, mode="w|", format=tarfile.PAX_FORMAT) as written:
         for info, opener in sorted(
             (entries[name] for name in entries if name not in left_out),
             key=lambda entry: (entry[0].islnk(), entry[0].name),
@@ -156,6 +197,7 @@ def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int) -> None:
                     written.addfile(info, io.BytesIO(body))
                 else:
                     written.addfile(info, data)
+    return f"sha256:{digesting.sha256.hexdigest()}"
 
 
 def _relink(entries: dict[str, tuple[tarfile.TarInfo, Opener | None]], left_out: set[str]) -> None:
@@ -269,11 +311,9 @@ def normalise(saved: IO[bytes], parent_layers: frozenset[str], epoch: int, scrat
             continue
         rewritten = pending[path].with_suffix(".normal")
         with pending[path].open("rb") as layer, rewritten.open("wb") as out:
-            normalise_layer(layer, out, epoch, scratch)
-        diff_ids[index] = f"sha256:{sha256_file(rewritten)}"
+            diff_ids[index] = normalise_layer(layer, out, epoch, scratch)
         layers[path] = rewritten
-    body = _config(config, diff_ids, epoch)
-    return Normalised(body, _archive(body, unpacked.paths, layers, scratch))
+    return Normalised(_config(config, diff_ids, epoch), unpacked.paths, layers)
 
 
 def normalise_dirs(image: LayerDirs, parent_layers: frozenset[str], epoch: int, scratch: Path) -> Normalised | None:
@@ -291,23 +331,6 @@ def normalise_dirs(image: LayerDirs, parent_layers: frozenset[str], epoch: int, 
             continue
         rewritten = scratch / f"layer-{index}.normal"
         with rewritten.open("wb") as out:
-            layer_from_dir(layer_entries(directory), out, epoch)
-        diff_ids[index] = f"sha256:{sha256_file(rewritten)}"
+            diff_ids[index] = layer_from_dir(layer_entries(directory), out, epoch)
         layers[paths[index]] = rewritten
-    body = _config(config, diff_ids, epoch)
-    return Normalised(body, _archive(body, paths, layers, scratch))
-
-
-def _archive(config: bytes, paths: list[str], rewritten: dict[str, Path], scratch: Path) -> Path:
-    """What `docker load` reads: the layers it lacks at their paths, the config, the manifest."""
-    digest = hashlib.sha256(config).hexdigest()
-    manifest = [{"Config": f"{digest}.json", "RepoTags": None, "Layers": paths}]
-    out = scratch / "load.tar"
-    with tarfile.open(out, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path, file in rewritten.items():
-            tar.add(file, arcname=path, recursive=False)
-        for name, data in ((f"{digest}.json", config), ("manifest.json", json.dumps(manifest).encode())):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return out
+    return Normalised(_config(config, diff_ids, epoch), paths, layers)

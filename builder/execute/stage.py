@@ -195,8 +195,7 @@ class StageBuilder:
                     with self.engine.save(built) as saved:
                         normal = normalise(saved, parent_layers, epoch, scratch)
                 if normal.image_id != built:
-                    with normal.archive.open("rb") as archive:
-                        self.engine.load(archive)
+                    self.engine.load(normal.archive())
                     with contextlib.suppress(EngineError):  # the build's own image: nothing names it
                         self.engine.remove(built)
         except (EngineError, OSError, tarfile.TarError, ValueError, KeyError, IndexError) as err:

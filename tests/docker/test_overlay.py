@@ -62,7 +62,7 @@ def test_layers_read_from_the_data_root_normalise_as_docker_save_gives_them(
         engine.remove(image)
     assert from_dirs is not None
     assert from_dirs.config == through_save.config
-    with tarfile.open(from_dirs.archive) as archive:
+    with tarfile.open(fileobj=io.BytesIO(b"".join(from_dirs.archive()))) as archive:
         layers = [m for m in archive.getmembers() if m.name.endswith("layer.tar")]
         assert len(layers) == 2  # both of the image's own layers, rewritten
         names: set[str] = set()

@@ -138,7 +138,7 @@ def test_an_image_is_normalised_past_its_parents_layers(tmp_path: Path) -> None:
     assert "moby.buildkit.buildinfo.v1" not in written
     assert written["rootfs"]["diff_ids"] == [digests[0], f"sha256:{hashlib.sha256(normal(own)).hexdigest()}"]
     assert result.image_id == f"sha256:{hashlib.sha256(result.config).hexdigest()}"
-    with tarfile.open(result.archive) as tar:
+    with tarfile.open(fileobj=io.BytesIO(b"".join(result.archive()))) as tar:
         names = tar.getnames()
         loaded = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
     assert names == [f"{1:064x}/layer.tar", f"{result.image_id[7:]}.json", "manifest.json"]  # no parent layer
@@ -157,7 +157,7 @@ def test_a_parents_layer_above_a_rewritten_one_is_sent_back(tmp_path: Path) -> N
     digests = [f"sha256:{hashlib.sha256(d).hexdigest()}" for d in (same, own, same)]
     config = {"created": "x", "history": [], "rootfs": {"type": "layers", "diff_ids": digests}}
     result = normalise(saved([same, own, same], config), frozenset(digests[:1]), EPOCH, tmp_path)
-    with tarfile.open(result.archive) as tar:
+    with tarfile.open(fileobj=io.BytesIO(b"".join(result.archive()))) as tar:
         assert [n for n in tar.getnames() if n.endswith("layer.tar")] == [f"{1:064x}/layer.tar", f"{2:064x}/layer.tar"]
         copied = tar.extractfile(f"{2:064x}/layer.tar")
         assert copied is not None and copied.read() == same
@@ -185,7 +185,7 @@ def test_a_layer_saved_twice_as_a_link_is_read_through_it(tmp_path: Path) -> Non
             tar.addfile(info, io.BytesIO(data))
     out.seek(0)
     result = normalise(out, frozenset(digests[:1]), EPOCH, tmp_path)
-    with tarfile.open(result.archive) as tar:
+    with tarfile.open(fileobj=io.BytesIO(b"".join(result.archive()))) as tar:
         sent = tar.extractfile("c/layer.tar")
         assert sent is not None and sent.read() == same
 
