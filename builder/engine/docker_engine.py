@@ -199,8 +199,8 @@ class DockerEngine:
 
     @functools.cached_property
     def _overlay_root(self) -> Path | None:
-        """The data root of an overlay2 engine on this machine that diffs natively (its layers can be
-        read from their directories); None otherwise."""
+        """The data root of an overlay2 engine on this machine, where this process can read it (its
+        layers can be reassembled from their directories and tar-split records); None otherwise."""
         host = self.host or os.environ.get("DOCKER_HOST") or "unix://"
         if not host.startswith("unix://"):
             return None
@@ -208,8 +208,7 @@ class DockerEngine:
             info = self.client.info()
         except (docker.errors.DockerException, requests.RequestException):
             return None  # then the layers come through `docker save`, which reports the error
-        status = {str(key): str(value) for key, value in info.get("DriverStatus") or ()}
-        if info.get("Driver") != "overlay2" or status.get("Native Overlay Diff") != "true":
+        if info.get("Driver") != "overlay2":
             return None
         root = Path(str(info.get("DockerRootDir", "")))
         return root if root.is_absolute() and os.access(root, os.R_OK | os.X_OK) else None

@@ -1,7 +1,7 @@
 """Normalising a built stage image so the same inputs give the same bytes (the same image ID, and
 the same registry digests): Docker 20.10 has no SOURCE_DATE_EPOCH, so the image is read out
-(from its layers' directories on a local overlay2 engine, else with `docker save`), its own layers
-and its config rewritten, and loaded back. Both ways give the same bytes.
+(on a local overlay2 engine, each layer's tar reassembled from the data root as `docker save` does,
+else with `docker save`), its own layers and its config rewritten, and loaded back.
 
 In each layer the stage added: entries in path order, mtimes clamped to the lock's source date,
 owner names dropped (numeric uid/gid kept: CANN runs as HwHiAiUser), timestamp .pyc headers
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from builder.engine import LayerDirs
-from builder.engine.overlay import layer_entries
+from builder.engine.overlay import StoredLayer, StoredTar
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
 # /tmp goes too: a stage hands its children files through its image's tree, never /tmp.
@@ -158,16 +158,6 @@ def _spooled(layer: IO[bytes], spool: IO[bytes]) -> Iterator[Member]:
 def _at(spool: IO[bytes], offset: int) -> Iterator[IO[bytes]]:
     spool.seek(offset)
     yield spool
-
-
-def layer_from_dir(entries: Iterable[tuple[tarfile.TarInfo, Path | None]], out: IO[bytes], epoch: int) -> str:
-    """A layer read from its directory on disk (builder.engine.overlay) written as normalise_layer
-    writes the same layer's tar; its diff id."""
-    return write_layer(((info, None if path is None else _opener(path)) for info, path in entries), out, epoch)
-
-
-def _opener(path: Path) -> Opener:
-    return lambda: path.open("rb")
 
 
 def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int) -> str:
@@ -317,20 +307,44 @@ def normalise(saved: IO[bytes], parent_layers: frozenset[str], epoch: int, scrat
 
 
 def normalise_dirs(image: LayerDirs, parent_layers: frozenset[str], epoch: int, scratch: Path) -> Normalised | None:
-    """The same image as normalise gives, from its config and layer directories in the engine's data
-    root; None when a layer its parents have sits above a rewritten one (the load needs that layer's
-    tar, and only a save has it byte for byte)."""
+    """The same image as normalise gives, its layers read from the engine's data root; None when they
+    cannot be read there as `docker save` would give them, or when a layer its parents have sits
+    above a rewritten one (the load needs that layer's tar: only a save has it)."""
     config = json.loads(image.config)
     diff_ids: list[str] = list(config["rootfs"]["diff_ids"])
+    own = [index for index, diff_id in enumerate(diff_ids) if diff_id not in parent_layers]
+    if own and any(diff_id in parent_layers for diff_id in diff_ids[own[0] :]):
+        return None
     paths = [f"{diff_id.removeprefix('sha256:')}/layer.tar" for diff_id in diff_ids]
     layers: dict[str, Path] = {}
-    for index, directory in enumerate(image.dirs):
-        if diff_ids[index] in parent_layers:
-            if layers:
-                return None
-            continue
-        rewritten = scratch / f"layer-{index}.normal"
-        with rewritten.open("wb") as out:
-            diff_ids[index] = layer_from_dir(layer_entries(directory), out, epoch)
-        layers[paths[index]] = rewritten
+    try:
+        for index in own:
+            rewritten = scratch / f"layer-{index}.normal"
+            with rewritten.open("wb") as out:
+                diff_ids[index] = write_layer(_stored_members(image.layers[index]), out, epoch)
+            layers[paths[index]] = rewritten
+    except (OSError, ValueError, EOFError, tarfile.TarError):
+        return None  # a file gone or unreadable, or a store this code does not read as Docker does
     return Normalised(_config(config, diff_ids, epoch), paths, layers)
+
+
+def _stored_members(layer: StoredLayer) -> Iterator[Member]:
+    """A stored layer's entries, each file's data opened from the layer's directory when it is
+    written (not spooled); ValueError, once every entry was read, when the tar they came from is not
+    the layer's (then nothing was written yet: write_layer reads every entry first)."""
+    stored = StoredTar(layer)
+    with io.BufferedReader(stored, 1 << 20) as reader:
+        with tarfile.open(fileobj=reader, mode="r|") as tar:
+            for member in tar:
+                if posixpath.isabs(member.name) or ".." in member.name.split("/"):
+                    raise ValueError(f"a stored layer names a file outside it: {member.name!r}")
+                path = layer.directory / member.name
+                yield member, _opener(path) if member.isfile() and member.size else None
+        while reader.read(1 << 20):  # what follows the end marker: all of the tar is hashed
+            pass
+    if f"sha256:{stored.sha256.hexdigest()}" != layer.diff_id:
+        raise ValueError(f"layer {layer.diff_id} does not reassemble from the engine's data root")
+
+
+def _opener(path: Path) -> Opener:
+    return lambda: path.open("rb")

@@ -189,7 +189,7 @@ class StageBuilder:
             with self.cache.temp_dir() as scratch:
                 on_disk = self.engine.layer_dirs(built)
                 normal = normalise_dirs(on_disk, parent_layers, epoch, scratch) if on_disk else None
-                how = "from its layer directories"
+                how = "from the data root"
                 if normal is None:
                     how = "through docker save"
                     with self.engine.save(built) as saved:

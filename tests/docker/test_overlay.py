@@ -1,11 +1,14 @@
 """A stage image's layers read from the engine's data root normalise to the same bytes as the ones
 `docker save` gives: whiteouts (shared inodes on kernels >= 5.8), an opaque directory, hard links,
-a file capability, a set-uid file, a device, a fifo and a socket, over two layers of their own,
-built by BuildKit and by the classic builder (each commits layers its own way)."""
+file capabilities (v2, and v3, which Docker's archiver writes as v2), a set-uid file, a file from
+before 1970, a device, a fifo and a socket, over two layers of their own, built by BuildKit and by
+the classic builder (each commits layers its own way); and an imported layer as a user's tar has it
+("./", directories left implicit, other extended attributes)."""
 
 from __future__ import annotations
 
 import io
+import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
@@ -20,12 +23,17 @@ from tests.docker.conftest import plan_of, stackbuild
 
 pytestmark = pytest.mark.docker
 EPOCH = 1_704_067_200
+# cap_net_raw+ep as the kernel stores it: vfs_cap_data revision 2, and revision 3 with a root uid of 1000
+V2_CAPABILITY = "0100000200200000" + "0" * 24
+V3_CAPABILITY = "0100000300200000" + "0" * 24 + "e8030000"
 DOCKERFILE = """\
 FROM {base}
 RUN set -e; rm /etc/issue; rm -rf /usr/share/doc && mkdir -p /usr/share/doc/kept && echo k > /usr/share/doc/kept/f; \
     mkdir -p /opt/t && cd /opt/t && echo data > a && ln a z && ln a m && ln -s a sym && mkfifo fifo; \
     mknod null c 1 3; echo s > suid && chmod 4755 suid && touch -d @1 old && chown 1000:1000 m; \
-    python3 -c "import os; os.setxattr('a', 'security.capability', bytes.fromhex('01000002' '0020' + '0' * 28))"; \
+    python3 -c "import os; os.setxattr('a', 'security.capability', bytes.fromhex('{v2}'))"; \
+    echo v3 > v3 && python3 -c "import os; os.setxattr('v3', 'security.capability', bytes.fromhex('{v3}'))"; \
+    touch -d @-86400 before-1970; \
     python3 -c "import socket; socket.socket(socket.AF_UNIX).bind('/opt/t/sock')"
 RUN rm /opt/t/z /etc/debian_version && echo more > /opt/t/b
 """
@@ -34,7 +42,7 @@ RUN rm /opt/t/z /etc/debian_version && echo more > /opt/t/b
 def built(builder: str, base: str) -> str:
     with tempfile.TemporaryFile() as context:  # the BuildKit CLI reads it as its stdin: a real file
         with tarfile.open(fileobj=context, mode="w") as tar:
-            data = DOCKERFILE.format(base=base).encode()
+            data = DOCKERFILE.format(base=base, v2=V2_CAPABILITY, v3=V3_CAPABILITY).encode()
             info = tarfile.TarInfo("Dockerfile")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -75,3 +83,32 @@ def test_layers_read_from_the_data_root_normalise_as_docker_save_gives_them(
                     assert "SCHILY.xattr.security.capability" in tar.getmember("opt/t/a").pax_headers
     expected = {"etc/.wh.issue", "usr/share/doc/.wh..wh..opq", "opt/t/.wh.z", "etc/.wh.debian_version", "opt/t/null"}
     assert expected <= names and "opt/t/sock" not in names
+
+
+def test_an_imported_layer_read_from_the_data_root_normalises_as_docker_save_gives_it(
+    engine: DockerEngine, tmp_path: Path
+) -> None:
+    tarball = tmp_path / "rootfs.tar"
+    with tarfile.open(tarball, "w", format=tarfile.PAX_FORMAT) as tar:
+        root = tarfile.TarInfo("./")
+        root.type, root.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(root)
+        for name, data in (("./deep/er/file", b"implicit parents"), ("./noted", b"x")):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), 1_800_000_000
+            if name == "./noted":
+                info.pax_headers = {"SCHILY.xattr.user.note": "kept by the tar, not by the archiver"}
+            tar.addfile(info, io.BytesIO(data))
+    imported = subprocess.run(["docker", "import", str(tarball)], capture_output=True, text=True, check=True)
+    image = imported.stdout.strip()
+    try:
+        on_disk = engine.layer_dirs(image)
+        assert on_disk is not None
+        (tmp_path / "save").mkdir()
+        (tmp_path / "dirs").mkdir()
+        with engine.save(image) as saved:
+            through_save = normalise(saved, frozenset(), EPOCH, tmp_path / "save")
+        from_dirs = normalise_dirs(on_disk, frozenset(), EPOCH, tmp_path / "dirs")
+    finally:
+        engine.remove(image)
+    assert from_dirs is not None and from_dirs.config == through_save.config

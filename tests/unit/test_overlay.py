@@ -1,103 +1,123 @@
-"""A layer read from an overlay2 diff directory: Docker's archiver's entries (whiteouts, opaque
-directories, hard links, file capabilities, sockets left out), found through the layer store's chain
-ids. That these normalise to the same bytes as `docker save` gives is proven on a real engine
-(tests/docker/test_overlay.py)."""
+"""A layer read from an overlay2 data root: its tar reassembled from the diff directory and the
+tar-split record as `docker save` does, checked against the diff id, found through the layer
+store's chain ids; normalised, the same bytes as the saved image gives. (On a real engine:
+tests/docker/test_overlay.py.)"""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import hashlib
+import io
 import json
-import os
-import socket
-import stat
 import tarfile
 from pathlib import Path
 
 import pytest
 
-from builder.engine.overlay import image_layer_dirs, layer_entries
-
-# cap_net_raw+ep as the kernel stores it (vfs_cap_data revision 2)
-CAPABILITY = bytes.fromhex("0100000200200000000000000000000000000000")
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="whiteouts (mknod) and trusted.* xattrs need root")
+from builder.engine.overlay import StoredLayer, StoredTar, image_layer_dirs
+from builder.execute.normalise import normalise, normalise_dirs
+from tests.unit.test_normalise import EPOCH, LATER, layer, saved
 
 
-def entries(diff: Path) -> dict[str, tarfile.TarInfo]:
-    return {info.name: info for info, _ in layer_entries(diff)}
+def store(data: bytes, at: Path) -> StoredLayer:
+    """A layer tar kept as Docker keeps it: its files extracted into a directory and a tar-split
+    record of everything else (headers, padding, the end), each file by name and size."""
+    directory, records, position, offset = at / "diff", [], 0, 0
+    directory.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            records.append({"type": 2, "payload": base64.b64encode(data[offset : member.offset_data]).decode()})
+            records.append({"type": 1, "name": member.name, "size": member.size})
+            offset = member.offset_data + member.size
+            if member.isfile():
+                (directory / member.name).parent.mkdir(parents=True, exist_ok=True)
+                (directory / member.name).write_bytes(data[member.offset_data : offset])
+    records.append({"type": 2, "payload": base64.b64encode(data[offset:]).decode()})
+    with gzip.open(at / "tar-split.json.gz", "wt") as out:
+        for record in records:
+            out.write(json.dumps({**record, "position": (position := position + 1)}) + "\n")
+    return StoredLayer(f"sha256:{hashlib.sha256(data).hexdigest()}", directory, at / "tar-split.json.gz")
 
 
-def test_files_directories_links_and_modes_come_as_the_archiver_writes_them(tmp_path: Path) -> None:
-    diff = tmp_path / "diff"
-    (diff / "opt" / "t").mkdir(parents=True)
-    (diff / "opt" / "t" / "a").write_bytes(b"data")
-    os.link(diff / "opt" / "t" / "a", diff / "opt" / "t" / "b")
-    os.symlink("a", diff / "opt" / "t" / "sym")
-    os.mkfifo(diff / "opt" / "t" / "fifo")
-    (diff / "opt" / "t" / "suid").write_bytes(b"")
-    os.chmod(diff / "opt" / "t" / "suid", 0o4755)
-    os.utime(diff / "opt" / "t" / "suid", (1, 1.9))
-    with socket.socket(socket.AF_UNIX) as listening:
-        listening.bind(str(diff / "opt" / "t" / "sock"))
-    found = entries(diff)
-    assert sorted(found) == ["opt", "opt/t", "opt/t/a", "opt/t/b", "opt/t/fifo", "opt/t/suid", "opt/t/sym"]
-    assert (found["opt/t/a"].type, found["opt/t/a"].size) == (tarfile.REGTYPE, 4)
-    assert (found["opt/t/b"].type, found["opt/t/b"].linkname, found["opt/t/b"].size) == (tarfile.LNKTYPE, "opt/t/a", 0)
-    assert (found["opt/t/sym"].type, found["opt/t/sym"].linkname) == (tarfile.SYMTYPE, "a")
-    assert found["opt/t/fifo"].type == tarfile.FIFOTYPE and found["opt/t"].isdir()
-    assert (found["opt/t/suid"].mode, found["opt/t/suid"].mtime) == (0o4755, 1)
-    data = {info.name: path for info, path in layer_entries(diff)}
-    assert data["opt/t/a"] == diff / "opt" / "t" / "a" and data["opt/t/b"] is None and data["opt/t"] is None
+def reassembled(stored: StoredLayer) -> bytes:
+    reader = StoredTar(stored)
+    data = io.BufferedReader(reader).read()
+    assert f"sha256:{reader.sha256.hexdigest()}" == f"sha256:{hashlib.sha256(data).hexdigest()}"
+    return data
 
 
-@needs_root
-def test_whiteouts_opaque_directories_and_capabilities_become_the_archivers_entries(tmp_path: Path) -> None:
-    diff = tmp_path / "diff"
-    (diff / "etc" / "emptied").mkdir(parents=True)
-    os.mknod(diff / "etc" / "removed", stat.S_IFCHR | 0o600, os.makedev(0, 0))  # overlayfs's whiteout
-    os.mknod(diff / "etc" / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a real device stays one
-    try:
-        os.setxattr(diff / "etc" / "emptied", "trusted.overlay.opaque", b"y")
-        (diff / "etc" / "ping").write_bytes(b"elf")
-        os.setxattr(diff / "etc" / "ping", "security.capability", CAPABILITY)
-    except OSError as err:
-        pytest.skip(f"this filesystem keeps no trusted.* or security.* attributes: {err}")
-    found = entries(diff)
-    marker = "etc/emptied/.wh..wh..opq"
-    assert sorted(found) == ["etc", "etc/.wh.removed", "etc/emptied", marker, "etc/null", "etc/ping"]
-    assert found["etc/.wh.removed"].isreg() and found[marker].isreg()
-    assert (found["etc/null"].type, found["etc/null"].devmajor, found["etc/null"].devminor) == (tarfile.CHRTYPE, 1, 3)
-    capability = found["etc/ping"].pax_headers["SCHILY.xattr.security.capability"]
-    assert capability.encode("utf-8", "surrogateescape") == CAPABILITY
+LONG = "opt/" + "d" * 120 + "/file"  # a pax path record
 
 
-def data_root(tmp_path: Path, diff_ids: list[str]) -> tuple[Path, str]:
-    """An overlay2 data root holding one image of these layers, each a diff directory; its id."""
+def test_a_stored_layer_reassembles_to_its_tar_byte_for_byte(tmp_path: Path) -> None:
+    data = layer([("opt/", None, LATER), ("opt/a", b"a" * 3000, LATER), (LONG, b"long", LATER), ("opt/e", b"", 5)])
+    assert reassembled(store(data, tmp_path)) == data
+
+
+def test_a_file_changed_missing_or_resized_on_disk_is_found(tmp_path: Path) -> None:
+    data = layer([("opt/a", b"aaaa", LATER)])
+    stored = store(data, tmp_path)
+    (stored.directory / "opt" / "a").write_bytes(b"abcd")  # same size, other bytes: the digest says so
+    assert hashlib.sha256(reassembled(stored)).hexdigest() != stored.diff_id.removeprefix("sha256:")
+    (stored.directory / "opt" / "a").write_bytes(b"aaaaa")
+    with pytest.raises(ValueError, match="longer"):
+        reassembled(stored)
+    (stored.directory / "opt" / "a").unlink()
+    with pytest.raises(OSError):
+        reassembled(stored)
+
+
+def test_a_record_naming_a_file_outside_the_layer_is_refused(tmp_path: Path) -> None:
+    stored = store(layer([("opt/a", b"a", LATER)]), tmp_path)
+    with gzip.open(stored.tar_split, "wt") as out:
+        out.write(json.dumps({"type": 1, "name": "../../etc/shadow", "size": 1, "position": 0}) + "\n")
+    with pytest.raises(ValueError, match="outside"):
+        reassembled(stored)
+
+
+def data_root(tmp_path: Path, layers: list[bytes]) -> tuple[Path, str, dict[str, object]]:
+    """An overlay2 data root holding one image of these layers; its id and config."""
     root = tmp_path / "docker"
-    config = json.dumps({"rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
-    image_id = hashlib.sha256(config).hexdigest()
+    diff_ids = [f"sha256:{hashlib.sha256(data).hexdigest()}" for data in layers]
+    config: dict[str, object] = {"rootfs": {"type": "layers", "diff_ids": diff_ids}, "created": "2026-12-01T00:00:00Z"}
+    body = json.dumps(config).encode()
+    image_id = hashlib.sha256(body).hexdigest()
     (root / "image/overlay2/imagedb/content/sha256").mkdir(parents=True)
-    (root / "image/overlay2/imagedb/content/sha256" / image_id).write_bytes(config)
+    (root / "image/overlay2/imagedb/content/sha256" / image_id).write_bytes(body)
     chain = ""
-    for index, diff_id in enumerate(diff_ids):
+    for index, (diff_id, data) in enumerate(zip(diff_ids, layers, strict=True)):
         chain = diff_id if not chain else "sha256:" + hashlib.sha256(f"{chain} {diff_id}".encode()).hexdigest()
-        layer = root / "image/overlay2/layerdb/sha256" / chain.removeprefix("sha256:")
-        layer.mkdir(parents=True)
-        (layer / "diff").write_text(diff_id)
-        (layer / "cache-id").write_text(f"cache{index}")
-        (root / "overlay2" / f"cache{index}" / "diff").mkdir(parents=True)
-    return root, f"sha256:{image_id}"
+        stored = root / "image/overlay2/layerdb/sha256" / chain.removeprefix("sha256:")
+        stored.mkdir(parents=True)
+        (stored / "diff").write_text(diff_id)
+        (stored / "cache-id").write_text(f"cache{index}")
+        kept = store(data, root / "overlay2" / f"cache{index}")
+        kept.tar_split.rename(stored / "tar-split.json.gz")
+    return root, f"sha256:{image_id}", config
 
 
-def test_an_images_layer_directories_are_found_by_chain_id(tmp_path: Path) -> None:
-    root, image_id = data_root(tmp_path, ["sha256:" + "1" * 64, "sha256:" + "2" * 64, "sha256:" + "3" * 64])
+def test_an_image_read_from_the_data_root_normalises_as_its_saved_archive_does(tmp_path: Path) -> None:
+    parent = layer([("etc/", None, LATER), ("etc/os", b"debian", LATER)])
+    own = layer([("opt/", None, LATER), ("opt/a", b"a", LATER + 1), (LONG, b"long", LATER), ("opt/.wh.gone", b"", 1)])
+    root, image_id, config = data_root(tmp_path, [parent, own])
     found = image_layer_dirs(root, image_id)
-    assert found is not None
-    assert found.dirs == [root / "overlay2" / f"cache{i}" / "diff" for i in range(3)]
-    assert hashlib.sha256(found.config).hexdigest() == image_id.removeprefix("sha256:")
+    assert found is not None and [s.directory for s in found.layers] == [
+        root / "overlay2" / f"cache{i}" / "diff" for i in range(2)
+    ]
+    parents = frozenset({f"sha256:{hashlib.sha256(parent).hexdigest()}"})
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    from_dirs = normalise_dirs(found, parents, EPOCH, tmp_path / "a")
+    through_save = normalise(saved([parent, own], config), parents, EPOCH, tmp_path / "b")
+    assert from_dirs is not None and from_dirs.config == through_save.config
+    (found.layers[1].directory / "opt" / "a").write_bytes(b"b")  # the store no longer holds this image
+    assert normalise_dirs(found, parents, EPOCH, tmp_path / "a") is None
 
 
 def test_an_image_not_in_the_data_root_or_not_matching_it_is_none(tmp_path: Path) -> None:
-    root, image_id = data_root(tmp_path, ["sha256:" + "1" * 64, "sha256:" + "2" * 64])
+    root, image_id, _ = data_root(tmp_path, [layer([("a", b"a", LATER)]), layer([("b", b"b", LATER)])])
     assert image_layer_dirs(root, "sha256:" + "f" * 64) is None  # another machine's image
-    (root / "image/overlay2/layerdb/sha256" / ("1" * 64) / "diff").write_text("sha256:" + "9" * 64)
+    first = next((root / "image/overlay2/layerdb/sha256").glob("*/diff"))
+    first.write_text("sha256:" + "9" * 64)
     assert image_layer_dirs(root, image_id) is None  # the store disagrees with the config
