@@ -186,7 +186,7 @@ def stage_breakdown(root: Path, stack: str) -> list[tuple[str, float, float, flo
         if len(marks) == 3:
             ready, built, probed = (float(marks[k]) for k in ("context ready", "image built", "built and probed"))
             normalise = float(normalised[1]) if normalised else 0.0
-            rows.append((log.stem, ready, built - ready, normalise, probed - built - normalise))
+            rows.append((log.stem, ready, built - ready, normalise, max(0.0, probed - built - normalise)))
     return rows
 
 
