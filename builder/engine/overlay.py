@@ -101,7 +101,11 @@ def _pieces(layer: StoredLayer) -> Iterator[bytes]:
 def stored_name(record: dict[str, Any]) -> str:
     """A file record's name (name_raw, base64, when it is not UTF-8), as a path in its directory."""
     raw = base64.b64decode(record["name_raw"]) if record.get("name_raw") else str(record["name"]).encode()
-    name = raw.decode("utf-8", "surrogateescape")
+    return inside_layer(raw.decode("utf-8", "surrogateescape"))
+
+
+def inside_layer(name: str) -> str:
+    """name, a path in a layer's directory; ValueError when it would lead outside it."""
     if posixpath.isabs(name) or ".." in name.split("/"):
         raise ValueError(f"a stored layer names a file outside it: {name!r}")
     return name

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from builder.engine import LayerDirs
-from builder.engine.overlay import StoredLayer, StoredTar
+from builder.engine.overlay import StoredLayer, StoredTar, inside_layer
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
 # /tmp goes too: a stage hands its children files through its image's tree, never /tmp.
@@ -336,9 +336,7 @@ def _stored_members(layer: StoredLayer) -> Iterator[Member]:
     with io.BufferedReader(stored, 1 << 20) as reader:
         with tarfile.open(fileobj=reader, mode="r|") as tar:
             for member in tar:
-                if posixpath.isabs(member.name) or ".." in member.name.split("/"):
-                    raise ValueError(f"a stored layer names a file outside it: {member.name!r}")
-                path = layer.directory / member.name
+                path = layer.directory / inside_layer(member.name)
                 yield member, _opener(path) if member.isfile() and member.size else None
         while reader.read(1 << 20):  # what follows the end marker: all of the tar is hashed
             pass
