@@ -34,8 +34,11 @@ def make_deb(
     arch: str = "all",
     depends: list[str] | None = None,
     files: dict[str, str] | None = None,
+    pre_depends: list[str] | None = None,
+    postinst: str | None = None,
 ) -> Path:
-    """Build ``<out_dir>/<name>_<version>_<arch>.deb`` holding ``files`` (path in package -> text).
+    """Build ``<out_dir>/<name>_<version>_<arch>.deb`` holding ``files`` (path in package -> text),
+    with ``postinst`` (a shell script's body) as its maintainer script if given.
 
     The same inputs give the same bytes (SOURCE_DATE_EPOCH=0, root-owned, fixed modes).
     """
@@ -46,6 +49,8 @@ def make_deb(
         f"Architecture: {arch}",
         f"Maintainer: {MAINTAINER}",
     ]
+    if pre_depends:
+        control.append(f"Pre-Depends: {', '.join(pre_depends)}")
     if depends:
         control.append(f"Depends: {', '.join(depends)}")
     control.append(f"Description: {name}, a test package")
@@ -56,6 +61,8 @@ def make_deb(
         _write(root / "DEBIAN" / "control", "\n".join(control) + "\n")
         for path, text in (files or {}).items():
             _write(root / path.lstrip("/"), text)
+        if postinst is not None:
+            _write(root / "DEBIAN" / "postinst", f"#!/bin/sh\n{postinst}\n")
         _normalise(root)
         env = dict(os.environ, SOURCE_DATE_EPOCH="0")
         subprocess.run(
@@ -76,7 +83,7 @@ def _write(path: Path, text: str) -> None:
 def _normalise(root: Path) -> None:
     """Fixed modes and mtimes, whatever the umask and the clock."""
     for path in [root, *root.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
+        path.chmod(0o755 if path.is_dir() or path == root / "DEBIAN" / "postinst" else 0o644)
         os.utime(path, (0, 0))
 
 

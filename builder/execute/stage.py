@@ -21,7 +21,7 @@ from builder.model.canonical import digest
 from builder.model.errors import LoggedFailure, StackbuildError
 from builder.plan.stage import FINALS, Plan, Stage, parent_arg
 from builder.store.cache import Cache
-from builder.verify.diagnose import diagnose
+from builder.verify.diagnose import diagnose, install_failure
 from builder.verify.installs import added_files, collisions, installed_files
 from builder.verify.probes import run_probes
 
@@ -371,7 +371,8 @@ class StageBuilder:
             if (command := failed_command(str(err))) is not None:
                 record_failure(self.cache, self.plan, stage, str(err), command)
                 debug = self._shell(stage)
-            raise StageFailed(stage.name, str(err), tail, log_file, diagnose(err.log_tail), debug) from err
+            reason = install_failure(err.log_tail) or str(err)  # apt's or dpkg's words, not the command
+            raise StageFailed(stage.name, reason, tail, log_file, diagnose(err.log_tail), debug) from err
 
     def _probe(self, stage: Stage, image_id: str, write: Callable[[str], None], log_file: Path) -> None:
         try:

@@ -11,7 +11,7 @@ from builder.model.errors import StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
-from builder.store.http import HttpClient, Progress
+from builder.store.http import DownloadError, HttpClient, Progress
 
 
 def generate(command: str, file: str, manifest_dir: Path, cache: Cache, expected: str | None = None) -> str:
@@ -57,4 +57,18 @@ def download(url: str, file: str, sha256: str | None, site: SiteConfig, cache: C
     if (local := find_installer(site, file, sha256)) is not None:
         return cache.add_file(local, sha256)
     say(f"downloading {file}")
-    return HttpClient().download(site.rewrite(url), cache, sha256, Progress(file, say))
+    try:
+        return HttpClient().download(site.rewrite(url), cache, sha256, Progress(file, say))
+    except DownloadError as err:
+        raise StackbuildError(_missing(file, site, err)) from err
+
+
+def _missing(file: str, site: SiteConfig, err: DownloadError) -> str:
+    """One line: where the package was looked for, why the download failed, and how to supply it."""
+    config = site.path or "none found, e.g. ./stackbuild.site.yaml"
+    dirs = ", ".join(map(str, site.installer_dirs)) or "none listed"
+    return (
+        f"{file} is in no installer_dirs directory (site configuration: {config}; installer_dirs: {dirs}) and "
+        f"cannot be downloaded ({err}): put Huawei's file in a directory listed as `installer_dirs: [DIR]` in the "
+        "site configuration, or map its URL to a mirror with `url_rewrites`"
+    )

@@ -99,9 +99,10 @@ class LockedTarball(Frozen):
 
 
 class LockedDeb(Frozen):
-    name: Line
-    version: Line
-    architecture: Line
+    # Debian's own shapes (Policy 5.6.1, 5.6.12): each reaches the install script as one word.
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")
+    version: str = Field(pattern=r"^[0-9A-Za-z.+~:-]+$")
+    architecture: str = Field(pattern=r"^[a-z0-9-]+$")
     repository: MirrorUrl
     path: RelativePath = Field(description="pool path below the repository")
     sha256: str = Field(pattern=SHA256)

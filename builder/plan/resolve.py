@@ -36,7 +36,7 @@ from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
 from builder.plan.stage import ContextInput, sha256_text
-from builder.plan.system import at_hand, context_items, scoped
+from builder.plan.system import at_hand, context_digest, context_items, scoped
 from builder.store.cache import Cache
 
 
@@ -215,7 +215,7 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
         bases = section.base
         system = at_hand(system, manifest, request.arch, bases, request.site, request.cache, request.frozen, say)
     debs = {
-        scope: Located(context_items(found, request.cache), ContextInput("debs", digest([d.sha256 for d in found])))
+        scope: Located(context_items(found, request.cache), ContextInput("debs", context_digest(found)))
         for scope, found in scoped(system).items()
     }
     wheels = {cid: _wheels(request, cid, pinned, prepare) for cid, pinned in section.python.items()}

@@ -8,16 +8,18 @@ today, with a note (`--frozen` refuses instead), so the stage keys say what is r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from importlib import resources
 from pathlib import Path
 
 from builder.inputs import debs
 from builder.inputs.bootstrap import Flavor
-from builder.inputs.contexts import FileItem
+from builder.inputs.contexts import BytesItem, FileItem
 from builder.inputs.site import SiteConfig
 from builder.lock.model import LockedDeb, LockedSystem, LockedTarball
 from builder.lock.system import download, every_deb, mirrors, pinned, plain, resolve_all
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
+from builder.model.canonical import digest
 from builder.model.errors import StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
@@ -35,8 +37,26 @@ def scoped(system: LockedSystem) -> dict[str, list[LockedDeb]]:
     return {stage: in_stage for stage, in_stage in found.items() if in_stage}
 
 
-def context_items(found: Sequence[LockedDeb], cache: Cache) -> tuple[FileItem, ...]:
-    return tuple(FileItem(f"debs/{d.file}", _blob(cache, d.sha256)) for d in found)
+# Installs an install point's .debs in its stage (templates/debs.j2 runs it): apt's ordering, offline.
+INSTALL_SCRIPT = (resources.files("builder.plan") / "templates" / "install-debs.sh").read_text()
+
+
+def locked_list(found: Sequence[LockedDeb]) -> str:
+    """What the install script checks and installs: sha256, file, package and version, a line each."""
+    return "".join(f"{d.sha256} {d.file} {d.name} {d.version}\n" for d in found)
+
+
+def context_items(found: Sequence[LockedDeb], cache: Cache) -> tuple[FileItem | BytesItem, ...]:
+    """The .debs, the list of what they are, and the script that installs them."""
+    return (
+        *(FileItem(f"debs/{d.file}", _blob(cache, d.sha256)) for d in found),
+        BytesItem("debs/locked.txt", locked_list(found).encode(), 0o644),
+        BytesItem("debs/install.sh", INSTALL_SCRIPT.encode()),
+    )
+
+
+def context_digest(found: Sequence[LockedDeb]) -> str:
+    return digest({"debs": [d.sha256 for d in found], "locked.txt": locked_list(found), "install.sh": INSTALL_SCRIPT})
 
 
 def _blob(cache: Cache, sha256: str) -> Callable[[], Path]:

@@ -27,6 +27,16 @@ def scrub(text: str) -> str:
     return re.sub(r"\?[^\s'\")]*", "?<redacted>", text)
 
 
+def why(err: BaseException) -> str:
+    """A transfer failure in a few words: requests wraps urllib3's reason in its whole retry story."""
+    text = scrub(str(err))
+    if found := re.search(r"Failed to resolve '([^']+)'", text):
+        return f"cannot resolve {found.group(1)}"
+    if found := re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", text):
+        return found.group(1).strip()
+    return text
+
+
 def redact(url: str) -> str:
     """The URL without user:password@ or query string (URLs go into logs and errors; both may hold tokens)."""
     try:
@@ -101,7 +111,7 @@ class HttpClient:
         try:
             return self._retrying()(attempt)
         except (_Retryable, requests.RequestException) as err:
-            raise DownloadError(f"{redact(url)}: {scrub(str(err))} (after {self.attempts} attempts)") from err
+            raise DownloadError(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
 
     def download(
         self,
@@ -122,7 +132,7 @@ class HttpClient:
             try:
                 self._retrying()(lambda: self._transfer(url, part, progress, pinning))
             except (_Retryable, requests.RequestException) as err:
-                raise DownloadError(f"{redact(url)}: {scrub(str(err))} (after {self.attempts} attempts)") from err
+                raise DownloadError(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
             except OSError as err:  # a full disk: nothing partial stays behind (the temp dir goes)
                 where = cache.root
                 raise DownloadError(f"{redact(url)}: cannot write into the cache {where}: {err.strerror}") from err

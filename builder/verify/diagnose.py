@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 KNOWN_FAILURES: tuple[tuple[str, str], ...] = (
     (
@@ -72,3 +73,39 @@ def diagnose(lines: Iterable[str]) -> str | None:
         if re.search(pattern, text):
             return cause
     return None
+
+
+# What builder/plan/templates/install-debs.sh prints when the lock's .debs do not install.
+_STATED = re.compile(r"^stackbuild: (cannot install system package.*)$")
+_APT_FAILED = re.compile(r"^stackbuild: system packages: apt-get exited with (\d+)")
+_REASON = "stackbuild: | "
+_DPKG_ERROR = re.compile(r"^dpkg: error processing (?:package (\S+)|archive (\S+)) \(--[a-z-]+\):$")
+_UNMET = re.compile(r"^ (\S+) : (\S.*)$")
+
+
+def install_failure(lines: Sequence[str]) -> str | None:
+    """The headline of a failed install of the locked .debs: the package and apt's or dpkg's own
+    reason, from the install script's marked lines (None: the output holds no such failure)."""
+    for line in reversed(lines):
+        if stated := _STATED.match(line):
+            return stated.group(1)
+    for at, line in enumerate(lines):
+        if header := _APT_FAILED.match(line):
+            reasons = list(itertools.takewhile(lambda line: line.startswith(_REASON), lines[at + 1 :]))
+            found = _apt_reason([line.removeprefix(_REASON) for line in reasons])
+            return found or f"cannot install system packages: apt-get exited with {header.group(1)}"
+    return None
+
+
+def _apt_reason(reasons: Sequence[str]) -> str | None:
+    """dpkg's first failed package with the line saying why, else apt's first unmet dependency, else its error."""
+    for i, line in enumerate(reasons):
+        if failed := _DPKG_ERROR.match(line):
+            package = failed.group(1) or failed.group(2).rsplit("/", 1)[-1].split("_", 1)[0]
+            why = reasons[i + 1].strip() if i + 1 < len(reasons) and reasons[i + 1].startswith(" ") else line
+            return f"cannot install system package {package.split(':', 1)[0]}: {why}"
+    for line in reasons:
+        if unmet := _UNMET.match(line):
+            return f"cannot install system package {unmet.group(1)}: {unmet.group(2)}"
+    errors = [line.removeprefix("E: ") for line in reasons if line.startswith("E: ")]
+    return f"cannot install system packages: {errors[0]}" if errors else None

@@ -72,8 +72,11 @@ def test_packages_are_locked_per_architecture_and_installed_offline_at_the_locke
         [
             (
                 "python_index: reference/wheelhouse\n",
-                f"python_index: {wheels}\napt_repositories:\n  - {{url: '{url}', suite: stable, trusted: true}}\n"
-                "runtime_system_packages: [sbdemo-lib]\n",
+                f"python_index: {wheels}\napt_repositories:\n  - {{url: '{url}', suite: stable, trusted: true}}\n",
+            ),
+            (
+                "runtime_system_packages: [python3, python3-numpy]",
+                "runtime_system_packages: [python3, python3-numpy, sbdemo-lib]",
             ),
             (HARNESS, HARNESS + "    system_packages: [sbdemo-tool]\n"),
             ("    python_packages: [simreport==1.0]\n", "    python_packages: [simreport==1.0, sbwheel]\n"),

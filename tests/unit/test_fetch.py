@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from builder.inputs import packages
+from builder.inputs.site import SiteConfig
+from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
 from builder.store.http import DownloadError, HttpClient, Progress, redact
 from tests.helpers import http_server
@@ -223,3 +226,34 @@ def test_a_full_disk_during_a_download_leaves_nothing_and_the_retry_works(tmp_pa
         subprocess.run(["umount", str(small)], check=True)
     with http_server(Flaky([])) as url:
         assert client().download(f"{url}/Ascend-cann-toolkit.run", Cache(tmp_path / "big"), SHA) == SHA
+
+
+def test_a_toolkit_package_found_nowhere_is_one_line_naming_installer_dirs_and_how_to_supply_it(
+    tmp_path: Path,
+) -> None:
+    def missing(h: http.server.BaseHTTPRequestHandler) -> None:
+        h.send_response(404)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    shelf = tmp_path / "cann"
+    shelf.mkdir()
+    file = "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip"
+    for site, where in (
+        (SiteConfig(), "site configuration: none found, e.g. ./stackbuild.site.yaml; installer_dirs: none listed"),
+        (SiteConfig(installer_dirs=[shelf], path=tmp_path / "site.yaml"), f"installer_dirs: {shelf}"),
+    ):
+        with http_server(missing) as url, pytest.raises(StackbuildError) as err:
+            packages.download(f"{url}/{file}", file, SHA, site, Cache(tmp_path / "cache"), print)
+        message = str(err.value)
+        assert "\n" not in message
+        assert message.startswith(f"{file} is in no installer_dirs directory (") and where in message, message
+        assert f"{file}: HTTP 404" in message and "`installer_dirs: [DIR]`" in message, message
+
+
+def test_a_refused_connection_is_said_in_a_few_words(tmp_path: Path) -> None:
+    with http_server(lambda h: None) as url:
+        pass  # the port is free again: nothing listens there
+    with pytest.raises(DownloadError) as err:
+        HttpClient(attempts=2, timeout=5, backoff=0.01).download(f"{url}/x.run", Cache(tmp_path), SHA)
+    assert str(err.value) == f"{url}/x.run: Connection refused (after 2 attempts)"

@@ -143,14 +143,15 @@ def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> No
     loaded = manifest.load(ROOT / "stacks" / "reference.yaml")
     resolver = Resolver(ROOT / "stacks", SiteConfig(), cache, HttpClient(), lambda _: None, make_base, resolve_debs)
     both = resolve(loaded, resolver, [Arch.X86_64, Arch.AARCH64])
-    assert resolved_on == ["x86_64/0001", "aarch64/0003"]
+    # Each architecture's devel scopes on its devel base, its runtime scope on its runtime base.
+    assert resolved_on == ["x86_64/0001", "x86_64/0002", "aarch64/0003", "aarch64/0004"]
     assert sorted(made[:2]) == ["x86_64/devel", "x86_64/runtime"]
     assert sorted(made[2:]) == ["aarch64/devel", "aarch64/runtime"]
     again = resolve(loaded, resolver, [Arch.X86_64], previous=both)
     assert sorted(made[4:]) == ["x86_64/devel", "x86_64/runtime"]
     assert again.architectures[Arch.AARCH64].base == both.architectures[Arch.AARCH64].base
     # The system packages too: the refreshed architecture's resolved again on its new base, the other kept.
-    assert resolved_on[2:] == ["x86_64/0005"]
+    assert resolved_on[4:] == ["x86_64/0005", "x86_64/0006"]
     assert again.architectures[Arch.AARCH64].system == both.architectures[Arch.AARCH64].system
     assert [d.version for d in again.architectures[Arch.X86_64].system.components["ascend-c"]] == ["0005"]
     assert again.architectures[Arch.X86_64].base != both.architectures[Arch.X86_64].base

@@ -1,0 +1,98 @@
+"""The headline of a failed install of locked .debs: apt's or dpkg's reason, from the install
+script's marked lines (as a docker-tier build prints them: tests/docker/test_deb_install.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from builder.lock.model import LockedDeb
+from builder.plan.system import context_digest, locked_list
+from builder.verify.diagnose import install_failure
+
+HEADER = "stackbuild: system packages: apt-get exited with 100; apt's and dpkg's reasons:"
+
+
+def marked(*lines: str) -> list[str]:
+    return [HEADER, *(f"stackbuild: | {line}" for line in lines)]
+
+
+# What apt 2.4/2.6 and dpkg 1.21 print, cut down to the lines install-debs.sh selects.
+POSTINST = marked(
+    "dpkg: error processing package sbbad (--configure):",
+    " installed sbbad package post-installation script subprocess returned error exit status 3",
+    "dpkg: dependency problems prevent configuration of sbtop:",
+    " sbtop depends on sbbad; however:",
+    "dpkg: error processing package sbtop (--configure):",
+    " dependency problems - leaving unconfigured",
+    "E: Sub-process /usr/bin/dpkg returned an error code (1)",
+)
+UNPACK = marked(
+    "dpkg: error processing archive /tmp/stackbuild-debs/sbclash_1.0_amd64.deb (--unpack):",
+    " trying to overwrite '/usr/bin/sbtool', which is also in package sbtool 1.0",
+    "E: Sub-process /usr/bin/dpkg returned an error code (1)",
+)
+UNMET = marked(
+    " sbmain : PreDepends: sbpre but it is not installable",
+    "E: Unable to correct problems, you have held broken packages.",
+)
+
+
+@pytest.mark.parametrize(
+    ("lines", "headline"),
+    [
+        (
+            POSTINST,
+            "cannot install system package sbbad: installed sbbad package post-installation script subprocess "
+            "returned error exit status 3",
+        ),
+        (
+            UNPACK,
+            "cannot install system package sbclash: trying to overwrite '/usr/bin/sbtool', which is also in "
+            "package sbtool 1.0",
+        ),
+        (UNMET, "cannot install system package sbmain: PreDepends: sbpre but it is not installable"),
+        (marked("E: Could not open lock file"), "cannot install system packages: Could not open lock file"),
+        ([HEADER], "cannot install system packages: apt-get exited with 100"),
+        (
+            [
+                "stackbuild: cannot install system package sbpre: sbpre_1.0_all.deb holds sbpre 2.0, not the locked"
+                " sbpre 1.0 (sha256 1234, locked abcd)"
+            ],
+            "cannot install system package sbpre: sbpre_1.0_all.deb holds sbpre 2.0, not the locked sbpre 1.0 "
+            "(sha256 1234, locked abcd)",
+        ),
+    ],
+)
+def test_the_headline_names_the_package_and_says_apts_or_dpkgs_reason(lines: list[str], headline: str) -> None:
+    noise = ["Setting up sbpre (1.0) ...", "------", ' > [2/2] RUN ["/bin/bash", "/tmp/stackbuild-debs/install.sh"]:']
+    # BuildKit repeats a failed step's last lines after it: the reason is read once either way.
+    assert install_failure([*noise, *lines, *noise, *lines[-3:]]) == headline
+
+
+def test_other_failures_keep_the_builders_words() -> None:
+    assert install_failure(["make: *** [all] Error 2", "stackbuild: | not after a header"]) is None
+
+
+def deb(name: str, version: str, sha: str) -> LockedDeb:
+    return LockedDeb(
+        name=name,
+        version=version,
+        architecture="all",
+        repository="http://deb.debian.org/debian",
+        path=f"pool/main/s/{name}/{name}_{version.split(':')[-1]}_all.deb",  # no epoch in pool names,
+        sha256=sha * 64,
+        size=1,
+    )
+
+
+def test_the_locked_list_is_one_word_per_field_and_in_the_context_key() -> None:
+    found = [deb("sbpre", "1:1.0~rc1+dfsg-2", "a"), deb("sbmain", "1.0", "b")]
+    assert locked_list(found).splitlines()[0] == f"{'a' * 64} sbpre_1.0~rc1+dfsg-2_all.deb sbpre 1:1.0~rc1+dfsg-2"
+    other = [found[0], deb("sbmain", "1.1", "b")]  # the same bytes said to be another version
+    assert context_digest(found) != context_digest(other)
+
+
+@pytest.mark.parametrize(("field", "value"), [("name", "sb pre"), ("version", "1.0 --force-all"), ("name", "-x")])
+def test_a_locked_deb_whose_name_or_version_is_not_debians_shape_is_refused(field: str, value: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        LockedDeb.model_validate({**deb("sbpre", "1.0", "a").model_dump(), field: value})
