@@ -20,7 +20,7 @@ class EngineError(StackbuildError):
 class LogTail:
     """A build's log lines: each passed on to log, the last ones kept for the failure message."""
 
-    KEEP = 40
+    KEEP = 80  # BuildKit's closing lines come after a step's own: room for both
 
     def __init__(self, log: Callable[[str], None]) -> None:
         self.log = log

@@ -11,7 +11,7 @@ from builder.model.errors import StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
-from builder.store.http import DownloadError, HttpClient, Progress
+from builder.store.http import HttpClient, Progress, Unreachable
 
 
 def generate(command: str, file: str, manifest_dir: Path, cache: Cache, expected: str | None = None) -> str:
@@ -59,11 +59,11 @@ def download(url: str, file: str, sha256: str | None, site: SiteConfig, cache: C
     say(f"downloading {file}")
     try:
         return HttpClient().download(site.rewrite(url), cache, sha256, Progress(file, say))
-    except DownloadError as err:
+    except Unreachable as err:  # a wrong sha256 or a full disk is said as it is
         raise StackbuildError(_missing(file, site, err)) from err
 
 
-def _missing(file: str, site: SiteConfig, err: DownloadError) -> str:
+def _missing(file: str, site: SiteConfig, err: Unreachable) -> str:
     """One line: where the package was looked for, why the download failed, and how to supply it."""
     config = site.path or "none found, e.g. ./stackbuild.site.yaml"
     dirs = ", ".join(map(str, site.installer_dirs)) or "none listed"

@@ -42,8 +42,8 @@ INSTALL_SCRIPT = (resources.files("builder.plan") / "templates" / "install-debs.
 
 
 def locked_list(found: Sequence[LockedDeb]) -> str:
-    """What the install script checks and installs: sha256, file, package and version, a line each."""
-    return "".join(f"{d.sha256} {d.file} {d.name} {d.version}\n" for d in found)
+    """What the install script checks and installs: sha256, file, package, version and architecture, a line each."""
+    return "".join(f"{d.sha256} {d.file} {d.name} {d.version} {d.architecture}\n" for d in found)
 
 
 def context_items(found: Sequence[LockedDeb], cache: Cache) -> tuple[FileItem | BytesItem, ...]:

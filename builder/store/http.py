@@ -70,6 +70,10 @@ class DownloadError(StackbuildError):
     pass
 
 
+class Unreachable(DownloadError):
+    """The file could not be had from there (no answer, an HTTP error, no such file): another source may have it."""
+
+
 class _Retryable(Exception):
     """A failure worth another try (connection reset, timeout, 5xx)."""
 
@@ -104,14 +108,14 @@ class HttpClient:
             if resp.status_code >= 500:
                 raise _Retryable(f"HTTP {resp.status_code}")
             if resp.status_code >= 400:
-                raise DownloadError(f"{redact(url)}: HTTP {resp.status_code}")
+                raise Unreachable(f"{redact(url)}: HTTP {resp.status_code}")
             length = resp.headers.get("Content-Length")
             return int(length) if length and length.isdigit() else None
 
         try:
             return self._retrying()(attempt)
         except (_Retryable, requests.RequestException) as err:
-            raise DownloadError(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
+            raise Unreachable(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
 
     def download(
         self,
@@ -132,7 +136,7 @@ class HttpClient:
             try:
                 self._retrying()(lambda: self._transfer(url, part, progress, pinning))
             except (_Retryable, requests.RequestException) as err:
-                raise DownloadError(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
+                raise Unreachable(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
             except OSError as err:  # a full disk: nothing partial stays behind (the temp dir goes)
                 where = cache.root
                 raise DownloadError(f"{redact(url)}: cannot write into the cache {where}: {err.strerror}") from err
@@ -145,7 +149,7 @@ class HttpClient:
         """A file:// URL (a site rewrite to a local mirror): copied into the cache, checked the same way."""
         path = Path(unquote(urlsplit(url).path))
         if not path.is_file():
-            raise DownloadError(f"{redact(url)}: no such file")
+            raise Unreachable(f"{redact(url)}: no such file")
         try:
             return cache.add_file(path, expected_sha256)
         except CacheError as err:
@@ -186,7 +190,7 @@ def _check_answer(resp: requests.Response, have: int, part: Path) -> str:
         part.write_bytes(b"")
         raise _Retryable("the server refused to resume (HTTP 416): starting again")
     if resp.status_code >= 400:
-        raise DownloadError(f"{redact(resp.url)}: HTTP {resp.status_code}")
+        raise Unreachable(f"{redact(resp.url)}: HTTP {resp.status_code}")
     if resp.status_code == 204 or resp.status_code not in (200, 206):
         raise DownloadError(f"{redact(resp.url)}: HTTP {resp.status_code} is not a file")
     if resp.status_code == 200 or not have:

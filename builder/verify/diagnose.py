@@ -79,6 +79,7 @@ def diagnose(lines: Iterable[str]) -> str | None:
 _STATED = re.compile(r"^stackbuild: (cannot install system package.*)$")
 _APT_FAILED = re.compile(r"^stackbuild: system packages: apt-get exited with (\d+)")
 _REASON = "stackbuild: | "
+_TIMESTAMP = re.compile(r"^\d+\.\d+ ")  # buildx 0.11+ prefixes a failed step's repeated lines with one
 _DPKG_ERROR = re.compile(r"^dpkg: error processing (?:package (\S+)|archive (\S+)) \(--[a-z-]+\):$")
 _UNMET = re.compile(r"^ (\S+) : (\S.*)$")
 
@@ -86,6 +87,7 @@ _UNMET = re.compile(r"^ (\S+) : (\S.*)$")
 def install_failure(lines: Sequence[str]) -> str | None:
     """The headline of a failed install of the locked .debs: the package and apt's or dpkg's own
     reason, from the install script's marked lines (None: the output holds no such failure)."""
+    lines = [_TIMESTAMP.sub("", line) for line in lines]
     for line in reversed(lines):
         if stated := _STATED.match(line):
             return stated.group(1)
@@ -107,5 +109,8 @@ def _apt_reason(reasons: Sequence[str]) -> str | None:
     for line in reasons:
         if unmet := _UNMET.match(line):
             return f"cannot install system package {unmet.group(1)}: {unmet.group(2)}"
+    for line in reasons:
+        if line.startswith("dpkg: error: "):  # dpkg itself failed (a full disk, a damaged database)
+            return f"cannot install system packages: {line.removeprefix('dpkg: error: ')}"
     errors = [line.removeprefix("E: ") for line in reasons if line.startswith("E: ")]
     return f"cannot install system packages: {errors[0]}" if errors else None

@@ -9,7 +9,6 @@ in the stage's headline with dpkg's own reason.
 
 from __future__ import annotations
 
-import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -21,7 +20,7 @@ from builder.engine import BuildFailed
 from builder.engine.docker_engine import DockerEngine
 from builder.engine.protocol import BuildSpec
 from builder.inputs import bootstrap
-from builder.inputs.contexts import BytesItem, ContextItem, FileItem, write_context
+from builder.inputs.contexts import ContextItem, FileItem, write_context
 from builder.lock.model import LockedDeb
 from builder.manifest.model import Bootstrap
 from builder.model.arch import Arch
@@ -121,7 +120,6 @@ def test_a_file_holding_another_version_than_the_locked_one_is_refused_naming_bo
         FileItem(item.arcname, lambda: newer) if item.arcname == "debs/sbpre_1.0_all.deb" else item
         for item in context_items(debs, Cache())
     ]
-    assert any(isinstance(item, BytesItem) and item.arcname == "debs/locked.txt" for item in items)
     with pytest.raises(BuildFailed) as refused:
         build(engine, f"FROM {minbase}\n{install_step(debs)}", items)
     headline = install_failure(refused.value.log_tail)
@@ -157,4 +155,3 @@ def test_a_failing_maintainer_script_is_dpkgs_reason_in_the_stage_headline(works
         "post-installation script subprocess returned error exit status 3"
     ), run.stderr[-3000:]
     assert "stackbuild: | dpkg: error processing package sbbad (--configure):" in run.stderr
-    assert not re.search(r"The command .*install\.sh", headline)

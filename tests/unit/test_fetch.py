@@ -252,8 +252,13 @@ def test_a_toolkit_package_found_nowhere_is_one_line_naming_installer_dirs_and_h
 
 
 def test_a_refused_connection_is_said_in_a_few_words(tmp_path: Path) -> None:
-    with http_server(lambda h: None) as url:
-        pass  # the port is free again: nothing listens there
+    url = "http://127.0.0.1:9"  # the discard port: nothing listens there
     with pytest.raises(DownloadError) as err:
         HttpClient(attempts=2, timeout=5, backoff=0.01).download(f"{url}/x.run", Cache(tmp_path), SHA)
     assert str(err.value) == f"{url}/x.run: Connection refused (after 2 attempts)"
+
+
+def test_a_toolkit_package_with_another_sha256_is_said_as_such_not_as_missing(tmp_path: Path) -> None:
+    with http_server(Flaky([])) as url, pytest.raises(StackbuildError) as err:
+        packages.download(f"{url}/t.zip", "t.zip", "0" * 64, SiteConfig(), Cache(tmp_path / "cache"), print)
+    assert "sha256 mismatch" in str(err.value) and "installer_dirs" not in str(err.value), err.value

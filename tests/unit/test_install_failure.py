@@ -52,6 +52,15 @@ UNMET = marked(
         ),
         (UNMET, "cannot install system package sbmain: PreDepends: sbpre but it is not installable"),
         (marked("E: Could not open lock file"), "cannot install system packages: Could not open lock file"),
+        (
+            marked(
+                "dpkg: error: failed to write status database record about 'sbpre' to '/var/lib/dpkg/status': "
+                "No space left on device",
+                "E: Sub-process /usr/bin/dpkg returned an error code (2)",
+            ),
+            "cannot install system packages: failed to write status database record about 'sbpre' to "
+            "'/var/lib/dpkg/status': No space left on device",
+        ),
         ([HEADER], "cannot install system packages: apt-get exited with 100"),
         (
             [
@@ -65,8 +74,10 @@ UNMET = marked(
 )
 def test_the_headline_names_the_package_and_says_apts_or_dpkgs_reason(lines: list[str], headline: str) -> None:
     noise = ["Setting up sbpre (1.0) ...", "------", ' > [2/2] RUN ["/bin/bash", "/tmp/stackbuild-debs/install.sh"]:']
-    # BuildKit repeats a failed step's last lines after it: the reason is read once either way.
+    # BuildKit repeats a failed step's last lines after it (buildx 0.11+ with a time before each):
+    # the reason is read once either way, from the step's lines or from the repeat.
     assert install_failure([*noise, *lines, *noise, *lines[-3:]]) == headline
+    assert install_failure([*noise[1:], *(f"0.{i:03d} {line}" for i, line in enumerate(lines))]) == headline
 
 
 def test_other_failures_keep_the_builders_words() -> None:
@@ -87,7 +98,7 @@ def deb(name: str, version: str, sha: str) -> LockedDeb:
 
 def test_the_locked_list_is_one_word_per_field_and_in_the_context_key() -> None:
     found = [deb("sbpre", "1:1.0~rc1+dfsg-2", "a"), deb("sbmain", "1.0", "b")]
-    assert locked_list(found).splitlines()[0] == f"{'a' * 64} sbpre_1.0~rc1+dfsg-2_all.deb sbpre 1:1.0~rc1+dfsg-2"
+    assert locked_list(found).splitlines()[0] == f"{'a' * 64} sbpre_1.0~rc1+dfsg-2_all.deb sbpre 1:1.0~rc1+dfsg-2 all"
     other = [found[0], deb("sbmain", "1.1", "b")]  # the same bytes said to be another version
     assert context_digest(found) != context_digest(other)
 
