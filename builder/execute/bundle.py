@@ -16,24 +16,29 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from builder.inputs import git
 from builder.inputs.contexts import FileItem
 from builder.inputs.site import SiteConfig
-from builder.lock.model import Lock, LockedGit, LockedSubmodule
+from builder.lock.model import SHA256, Lock, LockedGit, LockedSubmodule
+from builder.manifest.types import GitUrl
 from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
 from builder.plan.stage import Plan
 from builder.store.cache import Cache
-from builder.store.files import sha256_file
+from builder.store.files import CHUNK, sha256_file
 
 BUNDLE_FILE = "bundle.json"
 BUNDLE_FORMAT = 1
+MAX_MANIFEST = 64 << 20  # bundle.json lists files and commits: far below this
 
 
 @dataclass(frozen=True)
@@ -65,12 +70,13 @@ def _store_name(url: str) -> str:
 
 def _copy_commit(source: Path, target: Path, commit: str, verify: bool = False) -> None:
     """commit (depth 1) and the tags on it from the bare repository source into target (made if missing)."""
+    git.checked_commit(commit, str(source))
     if not target.is_dir():
-        git.git("init", "--quiet", "--bare", str(target))
-    tags = git.git("-C", str(source), "tag", "--points-at", commit).split()
+        git.git("init", "--quiet", "--bare", "--", str(target))
+    tags = git.tags_pointing_at(source, commit)
     checks = ["-c", "transfer.fsckObjects=true"] if verify else []  # every object's hash checked on the way in
-    fetch = [*checks, "-C", str(target), "fetch", "--quiet", "--no-tags", "--depth", "1", f"file://{source}"]
-    git.git(*fetch, commit, *(f"+refs/tags/{tag}:refs/tags/{tag}" for tag in tags), timeout=1800)
+    fetch = [*checks, "-C", str(target), "fetch", "--quiet", "--no-tags", "--depth", "1", "--", f"file://{source}"]
+    git.git(*fetch, commit, *(f"+{ref}:{ref}" for ref in tags), timeout=1800)
 
 
 def vendor(
@@ -130,41 +136,140 @@ def _add_blob(staging: Path, files: dict[str, dict[str, Any]], path: Path, what:
         files[name] = {"sha256": sha256, "size": path.stat().st_size, "what": what}
 
 
-def import_bundle(bundle: Path, site: SiteConfig, cache: Cache, say: Say) -> Imported:
-    """Fill cache from bundle, every file checked against the bundle's sha256 and every git object
-    against its hash; git sources are stored under the URLs this site fetches them from."""
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    sha256: str = Field(pattern=SHA256)
+    size: int = Field(ge=0)
+
+
+class _GitEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    url: GitUrl
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    path: str = Field(pattern=r"^git/[0-9a-f]{16}\.git$")
+
+
+class _Manifest(BaseModel):
+    """bundle.json as vendor writes it: nothing in it names a path outside the bundle."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    format: Literal[1]
+    lock_sha256: str = Field(pattern=SHA256)
+    files: dict[str, _Entry]
+    git: list[_GitEntry]
+
+    @field_validator("files")
+    @classmethod
+    def only_the_lock_and_blobs(cls, files: dict[str, _Entry]) -> dict[str, _Entry]:
+        for name, entry in files.items():
+            if name != "lock.json" and name != f"blobs/{entry.sha256}":
+                raise ValueError(f"{name[:80]!r}: a bundle holds only lock.json and blobs/<its sha256>")
+        if "lock.json" not in files:
+            raise ValueError("lock.json is not listed")
+        return files
+
+
+def _read_manifest(bundle: Path) -> _Manifest:
+    where = bundle / BUNDLE_FILE
     try:
-        manifest = json.loads((bundle / BUNDLE_FILE).read_text())
+        data = json.loads(_read_regular(where, MAX_MANIFEST))
     except (OSError, ValueError) as err:
-        raise InputError(
-            f"{bundle / BUNDLE_FILE}: not a stackbuild bundle ({err}): make one with `stackbuild vendor`"
-        ) from err
-    if not isinstance(manifest, dict) or not {"files", "git", "lock_sha256"} <= set(manifest):
-        raise InputError(f"{bundle / BUNDLE_FILE}: not a stackbuild bundle (files, git or lock_sha256 missing)")
-    if manifest.get("format") != BUNDLE_FORMAT:
-        raise InputError(
-            f"{bundle / BUNDLE_FILE}: format {manifest.get('format')!r}, this stackbuild reads {BUNDLE_FORMAT}"
-        )
-    total = 0
-    for name, meta in manifest["files"].items():
-        if name == "lock.json":
-            if sha256_file(bundle / name) != meta["sha256"]:
-                raise StackbuildError(
-                    f"{bundle / name}: sha256 differs from the bundle's manifest: the bundle is damaged"
-                )
-            continue
-        cache.add_file(bundle / name, meta["sha256"])  # a mismatch is an error naming the file; nothing enters
-        total += int(meta["size"])
-    say(f"[stackbuild] import: {len(manifest['files']) - 1} files checked into {cache.root}")
-    for entry in manifest["git"]:
-        target = cache.git_mirror(site.repo_url(entry["url"]))
-        with cache.lock(f"git-{target.stem}"):
-            if target.is_dir():
-                _copy_commit(bundle / entry["path"], target, entry["commit"], verify=True)
+        raise InputError(f"{where}: not a stackbuild bundle ({err}): make one with `stackbuild vendor`") from err
+    if isinstance(data, dict) and data.get("format") != BUNDLE_FORMAT:
+        raise InputError(f"{where}: format {data.get('format')!r}, this stackbuild reads {BUNDLE_FORMAT}")
+    try:
+        return _Manifest.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])[:120] or "bundle"
+        field = field if field.isprintable() else ascii(field)  # a key may hold a newline
+        raise InputError(f"{where}: {field}: {first['msg'].removeprefix('Value error, ')}") from None
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """A regular file's bytes (not a link, a device or a FIFO), at most limit of them."""
+    with _open_regular(path) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    return data
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path.name} is not a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def _import_file(bundle: Path, name: str, entry: _Entry, cache: Cache) -> None:
+    """The file into the cache if it is a regular file of the declared size and sha256; nothing of it otherwise."""
+    source = bundle / name
+    with cache.temp_dir() as tmp:
+        part, digest, copied = tmp / "part", hashlib.sha256(), 0
+        try:
+            with _open_regular(source) as src, part.open("wb") as out:
+                while chunk := src.read(min(CHUNK, entry.size + 1 - copied)):
+                    copied += len(chunk)
+                    if copied > entry.size:
+                        break
+                    digest.update(chunk)
+                    out.write(chunk)
+        except OSError as err:
+            raise StackbuildError(f"{source}: cannot be imported: {err.strerror or err}") from err
+        if copied != entry.size or digest.hexdigest() != entry.sha256:
+            raise StackbuildError(
+                f"{source}: not the {entry.size} bytes with sha256 {entry.sha256} the bundle lists: the bundle "
+                "is damaged; nothing of it entered the cache"
+            )
+        if name != "lock.json":
+            cache.add_part(part, entry.sha256, str(source))
+
+
+# What a store's commits and tags are: its objects, refs and shallow list. Its config, hooks and
+# alternates stay behind, so nothing the bundle's author wrote there is run or followed.
+_STORE_PARTS = ("objects", "refs", "packed-refs", "shallow")
+_LEFT_OUT = {"objects/info/alternates", "objects/info/http-alternates"}
+
+
+def _git_store(bundle: Path, entry: _GitEntry, into: Path) -> Path:
+    """A bare repository at into holding the bundle store's objects and refs, and nothing else of it."""
+    store = bundle / entry.path
+    if store.is_symlink() or not store.is_dir() or (bundle / "git").is_symlink():
+        raise StackbuildError(f"{store}: not a git store directory in the bundle (make it with `stackbuild vendor`)")
+    git.git("init", "--quiet", "--bare", "--", str(into))
+    for part in _STORE_PARTS:
+        for path in [store / part, *sorted((store / part).rglob("*"))] if (store / part).is_dir() else [store / part]:
+            relative = path.relative_to(store).as_posix()
+            if path.is_symlink() or relative in _LEFT_OUT or not path.exists():
                 continue
-            with cache.temp_dir() as tmp:  # a new store appears whole (as git.mirror makes them)
-                _copy_commit(bundle / entry["path"], tmp / "store.git", entry["commit"], verify=True)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(tmp / "store.git", target)
-    say(f"[stackbuild] import: {len(manifest['git'])} git commits")
-    return Imported(len(manifest["files"]) - 1, total, len(manifest["git"]), manifest["lock_sha256"])
+            if path.is_dir():
+                (into / relative).mkdir(parents=True, exist_ok=True)
+            elif path.is_file():
+                shutil.copyfile(path, into / relative)
+    return into
+
+
+def import_bundle(bundle: Path, site: SiteConfig, cache: Cache, say: Say) -> Imported:
+    """Fill cache from bundle, every file checked against the bundle's sha256 and size and every git
+    object against its hash; git sources are stored under the URLs this site fetches them from."""
+    manifest = _read_manifest(bundle)
+    for name, entry in manifest.files.items():
+        _import_file(bundle, name, entry, cache)  # a mismatch is an error naming the file; nothing enters
+    blobs = len(manifest.files) - 1
+    total = sum(entry.size for name, entry in manifest.files.items() if name != "lock.json")
+    say(f"[stackbuild] import: {blobs} files checked into {cache.root}")
+    for git_entry in manifest.git:
+        target = cache.git_mirror(site.repo_url(git_entry.url))
+        with cache.lock(f"git-{target.stem}"), cache.temp_dir() as tmp:
+            source = _git_store(bundle, git_entry, tmp / "bundled.git")
+            if target.is_dir():
+                _copy_commit(source, target, git_entry.commit, verify=True)
+                continue
+            # A new store appears whole (as git.mirror makes them).
+            _copy_commit(source, tmp / "store.git", git_entry.commit, verify=True)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp / "store.git", target)
+    say(f"[stackbuild] import: {len(manifest.git)} git commits")
+    return Imported(blobs, total, len(manifest.git), manifest.lock_sha256)

@@ -83,7 +83,7 @@ def _checkout(tree: GitTree, dest: Path, root_prefix: str, cache: Cache) -> None
     for sub in tree.submodules:
         _checkout(sub, dest / sub.prefix.removeprefix(tree.prefix).rstrip("/"), root_prefix, cache)
     # A skipped submodule: `git submodule update --init` in a build script leaves it alone.
-    git.skip_submodules(dest, set(submodules.gitlinks(str(dest), tree.commit)) - listed)
+    git.skip_submodules(dest, tree.commit, set(submodules.gitlinks(str(dest), tree.commit)) - listed)
     if tree.submodules:
         git.git("-C", str(dest), "submodule", "--quiet", "absorbgitdirs")
 

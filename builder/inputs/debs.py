@@ -286,7 +286,7 @@ def closure(apt: PrivateApt, packages: Sequence[str]) -> list[Deb]:
         file.split("_", 1)[0]: url
         for url, file in _URI.findall(apt.run("install", "--print-uris", "-qq", "--", *packages))
     }
-    records = _records(apt.cache("show", *(f"{name}={version}" for name, version, _ in chosen)))
+    records = _records(apt.cache("show", "--", *(f"{name}={version}" for name, version, _ in chosen)))
     debs = []
     for name, version, arch in chosen:
         fields = records.get((name, version, arch))

@@ -13,10 +13,25 @@ from builder.store.cache import Cache
 from builder.store.http import redact, scrub
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
+# What `git check-ref-format` refuses in a ref name (git-check-ref-format(1), rules 1-10), plus
+# a component starting with '-': a name read from a repository never reaches git as an option.
+_BAD_REF = re.compile(r"(^|/)[.-]|\.\.|[\x00-\x20\x7f~^:?*\[\\]|@\{|//|/$|\.$|\.lock(/|$)|^@$")
 
 
 class SourceError(StackbuildError):
     pass
+
+
+def checked_commit(value: str, what: str) -> str:
+    """value, if it is a full commit id (40 hex digits): anything else may be read as an option."""
+    if not isinstance(value, str) or not COMMIT.match(value):
+        raise SourceError(f"{what}: {str(value)[:60]!r} is not a commit (40 lowercase hex digits)")
+    return value
+
+
+def safe_tag_ref(ref: str) -> bool:
+    """Whether ref is refs/tags/<name> with a name git accepts and no component starting with '-'."""
+    return ref.startswith("refs/tags/") and not _BAD_REF.search(ref.removeprefix("refs/tags/"))
 
 
 # A source tree's own repository configuration must not run anything: no fsmonitor command,
@@ -95,20 +110,27 @@ def _names(ls_remote: str) -> list[str]:
 
 def _has_commit(repository: Path, commit: str) -> bool:
     try:
-        git("-C", str(repository), "cat-file", "-e", f"{commit}^{{commit}}")
+        git("-C", str(repository), "cat-file", "-e", f"{checked_commit(commit, str(repository))}^{{commit}}")
         return True
     except SourceError:
         return False
 
 
 def _tags_at(url: str, commit: str) -> list[str]:
-    """The tags of the remote that name commit (annotated ones through their peeled entry)."""
+    """The tags of the remote that name commit (annotated ones through their peeled entry); a name git
+    would refuse, or one that could pass for an option, is left out."""
     tags = []
     for line in git("ls-remote", "--tags", "--", url).splitlines():
         sha, _, ref = line.partition("\t")
-        if sha == commit:
+        if sha == commit and safe_tag_ref(ref.removesuffix("^{}")):
             tags.append(ref.removesuffix("^{}"))
     return sorted(set(tags))
+
+
+def tags_pointing_at(repository: Path, commit: str) -> list[str]:
+    """Full names (refs/tags/...) of repository's tags on commit, the unsafe ones left out."""
+    listing = git("-C", str(repository), "for-each-ref", f"--points-at={commit}", "--format=%(refname)", "refs/tags")
+    return [ref for ref in listing.splitlines() if safe_tag_ref(ref)]
 
 
 def mirror(url: str, commit: str, cache: Cache) -> Path:
@@ -116,6 +138,7 @@ def mirror(url: str, commit: str, cache: Cache) -> Path:
 
     Only the pinned commits are fetched, not every ref: a repository with years of history and
     hundreds of branches costs one commit's objects."""
+    checked_commit(commit, redact(url))
     path = cache.git_mirror(url)
     with cache.lock(f"git-{path.stem}"):
         if not path.is_dir():
@@ -132,23 +155,30 @@ def mirror(url: str, commit: str, cache: Cache) -> Path:
 
 def shallow_checkout(mirror_path: Path, url: str, commit: str, dest: Path) -> None:
     """dest: a repository holding commit alone (depth 1), checked out, with the tags on it; origin is url."""
+    checked_commit(commit, redact(url))
     dest.mkdir(parents=True, exist_ok=True)
-    git("init", "--quiet", str(dest))
-    git("-C", str(dest), "fetch", "--quiet", "--depth", "1", f"file://{mirror_path}", commit, timeout=1800)
-    git("-C", str(dest), "checkout", "--quiet", "--detach", commit)
-    for tag in git("-C", str(mirror_path), "tag", "--points-at", commit).split():
-        git("-C", str(dest), "tag", tag, commit)
+    git("init", "--quiet", "--", str(dest))
+    git("-C", str(dest), "fetch", "--quiet", "--depth", "1", "--", f"file://{mirror_path}", commit, timeout=1800)
+    git("-C", str(dest), "checkout", "--quiet", "--detach", commit, "--")
+    for ref in tags_pointing_at(mirror_path, commit):
+        git("-C", str(dest), "update-ref", "--", ref, commit)  # never `git tag <name>`: a name is no option
     git("-C", str(dest), "remote", "add", "origin", "--", url)
 
 
 def gitmodules(repository: str, commit: str) -> dict[str, dict[str, str]]:
     """name -> {path, url, ...} from the commit's .gitmodules (empty without one)."""
     try:
-        text = git("-C", repository, "show", f"{commit}:.gitmodules")
+        text = git("-C", repository, "show", f"{checked_commit(commit, repository)}:.gitmodules")
     except SourceError:
         return {}
+    return parse_gitmodules(text)
+
+
+def parse_gitmodules(text: str) -> dict[str, dict[str, str]]:
+    """name -> {path, url} of a .gitmodules text, as git reads it, but for [include]: a repository's
+    file must not read one of this host (`--no-includes`)."""
     names: dict[str, dict[str, str]] = {}
-    listing = git("config", "--file", "-", "--get-regexp", r"^submodule\..*\.(path|url)$", stdin=text)
+    listing = git("config", "--no-includes", "--file", "-", "--get-regexp", r"^submodule\..*\.(path|url)$", stdin=text)
     for line in listing.splitlines():
         key, _, value = line.partition(" ")
         name, _, field = key.removeprefix("submodule.").rpartition(".")
@@ -156,18 +186,19 @@ def gitmodules(repository: str, commit: str) -> dict[str, dict[str, str]]:
     return names
 
 
-def skip_submodules(checkout: Path, paths: set[str]) -> None:
-    """Mark the submodules at paths update=none in the checkout, as `git submodule init` would record them."""
-    for name, entry in gitmodules(str(checkout), "HEAD").items():
+def skip_submodules(checkout: Path, commit: str, paths: set[str]) -> None:
+    """Mark the submodules at paths update=none in the checkout of commit, as `git submodule init` would
+    record them."""
+    for name, entry in gitmodules(str(checkout), commit).items():
         if entry.get("path") in paths:
-            git("-C", str(checkout), "config", f"submodule.{name}.update", "none")
+            git("-C", str(checkout), "config", "--", f"submodule.{name}.update", "none")
 
 
 def add_commit_tree(tar: tarfile.TarFile, repository: Path, commit: str, prefix: str, cache: Cache) -> None:
     """Add the tree of commit (git archive) under prefix to tar."""
     with cache.temp_dir() as tmp:
         archive = tmp / "src.tar"
-        git("-C", str(repository), "archive", f"--prefix={prefix}", "-o", str(archive), commit)
+        git("-C", str(repository), "archive", f"--prefix={prefix}", "-o", str(archive), checked_commit(commit, prefix))
         with tarfile.open(archive) as src:
             for member in src.getmembers():
                 tar.addfile(member, src.extractfile(member) if member.isfile() else None)

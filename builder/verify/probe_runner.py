@@ -49,7 +49,7 @@ def elf_section(probe: ProbeSpec) -> Outcome:
 
 
 def linked_from(probe: ProbeSpec) -> Outcome:
-    run = subprocess.run(["ldd", probe["file"]], capture_output=True, text=True)
+    run = subprocess.run(["ldd", "--", probe["file"]], capture_output=True, text=True)
     if run.returncode != 0:
         return False, f"ldd {probe['file']} failed: {(run.stdout + run.stderr).strip()}"
     resolved: dict[str, str] = {}

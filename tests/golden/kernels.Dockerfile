@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:742d9f5363860941fdfb6fa337d498be5a76f55179a0f274cfc6fa3cec5ea6b1
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:970e9de47425fd973c90f962f03ff9d1407d38db53e55f6b1958e1427fb668d0
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e7cb3ed9929cfd35c0db63e689dca1f7221c8ce57fcfe8ee41f64a04fad075b4
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:9326c96e363964f20671d8c2bf32f21ad839c8aa41cda5f1bd422f172ec67c27
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

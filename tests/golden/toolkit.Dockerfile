@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:bd3dd56439b7b6dd424ff5f70f2e0394a779f82c7d1a4d259d70814ba7321de8
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:f98a17e0d9eee55d307511f7075b087a297dbe5e8ad12a2fb0cd4a95587064ff
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags,
 # bakes set_env.sh into ENV (nothing depends on a shell sourcing it; the set-env probe checks

@@ -1,0 +1,201 @@
+"""Hostile sources (issue 23): a bundle handed over on a USB stick and an upstream repository
+cannot run a command here, read a host file into the cache or an image, or leave half a file.
+
+Real git and real files throughout; each test's attack is the one the issue reproduced."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from builder.execute.bundle import import_bundle
+from builder.inputs import git
+from builder.inputs.site import SiteConfig
+from builder.model.errors import InputError, StackbuildError
+from builder.store.cache import Cache
+from tests.helpers import git as run_git
+from tests.helpers import make_repo, run_cli
+
+SECRET = "the host's secret\n"
+
+
+def bare_repo(base: Path) -> tuple[Path, str]:
+    """A bare repository with one commit on main; its path and the commit."""
+    commit = make_repo(base / "work")
+    run_git("clone", "-q", "--bare", str(base / "work"), str(base / "repo.git"), cwd=base)
+    return base / "repo.git", commit
+
+
+def bundle_of(
+    base: Path, commit: str, store: Path | None = None, files: dict[str, dict[str, object]] | None = None
+) -> Path:
+    """A bundle directory: lock.json, the given file entries, one git store (a copy of store) for commit."""
+    bundle = base / "bundle"
+    (bundle / "git").mkdir(parents=True)
+    lock = b'{"lock_version": 2}\n'
+    (bundle / "lock.json").write_bytes(lock)
+    listed: dict[str, dict[str, object]] = {
+        "lock.json": {"sha256": hashlib.sha256(lock).hexdigest(), "size": len(lock)},
+        **(files or {}),
+    }
+    entries = []
+    if store is not None:
+        run_git("clone", "-q", "--bare", str(store), str(bundle / "git" / "0123456789abcdef.git"), cwd=base)
+        entries.append({"url": "https://example.invalid/lib.git", "commit": commit, "path": "git/0123456789abcdef.git"})
+    manifest = {"format": 1, "stack": "s", "lock_sha256": "a" * 64, "files": listed, "git": entries}
+    (bundle / "bundle.json").write_text(json.dumps(manifest))
+    return bundle
+
+
+def cache_files(cache: Cache) -> list[Path]:
+    return sorted(p for p in cache.root.rglob("*") if p.is_file()) if cache.root.exists() else []
+
+
+def test_a_bundle_commit_that_is_an_option_runs_nothing_and_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, commit = bare_repo(tmp_path)
+    marker = tmp_path / "MARKER"
+    hostile = f"--upload-pack=touch${{IFS}}{marker}"
+    bundle = bundle_of(tmp_path, commit, repo)
+    store = bundle / "git" / "0123456789abcdef.git"
+    with (store / "packed-refs").open("a") as refs:  # so that `tag --points-at <commit>` would have succeeded
+        refs.write(f"{commit} refs/tags/{hostile}\n")
+    manifest = json.loads((bundle / "bundle.json").read_text())
+    manifest["git"][0]["commit"] = hostile
+    (bundle / "bundle.json").write_text(json.dumps(manifest))
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    code, _, err = run_cli(capsys, "import", str(bundle))
+    assert code == 2 and not marker.exists()
+    assert err.strip().count("\n") == 0 and "git.0.commit" in err, err
+
+
+def test_an_upstream_tag_named_like_an_option_copies_no_host_file_into_a_checkout(tmp_path: Path) -> None:
+    repo, commit = bare_repo(tmp_path)
+    secret = tmp_path / "shadow"
+    secret.write_text(SECRET)
+    run_git("update-ref", f"refs/tags/--file={secret}", commit, cwd=repo)  # any upstream can carry one
+    run_git("update-ref", "refs/tags/v1.0", commit, cwd=repo)
+    cache = Cache(tmp_path / "cache")
+    mirror = git.mirror(f"file://{repo}", commit, cache)
+    checkout = tmp_path / "checkout"
+    git.shallow_checkout(mirror, f"file://{repo}", commit, checkout)
+    tags = run_git("for-each-ref", "--format=%(refname) %(objecttype)", "refs/tags", cwd=checkout)
+    assert tags.splitlines() == ["refs/tags/v1.0 commit"]
+    # The attack made an annotated tag whose message was the host file: no tag object at all now.
+    kinds = run_git("cat-file", "--batch-all-objects", "--batch-check=%(objecttype)", cwd=checkout)
+    assert "tag" not in kinds.split() and "blob" in kinds.split()
+
+
+@pytest.mark.parametrize(
+    ("name", "entry", "field"),
+    [
+        ("../../../../etc/hostname", {"sha256": "", "size": 1}, "files"),
+        ("/dev/zero", {"sha256": "b" * 64, "size": 10}, "files"),
+        ("blobs/" + "c" * 64, {"sha256": "d" * 64, "size": 1}, "files"),  # a name that is not its hash
+        ("blobs/" + "c" * 64, {"size": 1}, "files.blobs/" + "c" * 64 + ".sha256"),
+        ("lock.json", {"sha256": "e" * 64, "size": "many"}, "files.lock.json.size"),
+    ],
+)
+def test_a_bundle_entry_outside_lock_and_blobs_or_malformed_is_one_line_and_enters_nothing(
+    tmp_path: Path, name: str, entry: dict[str, object], field: str
+) -> None:
+    bundle = bundle_of(tmp_path, "0" * 40, files={name: entry})
+    cache = Cache(tmp_path / "cache")
+    with pytest.raises(InputError) as err:
+        import_bundle(bundle, SiteConfig(), cache, print)
+    assert "\n" not in str(err.value) and f"bundle.json: {field}" in str(err.value), err.value
+    assert cache_files(cache) == []
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "larger", "smaller"])
+def test_a_blob_that_is_no_regular_file_of_its_declared_size_is_refused_leaving_nothing(
+    tmp_path: Path, kind: str
+) -> None:
+    data = b"a toolkit package\n"
+    sha = hashlib.sha256(data).hexdigest()
+    bundle = bundle_of(tmp_path, "0" * 40, files={f"blobs/{sha}": {"sha256": sha, "size": len(data)}})
+    blob = bundle / "blobs" / sha
+    blob.parent.mkdir()
+    secret = tmp_path / "secret"
+    secret.write_bytes(data)  # even the right bytes, through a link, are a host file
+    if kind == "symlink":
+        blob.symlink_to(secret)
+    elif kind == "fifo":
+        os.mkfifo(blob)
+    elif kind == "larger":
+        blob.write_bytes(data + b"and then some\n" * 1000)
+    else:
+        blob.write_bytes(data[:-1])
+    cache = Cache(tmp_path / "cache")
+    with pytest.raises(StackbuildError) as err:
+        import_bundle(bundle, SiteConfig(), cache, print)
+    assert str(blob) in str(err.value) and "\n" not in str(err.value)
+    assert cache_files(cache) == [], "nothing of it, not even a partial file in cache/tmp"
+    assert kind != "fifo" or stat.S_ISFIFO(blob.stat().st_mode)
+
+
+def test_a_bundle_store_whose_alternates_point_at_a_host_repository_brings_nothing_of_it(tmp_path: Path) -> None:
+    repo, commit = bare_repo(tmp_path)
+    bundle = bundle_of(tmp_path, commit, repo)
+    store = bundle / "git" / "0123456789abcdef.git"
+    # The store holds no objects of its own: they would come from the host's repository.
+    for pack in (store / "objects" / "pack").iterdir():
+        pack.unlink()
+    for loose in (store / "objects").glob("[0-9a-f][0-9a-f]"):
+        for obj in loose.iterdir():
+            obj.unlink()
+    (store / "objects" / "info").mkdir(exist_ok=True)
+    (store / "objects" / "info" / "alternates").write_text(f"{repo}/objects\n")
+    (store / "config").write_text("[core]\n\tfsmonitor = touch " + str(tmp_path / "MARKER") + "\n")
+    cache = Cache(tmp_path / "cache")
+    with pytest.raises(StackbuildError):
+        import_bundle(bundle, SiteConfig(), cache, print)
+    assert not (tmp_path / "MARKER").exists()
+    assert not any(p.name == "store.git" for p in cache.root.rglob("*")), "no store made from the host's objects"
+
+
+def test_a_good_bundle_still_imports(tmp_path: Path) -> None:
+    repo, commit = bare_repo(tmp_path)
+    run_git("update-ref", "refs/tags/v1.0", commit, cwd=repo)
+    data = b"package\n"
+    sha = hashlib.sha256(data).hexdigest()
+    bundle = bundle_of(tmp_path, commit, repo, files={f"blobs/{sha}": {"sha256": sha, "size": len(data)}})
+    (bundle / "blobs").mkdir()
+    (bundle / "blobs" / sha).write_bytes(data)
+    cache = Cache(tmp_path / "cache")
+    done = import_bundle(bundle, SiteConfig(), cache, print)
+    assert (done.files, done.bytes, done.commits) == (1, len(data), 1)
+    assert cache.blob(sha).read_bytes() == data
+    stored = cache.git_mirror("https://example.invalid/lib.git")
+    assert run_git("for-each-ref", "--format=%(refname)", "refs/tags", cwd=stored) == "refs/tags/v1.0"
+
+
+def test_gitmodules_includes_are_not_followed(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    make_repo(work)
+    host_file = tmp_path / "host.gitconfig"
+    host_file.write_text('[submodule "evil"]\n\tpath = evil\n\turl = file:///srv/host-repo\n')
+    (work / ".gitmodules").write_text(
+        f'[include]\n\tpath = {host_file}\n[submodule "dep"]\n\tpath = dep\n\turl = ../dep.git\n'
+    )
+    run_git("add", ".gitmodules", cwd=work)
+    run_git("commit", "-q", "-m", "modules", cwd=work)
+    commit = run_git("rev-parse", "HEAD", cwd=work)
+    assert git.gitmodules(str(work), commit) == {"dep": {"path": "dep", "url": "../dep.git"}}
+
+
+@pytest.mark.parametrize(
+    "ref", ["refs/tags/-x", "refs/tags/a/-b", "refs/tags/a..b", "refs/tags/x.lock", "refs/tags/a b", "refs/heads/v1"]
+)
+def test_unsafe_tag_refs_are_left_out(ref: str) -> None:
+    assert not git.safe_tag_ref(ref)
+
+
+def test_ordinary_tag_refs_are_kept() -> None:
+    assert all(git.safe_tag_ref(r) for r in ("refs/tags/v8.5.0", "refs/tags/release/1.6.3-rc1", "refs/tags/a_b+c"))
