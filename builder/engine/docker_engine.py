@@ -33,6 +33,7 @@ from builder.engine.protocol import (
     LogTail,
     RunResult,
     registry_credentials,
+    registry_of,
 )
 from builder.model.arch import Arch
 
@@ -259,7 +260,7 @@ class DockerEngine:
                 platform=arch.platform,
                 stream=True,
                 decode=True,
-                auth_config=registry_credentials(),
+                auth_config=registry_credentials(registry_of(ref)),
             )
             for event in pulling:
                 if "error" in event:
@@ -277,7 +278,7 @@ class DockerEngine:
 
         def once() -> None:
             pushing = self.client.api.push(
-                repository, tag=tag, stream=True, decode=True, auth_config=registry_credentials()
+                repository, tag=tag, stream=True, decode=True, auth_config=registry_credentials(registry_of(ref))
             )
             for event in pushing:
                 if "error" in event:

@@ -37,13 +37,22 @@ class BuildFailed(EngineError):
         self.log_tail = log_tail
 
 
-def registry_credentials() -> dict[str, str] | None:
+def registry_credentials(registry: str) -> dict[str, str] | None:
     """Registry credentials from the environment (CI secrets), which take precedence over Docker's
-    config: STACKBUILD_REGISTRY_USERNAME and STACKBUILD_REGISTRY_PASSWORD, both or neither."""
+    config: STACKBUILD_REGISTRY_USERNAME and STACKBUILD_REGISTRY_PASSWORD, both or neither, for the
+    registry STACKBUILD_REGISTRY_HOST names (host[:port]) and no other; without it, for any registry."""
     user, password = os.environ.get("STACKBUILD_REGISTRY_USERNAME"), os.environ.get("STACKBUILD_REGISTRY_PASSWORD")
     if bool(user) != bool(password):
         raise EngineError("set both STACKBUILD_REGISTRY_USERNAME and STACKBUILD_REGISTRY_PASSWORD, or neither")
+    if (host := os.environ.get("STACKBUILD_REGISTRY_HOST")) and host != registry:
+        return None  # they are another registry's: Docker's config says what this one gets
     return {"username": user, "password": password} if user and password else None
+
+
+def registry_of(ref: str) -> str:
+    """The registry host[:port] of an image reference (Docker Hub's when it names none)."""
+    first, _, rest = ref.partition("/")
+    return first if rest and ("." in first or ":" in first or first == "localhost") else "docker.io"
 
 
 @dataclass(frozen=True)

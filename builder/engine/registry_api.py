@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import docker.auth
 import docker.errors
@@ -73,6 +74,33 @@ def _is_loopback(registry: str) -> bool:
         return False
 
 
+MAX_BODY = 4 << 20  # the distribution spec's limit for a manifest; token answers are far smaller
+
+
+def _capped(response: requests.Response) -> requests.Response:
+    """The response with its body read, at most MAX_BODY of it (a registry cannot fill the memory)."""
+    data = b""
+    with response:  # iter_content says a broken transfer as requests' own errors, which are retried
+        for chunk in response.iter_content(64 << 10):
+            data += chunk
+            if len(data) > MAX_BODY:
+                break
+    if len(data) > MAX_BODY:
+        raise EngineError(f"{response.url.split('?')[0]} answered more than {MAX_BODY >> 20} MiB")
+    response._content = data  # what .content and .text give from now on
+    return response
+
+
+def _json(body: bytes, registry: str) -> dict[str, Any]:
+    try:
+        document = json.loads(body)
+    except ValueError:
+        document = None
+    if not isinstance(document, dict):
+        raise EngineError(f"registry {registry} answered something that is not a JSON object")
+    return document
+
+
 class RegistryClient:
     """One registry host[:port]; repositories are paths under it."""
 
@@ -82,7 +110,7 @@ class RegistryClient:
         self.base = f"{'http' if _is_loopback(registry) else 'https'}://{api_host}/v2"
         self.session = requests.Session()
         try:
-            found = credentials if credentials is not None else registry_credentials()
+            found = credentials if credentials is not None else registry_credentials(registry)
             found = found if found is not None else docker.auth.load_config().resolve_authconfig(registry)
         except docker.errors.DockerException as err:  # a credential helper that fails or is missing
             raise EngineError(f"cannot read the credentials for {registry} from Docker's config: {err}") from None
@@ -97,8 +125,15 @@ class RegistryClient:
             return None
         self._check(response, repository, reference)
         body = response.content
-        media_type = response.headers.get("Content-Type", "").split(";")[0] or json.loads(body).get("mediaType", "")
-        return Descriptor(media_type, f"sha256:{hashlib.sha256(body).hexdigest()}", len(body), body)
+        digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
+        if reference.startswith("sha256:") and digest != reference:
+            raise EngineError(
+                f"registry {self.registry} answered {repository}@{reference} with another manifest ({digest})"
+            )
+        media_type = response.headers.get("Content-Type", "").split(";")[0] or _json(body, self.registry).get(
+            "mediaType", ""
+        )
+        return Descriptor(str(media_type), digest, len(body), body)
 
     def reach(self, repository: str) -> None:
         """Whether the registry answers and takes the credentials for repository (a repository not pushed
@@ -162,7 +197,9 @@ class RegistryClient:
         self, method: str, url: str, repository: str, headers: dict[str, str], body: bytes | None
     ) -> requests.Response:
         auth = {"Authorization": self._authorization[repository]} if repository in self._authorization else {}
-        return self.session.request(method, url, headers={**headers, **auth}, data=body, timeout=120)
+        return _capped(
+            self.session.request(method, url, headers={**headers, **auth}, data=body, timeout=120, stream=True)
+        )
 
     def _authenticate(self, challenge: str, repository: str) -> None:
         """Answer the registry's challenge: Basic with the credentials, or a Bearer token from its realm."""
@@ -180,10 +217,16 @@ class RegistryClient:
         if scheme.lower() != "bearer" or "realm" not in params:
             raise EngineError(f"registry {self.registry} asks for an authentication this client does not speak")
         query = {"service": params.get("service", ""), "scope": f"repository:{repository}:pull,push"}
-        auth = (self._user, self._password) if self._user and self._password else None
-        answer = self.session.get(params["realm"], params=query, auth=auth, timeout=60)
+        realm = params["realm"]
+        # The password goes to the realm only over TLS or on the registry's own host: a registry cannot
+        # send it in clear to another address (loopback included) by naming that address as its realm.
+        trusted = (
+            urlsplit(realm).scheme == "https" or urlsplit(realm).hostname == urlsplit(f"//{self.registry}").hostname
+        )
+        auth = (self._user, self._password) if self._user and self._password and trusted else None
+        answer = _capped(self.session.get(realm, params=query, auth=auth, timeout=60, stream=True))
         self._judge(answer, repository, "its token service")
-        document = answer.json()
+        document = _json(answer.content, self.registry)
         token = document.get("token") or document.get("access_token")
         if not token:
             raise EngineError(f"registry {self.registry}: its token service gave no token")

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from builder.execute.bundle import import_bundle
-from builder.inputs import git
+from builder.inputs import git, submodules
 from builder.inputs.site import SiteConfig
 from builder.model.errors import InputError, StackbuildError
 from builder.store.cache import Cache
+from tests.helpers import add_submodule, make_repo, run_cli
 from tests.helpers import git as run_git
-from tests.helpers import make_repo, run_cli
 
 SECRET = "the host's secret\n"
 
@@ -29,6 +29,10 @@ def bare_repo(base: Path) -> tuple[Path, str]:
     commit = make_repo(base / "work")
     run_git("clone", "-q", "--bare", str(base / "work"), str(base / "repo.git"), cwd=base)
     return base / "repo.git", commit
+
+
+def git_commit(work: Path) -> str:
+    return run_git("rev-parse", "HEAD", cwd=work)
 
 
 def bundle_of(
@@ -199,3 +203,27 @@ def test_unsafe_tag_refs_are_left_out(ref: str) -> None:
 
 def test_ordinary_tag_refs_are_kept() -> None:
     assert all(git.safe_tag_ref(r) for r in ("refs/tags/v8.5.0", "refs/tags/release/1.6.3-rc1", "refs/tags/a_b+c"))
+
+
+def test_a_served_repository_cannot_point_a_submodule_at_this_hosts_files(tmp_path: Path) -> None:
+    host_repo, _ = bare_repo(tmp_path / "host")  # a repository of this host the attacker names
+    make_repo(tmp_path / "lib", "lib v1")
+    add_submodule(tmp_path / "lib", f"file://{host_repo}", "3rdparty/x")
+    lib = git_commit(tmp_path / "lib")
+    served = "https://git.example.invalid/lib.git"  # fetched from there (its mirror is the local work tree)
+    with pytest.raises(git.SourceError, match=r"names file://.*a path on this host: only a file:// repository"):
+        submodules.resolve(served, f"file://{tmp_path}/lib", lib, Cache(tmp_path / "c"), lambda u: u)
+    # The same tree as a file:// repository of this host keeps its file:// submodule.
+    found = submodules.resolve(f"file://{tmp_path}/lib", f"file://{tmp_path}/lib", lib, Cache(tmp_path / "c"), str)
+    assert [s.url for s in found] == [f"file://{host_repo}"]
+
+
+def test_a_tree_of_too_many_submodules_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(submodules, "MAX_SUBMODULES", 3)
+    dep, _ = bare_repo(tmp_path / "dep")
+    make_repo(tmp_path / "lib", "lib v1")
+    for n in range(4):
+        add_submodule(tmp_path / "lib", f"file://{dep}", f"3rdparty/d{n}")
+    lib = git_commit(tmp_path / "lib")
+    with pytest.raises(git.SourceError, match="more than 3 submodules in its tree"):
+        submodules.resolve(f"file://{tmp_path}/lib", f"file://{tmp_path}/lib", lib, Cache(tmp_path / "c"), str)

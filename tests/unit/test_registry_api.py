@@ -5,6 +5,7 @@ Basic and Bearer challenges, 5xx retried with backoff, refused credentials in on
 from __future__ import annotations
 
 import base64
+import hashlib
 import http.server
 import json
 import threading
@@ -13,6 +14,7 @@ from contextlib import contextmanager
 
 import pytest
 
+from builder.engine import protocol
 from builder.engine.protocol import EngineError
 from builder.engine.registry_api import OCI_INDEX, Descriptor, RegistryClient, index_body
 from builder.model.arch import Arch
@@ -21,8 +23,10 @@ Answer = tuple[int, dict[str, str], bytes]
 
 
 @contextmanager
-def server(answer: Callable[[http.server.BaseHTTPRequestHandler], Answer]) -> Iterator[tuple[str, list[str]]]:
-    """An HTTP server on loopback; its host:port and the requests it saw ("METHOD path Authorization")."""
+def server(
+    answer: Callable[[http.server.BaseHTTPRequestHandler], Answer], host: str = "127.0.0.1"
+) -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on a loopback address; its host:port and the requests it saw ("METHOD path Authorization")."""
     seen: list[str] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -42,11 +46,11 @@ def server(answer: Callable[[http.server.BaseHTTPRequestHandler], Answer]) -> It
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = http.server.ThreadingHTTPServer((host, 0), Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"127.0.0.1:{httpd.server_address[1]}", seen
+        yield f"{host}:{httpd.server_address[1]}", seen
     finally:
         httpd.shutdown()
 
@@ -133,3 +137,53 @@ def test_index_entries_name_dockers_platforms() -> None:
         Arch.AARCH64
     )
     assert entry["platform"] == {"architecture": "arm64", "os": "linux", "variant": "v8"}
+
+
+def test_a_realm_on_another_address_over_plain_http_gets_no_password() -> None:
+    def token(request: http.server.BaseHTTPRequestHandler) -> Answer:
+        return 200, {}, json.dumps({"token": "anonymous"}).encode()
+
+    with server(token, host="127.0.0.2") as (realm, seen_by_realm):
+
+        def registry(request: http.server.BaseHTTPRequestHandler) -> Answer:
+            if request.headers.get("Authorization") != "Bearer anonymous":
+                return 401, {"WWW-Authenticate": f'Bearer realm="http://{realm}/token",service="x"'}, b""
+            return 404, {}, b""
+
+        with server(registry) as (address, _):
+            assert RegistryClient(address, {"username": "ci", "password": "s3cret-pw"}).manifest("t/x", "v1") is None
+    assert len(seen_by_realm) == 1 and seen_by_realm[0].endswith(" -"), seen_by_realm  # no Authorization at all
+
+
+def test_environment_credentials_go_only_to_the_registry_they_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    def answer(request: http.server.BaseHTTPRequestHandler) -> Answer:
+        return 401, {"WWW-Authenticate": 'Basic realm="test"'}, b""
+
+    monkeypatch.setenv("STACKBUILD_REGISTRY_USERNAME", "ci")
+    monkeypatch.setenv("STACKBUILD_REGISTRY_PASSWORD", "from-env")
+    monkeypatch.setenv("STACKBUILD_REGISTRY_HOST", "registry.internal:5000")
+    monkeypatch.setenv("DOCKER_CONFIG", "/nonexistent")  # no Docker login either
+    with server(answer) as (address, seen), pytest.raises(EngineError, match="wants credentials"):
+        RegistryClient(address).manifest("team/x", "v1")
+    assert all("from-env" not in line and basic("ci", "from-env") not in line for line in seen)
+    assert protocol.registry_credentials("registry.internal:5000") == {"username": "ci", "password": "from-env"}
+    assert protocol.registry_credentials(address) is None
+
+
+def test_a_manifest_fetched_by_digest_must_hash_to_it() -> None:
+    body = index_body([])
+    wanted = "sha256:" + "0" * 64
+    with server(lambda request: (200, {"Content-Type": OCI_INDEX}, body)) as (address, _):
+        with pytest.raises(EngineError, match="with another manifest"):
+            RegistryClient(address, {}).manifest("team/x", wanted)
+        found = RegistryClient(address, {}).manifest("team/x", f"sha256:{hashlib.sha256(body).hexdigest()}")
+    assert found is not None and found.body == body
+
+
+def test_bodies_are_capped_and_bad_json_is_one_line() -> None:
+    huge = b"{" + b" " * (5 << 20) + b"}"
+    with server(lambda request: (200, {}, huge)) as (address, _), pytest.raises(EngineError, match="more than 4 MiB"):
+        RegistryClient(address, {}).manifest("team/x", "v1")
+    with server(lambda request: (200, {}, b"[1, 2")) as (address, _), pytest.raises(EngineError) as err:
+        RegistryClient(address, {}).manifest("team/x", "v1")
+    assert str(err.value) == f"registry {address} answered something that is not a JSON object"
