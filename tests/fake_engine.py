@@ -46,12 +46,16 @@ class FakeEngine:
         return self.tagged.get(ref)
 
     image_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # image -> its labels
+    tag_times: dict[str, float] = field(default_factory=dict)  # ref -> when it was tagged (unset: never)
 
     def labels(self, ref: str) -> dict[str, str]:
         return self.image_labels.get(ref, {})
 
     def size(self, ref: str) -> int:
         return 1
+
+    def tagged_at(self, ref: str) -> float | None:
+        return self.tag_times.get(ref)
 
     def tag(self, image_id: str, ref: str) -> None:
         self.tagged[ref] = image_id

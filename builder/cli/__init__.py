@@ -60,7 +60,13 @@ def _run(ctx: Context, args: argparse.Namespace) -> int:
     if paused:  # everything imported so far stays: the collector need not look at it again
         gc.freeze()
         gc.enable()
-    return run(ctx, args)
+    if not args.uses_cache:
+        return run(ctx, args)
+    from builder.execute.history import running_build  # only commands that use the cache pay for it
+    from builder.store.cache import Cache
+
+    with running_build(Cache()):  # gc refuses to run meanwhile
+        return run(ctx, args)
 
 
 def _where_the_traceback_is(ctx: Context) -> str:

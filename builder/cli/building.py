@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from builder.cli.common import Context, say
 from builder.engine import Engine
 from builder.engine.docker_engine import DockerEngine
-from builder.execute.history import record_run, running_build
+from builder.execute.history import record_run
 from builder.execute.pipeline import BuildOptions, Tagged, execute, find_cached, smoke, tag_finals
 from builder.execute.provenance import provenance, write_provenance
 from builder.execute.stage import RegistryCache
@@ -160,11 +160,10 @@ def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool)
         more_engines=tuple((url, DockerEngine(url)) for url in more),
         engine_name=first or os.environ.get("DOCKER_HOST") or "the local engine",
     )
-    with running_build(request.cache):  # gc refuses to run meanwhile
-        plan = make_plan(resolve_inputs(request, prepare=True, say=say))
-        record_run(plan, request)
-        built = execute(find_cached(plan, engine), engine, request.cache, options, say)
-        tagged = tag_finals(built, engine)
+    plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+    record_run(plan, request)
+    built = execute(find_cached(plan, engine), engine, request.cache, options, say)
+    tagged = tag_finals(built, engine)
     took = time.monotonic() - started
     pulled = f", {len(built.pulled)} pulled" if built.pulled else ""
     say(f"[stackbuild] {len(built.built)} built{pulled}, {len(built.cached)} cached in {took:.2f}s")

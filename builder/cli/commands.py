@@ -18,10 +18,17 @@ from builder.model.registry import registry_repo
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
+# Commands that read or write the cache's entries (inputs, records, git mirrors): they hold its
+# shared lock while they run, so `gc` (which must hold it alone) never removes what one is using.
+CACHE_COMMANDS = frozenset(
+    {"lock", "render", "plan", "build", "verify-reproducible", "smoke", "publish", "vendor", "import", "shell"}
+)
+
+
 def command(sub: SubParsers, name: str, target: str, text: str) -> argparse.ArgumentParser:
     """A subcommand whose --help starts with what it does; target is "module:function" under builder.cli."""
     parser = sub.add_parser(name, help=text, description=text)
-    parser.set_defaults(target=target)
+    parser.set_defaults(target=target, uses_cache=name in CACHE_COMMANDS)
     return parser
 
 
@@ -321,6 +328,17 @@ def add_handoff_commands(sub: SubParsers) -> None:
         action="store_true",
         help="also remove cached inputs (installers, .debs, wheels, base tarballs, git mirrors) no kept build "
         "names: upstream may no longer serve them, so off by default",
+    )
+    p.add_argument(
+        "--include-recent",
+        action="store_true",
+        help="also remove images no build of this cache made that were tagged in the last 24 hours (by default "
+        "they stay: a build using another cache on the same engine may be using them)",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="hash every cached file again and remove those whose content is not their sha256 name",
     )
 
 

@@ -10,7 +10,6 @@ from builder.cli.building import target_arch
 from builder.cli.common import Context, say
 from builder.engine import Engine
 from builder.engine.docker_engine import DockerEngine
-from builder.execute.history import running_build
 from builder.execute.reproduce import Verdict, compare, elsewhere, forget, fresh_build
 from builder.execute.stage import StageBuilder
 from builder.manifest import load
@@ -24,21 +23,20 @@ def cmd_verify_reproducible(ctx: Context, args: argparse.Namespace) -> int:
     request = ctx.request(args.stack, target_arch(args))
     first_engine: Engine = DockerEngine()
     second_engine: Engine = DockerEngine(args.second_engine) if args.second_engine else first_engine
-    with running_build(request.cache):
-        plan = make_plan(resolve_inputs(request, prepare=True, say=say))
-        if plan.source_date_epoch is None:
-            raise StackbuildError(
-                f"{plan.stack} starts from an image base: its images are left as built (normalising needs the "
-                "lock's source date, which a bootstrap base has), so builds of it are not compared"
-            )
-        for stage in plan.order():
-            if stage.network:
-                say(f"[stackbuild] note: {stage.name} builds with network access: what it downloads is not pinned")
-        try:
-            verdicts, pushed, took = _both(ctx, args, request, plan, first_engine, second_engine)
-        finally:  # the runs' tags, whatever happened, and with them their images (unless a stage tag names one)
-            forget(first_engine, plan, "first")
-            forget(second_engine, plan, "second")
+    plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+    if plan.source_date_epoch is None:
+        raise StackbuildError(
+            f"{plan.stack} starts from an image base: its images are left as built (normalising needs the "
+            "lock's source date, which a bootstrap base has), so builds of it are not compared"
+        )
+    for stage in plan.order():
+        if stage.network:
+            say(f"[stackbuild] note: {stage.name} builds with network access: what it downloads is not pinned")
+    try:
+        verdicts, pushed, took = _both(ctx, args, request, plan, first_engine, second_engine)
+    finally:  # the runs' tags, whatever happened, and with them their images (unless a stage tag names one)
+        forget(first_engine, plan, "first")
+        forget(second_engine, plan, "second")
     _report(verdicts, pushed, *took)
     return 0 if all(v.same for v in verdicts) and all(a == b for _, a, b in pushed) else 1
 

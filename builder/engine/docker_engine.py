@@ -6,6 +6,7 @@ STACKBUILD_BUILDER=classic|buildkit chooses (default: BuildKit when available)."
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
 import io
 import os
@@ -164,6 +165,16 @@ class DockerEngine:
     def size(self, ref: str) -> int:
         size: int = self._inspect(ref)["Size"]
         return size
+
+    def tagged_at(self, ref: str) -> float | None:
+        stamp = str((self._inspect(ref).get("Metadata") or {}).get("LastTagTime") or "")
+        # RFC 3339 with nanoseconds; "0001-01-01T00:00:00Z" when the engine never tagged it.
+        found = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)", stamp)
+        if found is None or stamp.startswith("0001-"):
+            return None
+        zone = "+00:00" if found.group(3) == "Z" else found.group(3)
+        when = datetime.datetime.fromisoformat(found.group(1) + zone).timestamp()
+        return when + float(f"0{found.group(2) or ''}")
 
     def tag(self, image_id: str, ref: str) -> None:
         repository, _, tag = ref.rpartition(":")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
@@ -15,6 +16,9 @@ from builder.execute.history import BUILDS_LOCK, RUN_KIND, BuildRun, build_runs
 from builder.model.errors import StackbuildError
 from builder.plan.stage import FAILED_REPOSITORY, PENDING_REPOSITORY, STAGE_REPOSITORY
 from builder.store.cache import Cache
+from builder.store.files import sha256_file
+
+RECENT = 24 * 3600  # an image another cache's build tagged this recently may still be in use
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,8 @@ class Garbage:
     dropped: tuple[BuildRun, ...]  # older builds: their records go with their images
     images: tuple[tuple[str, int], ...]  # (tag, size in bytes)
     inputs: tuple[tuple[Path, int], ...]  # cached files and git mirrors no kept build names (with --inputs)
+    scratch: tuple[tuple[Path, int], ...] = ()  # cache/tmp entries: a dead process's (no command runs)
+    recent: tuple[str, ...] = ()  # tags no record here names, tagged in the last day: left alone
 
     @property
     def image_bytes(self) -> int:
@@ -52,18 +58,47 @@ def no_build_running(cache: Cache) -> Iterator[None]:
         yield
 
 
-def find_garbage(engine: Engine, cache: Cache, keep: int, inputs: bool) -> Garbage:
+def find_garbage(
+    engine: Engine, cache: Cache, keep: int, inputs: bool, include_recent: bool = False, now: float | None = None
+) -> Garbage:
     """What gc would remove, keeping the last `keep` builds of each stack and architecture. Call it
-    within no_build_running: pending images then are all a killed build's."""
-    kept, dropped = _recent(build_runs(cache), keep)
+    within no_build_running: no build uses this cache, so its pending images are a killed build's and
+    its scratch files a dead process's. An image no record of this cache names may be a build's that
+    uses another cache on this engine: one tagged in the last day stays unless include_recent."""
+    runs = build_runs(cache)
+    kept, dropped = _recent(runs, keep)
     used = frozenset().union(*(run.images for run in kept))
     used_keys = frozenset().union(*(run.keys for run in kept))
+    known = frozenset().union(*(run.images for run in runs), *(run.keys for run in runs))
     images = [tag for tag in sorted(engine.tags(f"{STAGE_REPOSITORY}/*")) if tag not in used]
     images += sorted(engine.tags(f"{PENDING_REPOSITORY}/*"))
     # A failed state of a current stage stays for `shell`.
     images += [t for t in sorted(engine.tags(f"{FAILED_REPOSITORY}/*")) if t.rpartition(":")[2] not in used_keys]
-    sized = tuple((tag, _size(engine, tag)) for tag in images)
-    return Garbage(tuple(kept), tuple(dropped), sized, _unused_inputs(cache, kept) if inputs else ())
+    since = (time.time() if now is None else now) - RECENT
+    recent = tuple(t for t in images if not include_recent and _foreign(t, known) and (_tagged(engine, t) or 0) > since)
+    sized = tuple((tag, _size(engine, tag)) for tag in images if tag not in recent)
+    scratch = tuple((p, _tree_size(p) if p.is_dir() else p.lstat().st_size) for p in cache.scratch_entries())
+    return Garbage(tuple(kept), tuple(dropped), sized, _unused_inputs(cache, kept) if inputs else (), scratch, recent)
+
+
+def _foreign(tag: str, known: frozenset[str]) -> bool:
+    """No record of this cache names the tag, nor (for a pending or failed image) its stage key."""
+    return tag not in known and tag.rpartition(":")[2] not in known
+
+
+def _tagged(engine: Engine, tag: str) -> float | None:
+    with contextlib.suppress(EngineError):
+        return engine.tagged_at(tag)
+    return None  # removed meanwhile
+
+
+def verify_blobs(cache: Cache) -> list[Path]:
+    """Every cached blob hashed again; those whose content is not their name are removed (a later
+    build fetches them anew). The removed ones."""
+    bad = [path for path in cache.blob_files() if sha256_file(path) != path.name]
+    for path in bad:
+        path.unlink(missing_ok=True)
+    return bad
 
 
 def _size(engine: Engine, tag: str) -> int:
@@ -94,7 +129,7 @@ def collect(engine: Engine, cache: Cache, garbage: Garbage) -> int:
     freed = max(0, before - engine.disk_usage())
     for run in garbage.dropped:
         cache.remove_record(RUN_KIND, run.name)
-    for path, size in garbage.inputs:
+    for path, size in (*garbage.inputs, *garbage.scratch):
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
         else:

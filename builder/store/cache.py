@@ -72,6 +72,11 @@ class Cache:
         os.replace(part, target)
         return actual
 
+    def scratch_entries(self) -> list[Path]:
+        """What temp_dir made and nobody removed (a process killed while using it)."""
+        tmp_root = self.root / "tmp"
+        return sorted(tmp_root.iterdir()) if tmp_root.is_dir() else []
+
     def blob_files(self) -> list[Path]:
         root = self.root / "blobs" / "sha256"
         return sorted(p for p in root.iterdir() if p.is_file()) if root.is_dir() else []

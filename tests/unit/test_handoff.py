@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from builder.execute.history import build_runs, record_run, running_build
+from builder.cli import locking, vendoring
+from builder.execute.history import BUILDS_LOCK, build_runs, record_run, running_build
 from builder.handoff.compare import Change, compare
 from builder.handoff.contents import read_contents
-from builder.handoff.gc import collect, find_garbage, no_build_running
+from builder.handoff.gc import collect, find_garbage, no_build_running, verify_blobs
 from builder.lock import io as lock_io
 from builder.lock.model import Lock, LockedPath
 from builder.model.arch import Arch
@@ -21,6 +22,7 @@ from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan, golden_request
+from tests.helpers import run_cli
 
 REFERENCE = lock_io.read(ROOT / "lockfiles" / "reference.lock.json")
 
@@ -124,3 +126,69 @@ def test_records_gc_cannot_read_protect_nothing_and_break_nothing(tmp_path: Path
     cache.write_record({"stages": "nonsense"}, "runs", "s", "x86_64", "1-1")
     (cache.root / "records" / "runs" / "s" / "x86_64" / "2-2.json").write_text("{")
     assert build_runs(cache) == []
+
+
+def test_gc_leaves_images_another_caches_build_tagged_today_unless_told(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache")
+    request = dataclasses.replace(golden_request(), cache=cache)
+    plan = golden_plan()
+    engine = FakeEngine()
+    record_run(plan, request)
+    now = 1_800_000_000.0
+    theirs_today = "stackbuild/stage/kernels:" + "1" * 64  # a stage no record here names
+    theirs_pending = "stackbuild/pending/kernels:" + "2" * 64
+    theirs_old = "stackbuild/stage/kernels:" + "3" * 64
+    ours_old = moved(plan, "kernels").stages["kernels"].tag()
+    record_run(moved(plan, "kernels"), request)  # an older build of ours, dropped with keep=1 below
+    record_run(plan, request)
+    for tag, when in ((theirs_today, now - 3600), (theirs_pending, now - 60), (theirs_old, now - 3 * 86400)):
+        engine.tag("sha256:x", tag)
+        engine.tag_times[tag] = when
+    engine.tag("sha256:y", ours_old)
+    engine.tag_times[ours_old] = now - 60  # ours: the records say it is no longer used, whenever tagged
+
+    garbage = find_garbage(engine, cache, keep=1, inputs=False, now=now)
+    assert sorted(garbage.recent) == sorted([theirs_today, theirs_pending])
+    assert sorted(tag for tag, _ in garbage.images) == sorted([theirs_old, ours_old])
+    everything = find_garbage(engine, cache, keep=1, inputs=False, include_recent=True, now=now)
+    assert everything.recent == () and {theirs_today, theirs_pending} <= {tag for tag, _ in everything.images}
+
+
+def test_gc_removes_a_dead_process_scratch_files_and_verify_removes_blobs_that_lie(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache")
+    left = cache.root / "tmp" / "tmpkilled"
+    left.mkdir(parents=True)
+    (left / "part").write_bytes(b"half a download")
+    garbage = find_garbage(FakeEngine(), cache, keep=1, inputs=False)
+    assert garbage.scratch == ((left, len(b"half a download")),)
+    collect(FakeEngine(), cache, garbage)
+    assert not left.exists()
+
+    good = cache.add_file(_written(tmp_path / "good", b"good"))
+    liar = cache.blob("f" * 64)
+    liar.write_bytes(b"not what its name says")
+    assert verify_blobs(cache) == [liar]
+    assert cache.has(good) and not liar.exists()
+
+
+def _written(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_every_command_that_uses_the_cache_holds_it_against_gc(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    seen = []
+
+    def holding(ctx: object, args: object) -> int:
+        with Cache().alone(BUILDS_LOCK) as alone:  # what gc tries
+            seen.append(alone)
+        return 0
+
+    monkeypatch.setattr(locking, "cmd_lock", holding)
+    monkeypatch.setattr(vendoring, "cmd_import", holding)
+    assert run_cli(capsys, "lock", "reference")[0] == 0
+    assert run_cli(capsys, "import", str(tmp_path))[0] == 0
+    assert seen == [False, False]
