@@ -227,3 +227,13 @@ def test_a_tree_of_too_many_submodules_is_one_clear_error(tmp_path: Path, monkey
     lib = git_commit(tmp_path / "lib")
     with pytest.raises(git.SourceError, match="more than 3 submodules in its tree"):
         submodules.resolve(f"file://{tmp_path}/lib", f"file://{tmp_path}/lib", lib, Cache(tmp_path / "c"), str)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the bundle's store to another user needs root")
+def test_a_bundle_whose_git_store_belongs_to_another_user_imports(tmp_path: Path) -> None:
+    repo, commit = bare_repo(tmp_path)
+    bundle = bundle_of(tmp_path, commit, repo)
+    for path in [bundle / "git", *(bundle / "git").rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)  # nobody's, as a USB stick from elsewhere has it
+    done = import_bundle(bundle, SiteConfig(), Cache(tmp_path / "cache"), print)
+    assert done.commits == 1
