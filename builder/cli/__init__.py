@@ -7,6 +7,7 @@ line, and anything unexpected exits 1 naming a log that holds the traceback (--d
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import functools
 import gc
@@ -14,7 +15,7 @@ import importlib
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from builder import __version__
@@ -60,13 +61,47 @@ def _run(ctx: Context, args: argparse.Namespace) -> int:
     if paused:  # everything imported so far stays: the collector need not look at it again
         gc.freeze()
         gc.enable()
-    if not args.uses_cache:
-        return run(ctx, args)
-    from builder.execute.history import running_build  # only commands that use the cache pay for it
-    from builder.store.cache import Cache
+    with _registry_credentials_for(_named_registry(ctx, args)):
+        if not args.uses_cache:
+            return run(ctx, args)
+        from builder.execute.history import running_build  # only commands that use the cache pay for it
+        from builder.store.cache import Cache
 
-    with running_build(Cache()):  # gc refuses to run meanwhile
-        return run(ctx, args)
+        with running_build(Cache()):  # gc refuses to run meanwhile
+            return run(ctx, args)
+
+
+NO_REGISTRY = "-"  # names no registry: the environment's credentials go nowhere
+
+
+def _named_registry(ctx: Context, args: argparse.Namespace) -> str | None:
+    """The registry the environment's credentials are for: STACKBUILD_REGISTRY_HOST's, else the one this
+    command names (--registry, --cache-to/--cache-from, else the site's cache_registry)."""
+    if not os.environ.get("STACKBUILD_REGISTRY_USERNAME") or os.environ.get("STACKBUILD_REGISTRY_HOST"):
+        return None
+    named = [getattr(args, option, None) for option in ("registry", "cache_to", "cache_from")]
+    if not any(named):  # a build's default stage cache, the registry doctor checks
+        named.append(ctx.site().cache_registry)
+    hosts = sorted({value.partition("/")[0] for value in named if value})
+    if len(hosts) > 1:
+        raise InputError(
+            f"STACKBUILD_REGISTRY_USERNAME/PASSWORD would go to {' and '.join(hosts)}: set STACKBUILD_REGISTRY_HOST "
+            "to the one they are for"
+        )
+    return hosts[0] if hosts else NO_REGISTRY
+
+
+@contextlib.contextmanager
+def _registry_credentials_for(host: str | None) -> Iterator[None]:
+    """STACKBUILD_REGISTRY_HOST set to host while the command runs (None: left as it is)."""
+    if host is None:
+        yield
+        return
+    os.environ["STACKBUILD_REGISTRY_HOST"] = host
+    try:
+        yield
+    finally:
+        os.environ.pop("STACKBUILD_REGISTRY_HOST", None)
 
 
 def _where_the_traceback_is(ctx: Context) -> str:

@@ -8,16 +8,20 @@ import base64
 import hashlib
 import http.server
 import json
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
+from builder.cli import publishing as cli_publishing
 from builder.engine import protocol
 from builder.engine.protocol import EngineError
 from builder.engine.registry_api import OCI_INDEX, Descriptor, RegistryClient, index_body
 from builder.model.arch import Arch
+from tests.helpers import run_cli
 
 Answer = tuple[int, dict[str, str], bytes]
 
@@ -187,3 +191,34 @@ def test_bodies_are_capped_and_bad_json_is_one_line() -> None:
     with server(lambda request: (200, {}, b"[1, 2")) as (address, _), pytest.raises(EngineError) as err:
         RegistryClient(address, {}).manifest("team/x", "v1")
     assert str(err.value) == f"registry {address} answered something that is not a JSON object"
+
+
+def test_environment_credentials_without_a_host_are_for_the_one_registry_the_command_names(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("STACKBUILD_REGISTRY_USERNAME", "ci")
+    monkeypatch.setenv("STACKBUILD_REGISTRY_PASSWORD", "from-env")
+    monkeypatch.delenv("STACKBUILD_REGISTRY_HOST", raising=False)
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    seen: list[dict[str, str] | None] = []
+
+    def publishing(ctx: object, args: object) -> int:
+        seen.append(protocol.registry_credentials("publish.internal:5000"))
+        seen.append(protocol.registry_credentials("cache.internal:5000"))
+        return 0
+
+    monkeypatch.setattr(cli_publishing, "cmd_publish", publishing)
+    code, _, _ = run_cli(capsys, "publish", "reference", "--registry", "publish.internal:5000/team")
+    assert code == 0 and seen == [{"username": "ci", "password": "from-env"}, None]
+    assert "STACKBUILD_REGISTRY_HOST" not in os.environ  # only while the command ran
+
+    code, _, err = run_cli(
+        capsys,
+        "publish",
+        "reference",
+        "--registry",
+        "publish.internal:5000/team",
+        "--cache-from",
+        "cache.internal:5000/c",
+    )
+    assert code == 2 and "would go to cache.internal:5000 and publish.internal:5000" in err and "\n" not in err.strip()
