@@ -22,6 +22,7 @@ from builder import __version__
 from builder.cli import commands
 from builder.cli.common import Context
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError
+from builder.model.registry import registry_of
 
 EPILOG = """\
 Concepts: a manifest (stacks/<name>.yaml) is what a team reviews; `lock` resolves it into
@@ -80,9 +81,14 @@ def _named_registry(ctx: Context, args: argparse.Namespace) -> str | None:
     if not os.environ.get("STACKBUILD_REGISTRY_USERNAME") or os.environ.get("STACKBUILD_REGISTRY_HOST"):
         return None
     named = [getattr(args, option, None) for option in ("registry", "cache_to", "cache_from")]
-    if not any(named):  # a build's default stage cache, the registry doctor checks
-        named.append(ctx.site().cache_registry)
-    hosts = sorted({value.partition("/")[0] for value in named if value})
+    # The site's stage cache when the command uses it unasked: a build's (--cache-from and, with
+    # cache_push, --cache-to default to it) and the one doctor checks.
+    site = ctx.site()
+    if "cache_from" in args and (not args.cache_from or (site.cache_push and not args.cache_to)):
+        named.append(site.cache_registry)
+    if not any(named):
+        named.append(site.cache_registry)
+    hosts = sorted({registry_of(value) for value in named if value})  # as the engine names them
     if len(hosts) > 1:
         raise InputError(
             f"STACKBUILD_REGISTRY_USERNAME/PASSWORD would go to {' and '.join(hosts)}: set STACKBUILD_REGISTRY_HOST "

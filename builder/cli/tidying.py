@@ -6,7 +6,7 @@ import argparse
 
 from builder.cli.common import Context, say
 from builder.engine.docker_engine import DockerEngine
-from builder.handoff.gc import collect, find_garbage, no_build_running, verify_blobs
+from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running
 from builder.store.cache import Cache
 
 
@@ -22,10 +22,12 @@ def cmd_gc(ctx: Context, args: argparse.Namespace) -> int:
 
 def _collect(engine: DockerEngine, cache: Cache, args: argparse.Namespace) -> int:
     if args.verify:
-        bad = verify_blobs(cache)
+        checked, bad = len(cache.blob_files()), lying_blobs(cache)
         for path in bad:
-            print(f"removed {path}: its content does not hash to its name")
-        say(f"[stackbuild] verified {len(cache.blob_files()) + len(bad)} cached files: {len(bad)} removed")
+            print(f"{'would remove' if args.dry_run else 'removing'} {path}: its content does not hash to its name")
+            if not args.dry_run:
+                path.unlink(missing_ok=True)
+        say(f"[stackbuild] verified {checked} cached files: {len(bad)} do not hash to their names")
     garbage = find_garbage(engine, cache, args.keep, args.inputs, args.include_recent)
     stacks = sorted({f"{run.stack} ({run.arch})" for run in garbage.kept})
     say(f"[stackbuild] keeping the images of the last {args.keep} build(s) of: {', '.join(stacks) or 'no stack'}")
@@ -36,8 +38,8 @@ def _collect(engine: DockerEngine, cache: Cache, args: argparse.Namespace) -> in
         print(f"{verb} {path}  ({_mb(size)})")
     if garbage.recent:
         say(
-            f"[stackbuild] kept {len(garbage.recent)} images no build of this cache made, tagged in the last 24 h "
-            "(a build using another cache on this engine?): --include-recent removes them too"
+            f"[stackbuild] kept {len(garbage.recent)} images tagged in the last 24 h after this cache's builds of them "
+            "began (a build using another cache on this engine?): --include-recent removes them too"
         )
     if not args.inputs:
         say("[stackbuild] cached inputs (installers, .debs, wheels, git mirrors) kept: --inputs removes unused ones")

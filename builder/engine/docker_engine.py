@@ -34,9 +34,9 @@ from builder.engine.protocol import (
     LogTail,
     RunResult,
     registry_credentials,
-    registry_of,
 )
 from builder.model.arch import Arch
+from builder.model.registry import registry_of
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 

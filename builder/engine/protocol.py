@@ -49,12 +49,6 @@ def registry_credentials(registry: str) -> dict[str, str] | None:
     return {"username": user, "password": password} if user and password else None
 
 
-def registry_of(ref: str) -> str:
-    """The registry host[:port] of an image reference (Docker Hub's when it names none)."""
-    first, _, rest = ref.partition("/")
-    return first if rest and ("." in first or ":" in first or first == "localhost") else "docker.io"
-
-
 @dataclass(frozen=True)
 class BuildSpec:
     """How to build one context: the image's labels, the platform, network access, and build arguments."""

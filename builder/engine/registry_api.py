@@ -201,6 +201,16 @@ class RegistryClient:
             self.session.request(method, url, headers={**headers, **auth}, data=body, timeout=120, stream=True)
         )
 
+    def _may_send_to(self, realm: str) -> bool:
+        """The password goes to a token realm only over TLS, or over the plain HTTP this client speaks to
+        a loopback registry at that very host and port: never in clear to another address."""
+        try:
+            parts = urlsplit(realm)
+            same = parts.netloc == self.registry and self.base.startswith("http://")
+            return parts.scheme == "https" or (parts.scheme == "http" and same)
+        except ValueError:  # a realm that is not a URL
+            return False
+
     def _authenticate(self, challenge: str, repository: str) -> None:
         """Answer the registry's challenge: Basic with the credentials, or a Bearer token from its realm."""
         scheme, _, params_text = challenge.partition(" ")
@@ -218,12 +228,7 @@ class RegistryClient:
             raise EngineError(f"registry {self.registry} asks for an authentication this client does not speak")
         query = {"service": params.get("service", ""), "scope": f"repository:{repository}:pull,push"}
         realm = params["realm"]
-        # The password goes to the realm only over TLS or on the registry's own host: a registry cannot
-        # send it in clear to another address (loopback included) by naming that address as its realm.
-        trusted = (
-            urlsplit(realm).scheme == "https" or urlsplit(realm).hostname == urlsplit(f"//{self.registry}").hostname
-        )
-        auth = (self._user, self._password) if self._user and self._password and trusted else None
+        auth = (self._user, self._password) if self._user and self._password and self._may_send_to(realm) else None
         answer = _capped(self.session.get(realm, params=query, auth=auth, timeout=60, stream=True))
         self._judge(answer, repository, "its token service")
         document = _json(answer.content, self.registry)

@@ -71,12 +71,14 @@ def _store_name(url: str) -> str:
 def _copy_commit(source: Path, target: Path, commit: str, verify: bool = False) -> None:
     """commit (depth 1) and the tags on it from the bare repository source into target (made if missing)."""
     git.checked_commit(commit, str(source))
+    # Into a store that exists, a tag is never moved: a bundle cannot re-point a mirror's v1.0.
+    force = "" if target.is_dir() else "+"
     if not target.is_dir():
         git.git("init", "--quiet", "--bare", "--", str(target))
     tags = git.tags_pointing_at(source, commit)
     checks = ["-c", "transfer.fsckObjects=true"] if verify else []  # every object's hash checked on the way in
     fetch = [*checks, "-C", str(target), "fetch", "--quiet", "--no-tags", "--depth", "1", "--", f"file://{source}"]
-    git.git(*fetch, commit, *(f"+{ref}:{ref}" for ref in tags), timeout=1800)
+    git.git(*fetch, commit, *(f"{force}{ref}:{ref}" for ref in tags), timeout=1800)
 
 
 def vendor(
@@ -196,6 +198,8 @@ def _read_regular(path: Path, limit: int) -> bytes:
 
 
 def _open_regular(path: Path) -> BinaryIO:
+    if not stat.S_ISREG(path.lstat().st_mode):  # a device is not even opened
+        raise OSError(f"{path.name} is not a regular file")
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
@@ -206,6 +210,8 @@ def _open_regular(path: Path) -> BinaryIO:
 def _import_file(bundle: Path, name: str, entry: _Entry, cache: Cache) -> None:
     """The file into the cache if it is a regular file of the declared size and sha256; nothing of it otherwise."""
     source = bundle / name
+    if (bundle / "blobs").is_symlink():
+        raise StackbuildError(f"{bundle / 'blobs'}: a link: a bundle's files are its own")
     with cache.temp_dir() as tmp:
         part, digest, copied = tmp / "part", hashlib.sha256(), 0
         try:
@@ -234,21 +240,43 @@ _LEFT_OUT = {"objects/info/alternates", "objects/info/http-alternates"}
 
 
 def _git_store(bundle: Path, entry: _GitEntry, into: Path) -> Path:
-    """A bare repository at into holding the bundle store's objects and refs, and nothing else of it."""
+    """A bare repository at into holding the bundle store's objects and refs, and nothing else of it:
+    no link is followed (not even a linked part), only regular files are read."""
     store = bundle / entry.path
-    if store.is_symlink() or not store.is_dir() or (bundle / "git").is_symlink():
+    if any(p.is_symlink() for p in (bundle / "git", store)) or not store.is_dir():
         raise StackbuildError(f"{store}: not a git store directory in the bundle (make it with `stackbuild vendor`)")
     git.git("init", "--quiet", "--bare", "--", str(into))
-    for part in _STORE_PARTS:
-        for path in [store / part, *sorted((store / part).rglob("*"))] if (store / part).is_dir() else [store / part]:
-            relative = path.relative_to(store).as_posix()
-            if path.is_symlink() or relative in _LEFT_OUT or not path.exists():
-                continue
-            if path.is_dir():
-                (into / relative).mkdir(parents=True, exist_ok=True)
-            elif path.is_file():
-                shutil.copyfile(path, into / relative)
+    try:
+        for part in _STORE_PARTS:
+            _copy_part(store, part, into)
+    except OSError as err:
+        raise StackbuildError(f"{store}: cannot be imported: {err.strerror or err}") from err
     return into
+
+
+def _copy_part(store: Path, part: str, into: Path) -> None:
+    top = store / part
+    if not os.path.lexists(top) or top.is_symlink():
+        return
+    if not top.is_dir():
+        _copy_regular(top, into / part)
+        return
+    for directory, dirs, files in os.walk(top, followlinks=False):
+        here = Path(directory)
+        (into / here.relative_to(store)).mkdir(parents=True, exist_ok=True)
+        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink())
+        for name in sorted(files):
+            relative = (here / name).relative_to(store)
+            if relative.as_posix() not in _LEFT_OUT:
+                _copy_regular(here / name, into / relative)
+
+
+def _copy_regular(source: Path, target: Path) -> None:
+    """source's bytes into target when it is a regular file (not a link, a FIFO or a device)."""
+    if not stat.S_ISREG(source.lstat().st_mode):
+        return
+    with _open_regular(source) as src, target.open("wb") as out:
+        shutil.copyfileobj(src, out)
 
 
 def import_bundle(bundle: Path, site: SiteConfig, cache: Cache, say: Say) -> Imported:

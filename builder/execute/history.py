@@ -33,6 +33,11 @@ class BuildRun:
     blobs: frozenset[str]  # sha256 of the cached inputs: toolkit packages, base tarballs, .debs, wheels
     git: frozenset[str]  # git mirrors, by directory name in the cache
 
+    @property
+    def started(self) -> float:
+        """When the build began (its record's name holds the time in nanoseconds)."""
+        return int(self.name.rpartition("/")[2].partition("-")[0]) / 1e9
+
 
 def record_run(plan: Plan, request: Request) -> None:
     """Before the build runs: a build that fails or is killed used its images too."""

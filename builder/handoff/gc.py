@@ -63,27 +63,32 @@ def find_garbage(
 ) -> Garbage:
     """What gc would remove, keeping the last `keep` builds of each stack and architecture. Call it
     within no_build_running: no build uses this cache, so its pending images are a killed build's and
-    its scratch files a dead process's. An image no record of this cache names may be a build's that
-    uses another cache on this engine: one tagged in the last day stays unless include_recent."""
+    its scratch files a dead process's. An image tagged in the last day after this cache's last build
+    that names it began may be a build's using another cache on this engine: it stays unless
+    include_recent."""
     runs = build_runs(cache)
     kept, dropped = _recent(runs, keep)
     used = frozenset().union(*(run.images for run in kept))
     used_keys = frozenset().union(*(run.keys for run in kept))
-    known = frozenset().union(*(run.images for run in runs), *(run.keys for run in runs))
     images = [tag for tag in sorted(engine.tags(f"{STAGE_REPOSITORY}/*")) if tag not in used]
     images += sorted(engine.tags(f"{PENDING_REPOSITORY}/*"))
     # A failed state of a current stage stays for `shell`.
     images += [t for t in sorted(engine.tags(f"{FAILED_REPOSITORY}/*")) if t.rpartition(":")[2] not in used_keys]
     since = (time.time() if now is None else now) - RECENT
-    recent = tuple(t for t in images if not include_recent and _foreign(t, known) and (_tagged(engine, t) or 0) > since)
+    recent = () if include_recent else tuple(t for t in images if _maybe_in_use(engine, t, runs, since))
     sized = tuple((tag, _size(engine, tag)) for tag in images if tag not in recent)
     scratch = tuple((p, _tree_size(p) if p.is_dir() else p.lstat().st_size) for p in cache.scratch_entries())
     return Garbage(tuple(kept), tuple(dropped), sized, _unused_inputs(cache, kept) if inputs else (), scratch, recent)
 
 
-def _foreign(tag: str, known: frozenset[str]) -> bool:
-    """No record of this cache names the tag, nor (for a pending or failed image) its stage key."""
-    return tag not in known and tag.rpartition(":")[2] not in known
+def _maybe_in_use(engine: Engine, tag: str, runs: list[BuildRun], since: float) -> bool:
+    """Tagged in the last day, and by no build of this cache that we know began after it: a build
+    using another cache on this engine (stage tags are shared by content) may be using it."""
+    tagged = _tagged(engine, tag)
+    if tagged is None or tagged <= since:
+        return False
+    key = tag.rpartition(":")[2]
+    return not any(run.started > tagged for run in runs if tag in run.images or key in run.keys)
 
 
 def _tagged(engine: Engine, tag: str) -> float | None:
@@ -92,13 +97,10 @@ def _tagged(engine: Engine, tag: str) -> float | None:
     return None  # removed meanwhile
 
 
-def verify_blobs(cache: Cache) -> list[Path]:
-    """Every cached blob hashed again; those whose content is not their name are removed (a later
-    build fetches them anew). The removed ones."""
-    bad = [path for path in cache.blob_files() if sha256_file(path) != path.name]
-    for path in bad:
-        path.unlink(missing_ok=True)
-    return bad
+def lying_blobs(cache: Cache) -> list[Path]:
+    """Every cached blob hashed again: those whose content is not their name (a later build fetches
+    them anew once they are removed)."""
+    return [path for path in cache.blob_files() if sha256_file(path) != path.name]
 
 
 def _size(engine: Engine, tag: str) -> int:

@@ -12,10 +12,10 @@ from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
 from builder.store.http import redact, scrub
 
-COMMIT = re.compile(r"^[0-9a-f]{40}$")
+COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
 # What `git check-ref-format` refuses in a ref name (git-check-ref-format(1), rules 1-10), plus
 # a component starting with '-': a name read from a repository never reaches git as an option.
-_BAD_REF = re.compile(r"(^|/)[.-]|\.\.|[\x00-\x20\x7f~^:?*\[\\]|@\{|//|/$|\.$|\.lock(/|$)|^@$")
+_BAD_REF = re.compile(r"^$|^/|(^|/)[.-]|\.\.|[^\x21-\x7e]|[~^:?*\[\\]|@\{|//|/$|\.$|\.lock(/|$)|^@$")
 
 
 class SourceError(StackbuildError):
@@ -51,7 +51,17 @@ def git(*args: str, cwd: Path | None = None, timeout: float = 120, stdin: str | 
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C", GIT_PROTOCOL_FROM_USER="0")
     try:
         command = ["git", *SAFE_CONFIG, *args]
-        run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, input=stdin)
+        # surrogateescape: a ref or path that is not UTF-8 (a hostile server's) is carried, not a crash.
+        run = subprocess.run(
+            command,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            timeout=timeout,
+            input=stdin,
+        )
     except FileNotFoundError as err:
         raise SourceError("git is not installed (run `python -m builder.hostsetup`)") from err
     except subprocess.TimeoutExpired as err:

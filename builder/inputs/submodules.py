@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
@@ -15,6 +16,9 @@ MAX_DEPTH = 8  # submodules of submodules: deeper than this is a loop or a mista
 # TileLang/tvm's tree, the largest a shipped stack has, holds about 15: a repository claiming
 # more is made to exhaust the lock (3 gitlinks over 7 levels were 3,280 entries and 8,763 git calls).
 MAX_SUBMODULES = 200
+# Where a served repository's submodules may be: a server (scp-like user@host:path included), as
+# joined with the parent's URL; anything else git would read as a path on this host.
+_REMOTE = re.compile(r"^(https?|ssh|git)://[^/]|^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/]")
 
 
 @dataclass(frozen=True)
@@ -118,11 +122,13 @@ def _resolve(
         if path not in declared:
             raise git.SourceError(f"{redact(url)} at {commit}: submodule {path} has no url in .gitmodules")
         sub_url = join_url(fetch_url if url.startswith("site:") else url, declared[path])
-        if declared[path].startswith(("file:", "/")) and not url.startswith("file:"):
+        # A site:NAME parent is where the site configuration says: a file:// one is this host's own choice.
+        local_parent = (fetch_url if url.startswith("site:") else url).startswith("file:")
+        if not local_parent and not _REMOTE.match(sub_url):
             # A repository from a server must not point the lock at this host's own repositories.
             raise git.SourceError(
                 f"{redact(url)} at {commit[:12]}: submodule {skip.prefix}{path} names {redact(declared[path])}, "
-                "a path on this host: only a file:// repository may have file:// submodules"
+                "not a server's URL (a path on this host?): only a file:// repository may have file:// submodules"
             )
         git.checked_commit(sub_commit, f"submodule {skip.prefix}{path}")
         sub_fetch = rewrite(sub_url)

@@ -15,3 +15,9 @@ def registry_repo(value: str) -> str:
             "no scheme, tag, digest or credentials)"
         )
     return value
+
+
+def registry_of(ref: str) -> str:
+    """The registry host[:port] of an image reference (Docker Hub's when it names none)."""
+    first, _, rest = ref.partition("/")
+    return first if rest and ("." in first or ":" in first or first == "localhost") else "docker.io"

@@ -8,7 +8,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -158,10 +160,35 @@ def test_a_bundle_store_whose_alternates_point_at_a_host_repository_brings_nothi
     (store / "objects" / "info" / "alternates").write_text(f"{repo}/objects\n")
     (store / "config").write_text("[core]\n\tfsmonitor = touch " + str(tmp_path / "MARKER") + "\n")
     cache = Cache(tmp_path / "cache")
-    with pytest.raises(StackbuildError):
+    with pytest.raises(StackbuildError, match=r"not our ref|missing|bad object|remote did not send|unable to read"):
         import_bundle(bundle, SiteConfig(), cache, print)
     assert not (tmp_path / "MARKER").exists()
-    assert not any(p.name == "store.git" for p in cache.root.rglob("*")), "no store made from the host's objects"
+    assert not cache.git_mirror("https://example.invalid/lib.git").exists(), "no store made from the host's objects"
+
+
+def test_a_bundle_store_whose_objects_are_a_link_to_a_host_repository_brings_nothing_of_it(tmp_path: Path) -> None:
+    private, commit = bare_repo(tmp_path / "private")  # a repository of this host the bundle's author knows of
+    bundle = bundle_of(tmp_path, commit, private)
+    store = bundle / "git" / "0123456789abcdef.git"
+    shutil.rmtree(store / "objects")
+    (store / "objects").symlink_to(private / "objects")
+    cache = Cache(tmp_path / "cache")
+    with pytest.raises(StackbuildError):
+        import_bundle(bundle, SiteConfig(), cache, print)
+    assert not cache.git_mirror("https://example.invalid/lib.git").exists(), "the host's commit entered the cache"
+
+
+def test_a_bundle_tag_named_like_an_option_on_a_good_commit_is_left_out(tmp_path: Path) -> None:
+    repo, commit = bare_repo(tmp_path)
+    secret = tmp_path / "shadow"
+    secret.write_text(SECRET)
+    run_git("update-ref", f"refs/tags/--file={secret}", commit, cwd=repo)
+    run_git("update-ref", "refs/tags/v1.0", commit, cwd=repo)
+    bundle = bundle_of(tmp_path, commit, repo)
+    cache = Cache(tmp_path / "cache")
+    import_bundle(bundle, SiteConfig(), cache, print)
+    stored = cache.git_mirror("https://example.invalid/lib.git")
+    assert run_git("for-each-ref", "--format=%(refname)", "refs/tags", cwd=stored) == "refs/tags/v1.0"
 
 
 def test_a_good_bundle_still_imports(tmp_path: Path) -> None:
@@ -194,6 +221,48 @@ def test_gitmodules_includes_are_not_followed(tmp_path: Path) -> None:
     assert git.gitmodules(str(work), commit) == {"dep": {"path": "dep", "url": "../dep.git"}}
 
 
+NAMES = [
+    "v8.5.0",
+    "release/1.6.3-rc1",
+    "8.5.0.alpha001",
+    "a_b+c",
+    "",
+    "/x",
+    "x//y",
+    "x/",
+    "-x",
+    "a/-b",
+    ".x",
+    "a/.b",
+    "a..b",
+    "x.lock",
+    "a.lock/b",
+    "a b",
+    "a~b",
+    "a^b",
+    "a:b",
+    "a?b",
+    "a*b",
+    "a[b",
+    "a\\b",
+    "a@{b",
+    "x.",
+    "\x7f",
+    "é",
+    "@",
+    "a@b",
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_tag_name_is_kept_only_when_git_accepts_it_and_it_starts_no_component_with_a_dash(name: str) -> None:
+    accepted = subprocess.run(["git", "check-ref-format", f"refs/tags/{name}"], capture_output=True).returncode == 0
+    dash = any(part.startswith("-") for part in name.split("/"))
+    # Stricter than git only where it must be: a leading dash, a name that is not ASCII, '@' alone.
+    stricter = dash or not name.isascii() or name == "@"
+    assert git.safe_tag_ref(f"refs/tags/{name}") == (accepted and not stricter), name
+
+
 @pytest.mark.parametrize(
     "ref", ["refs/tags/-x", "refs/tags/a/-b", "refs/tags/a..b", "refs/tags/x.lock", "refs/tags/a b", "refs/heads/v1"]
 )
@@ -205,14 +274,19 @@ def test_ordinary_tag_refs_are_kept() -> None:
     assert all(git.safe_tag_ref(r) for r in ("refs/tags/v8.5.0", "refs/tags/release/1.6.3-rc1", "refs/tags/a_b+c"))
 
 
-def test_a_served_repository_cannot_point_a_submodule_at_this_hosts_files(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["file://{repo}", "{repo}", "objects/../../../../../../../..{repo}"])
+def test_a_served_repository_cannot_point_a_submodule_at_this_hosts_files(tmp_path: Path, how: str) -> None:
     host_repo, _ = bare_repo(tmp_path / "host")  # a repository of this host the attacker names
     make_repo(tmp_path / "lib", "lib v1")
-    add_submodule(tmp_path / "lib", f"file://{host_repo}", "3rdparty/x")
+    add_submodule(tmp_path / "lib", f"file://{host_repo}", "3rdparty/x", how.replace("{repo}", str(host_repo)))
     lib = git_commit(tmp_path / "lib")
     served = "https://git.example.invalid/lib.git"  # fetched from there (its mirror is the local work tree)
-    with pytest.raises(git.SourceError, match=r"names file://.*a path on this host: only a file:// repository"):
-        submodules.resolve(served, f"file://{tmp_path}/lib", lib, Cache(tmp_path / "c"), lambda u: u)
+    cache = Cache(tmp_path / "c")
+    with pytest.raises(git.SourceError, match=r"not a server's URL \(a path on this host\?\)"):
+        submodules.resolve(served, f"file://{tmp_path}/lib", lib, cache, lambda u: u)
+    assert [p.name for p in cache.git_mirrors()] == [cache.git_mirror(f"file://{tmp_path}/lib").name]  # nothing fetched
+    if how != "file://{repo}":
+        return
     # The same tree as a file:// repository of this host keeps its file:// submodule.
     found = submodules.resolve(f"file://{tmp_path}/lib", f"file://{tmp_path}/lib", lib, Cache(tmp_path / "c"), str)
     assert [s.url for s in found] == [f"file://{host_repo}"]

@@ -21,6 +21,7 @@ from builder.engine import protocol
 from builder.engine.protocol import EngineError
 from builder.engine.registry_api import OCI_INDEX, Descriptor, RegistryClient, index_body
 from builder.model.arch import Arch
+from builder.model.registry import registry_of
 from tests.helpers import run_cli
 
 Answer = tuple[int, dict[str, str], bytes]
@@ -143,11 +144,12 @@ def test_index_entries_name_dockers_platforms() -> None:
     assert entry["platform"] == {"architecture": "arm64", "os": "linux", "variant": "v8"}
 
 
-def test_a_realm_on_another_address_over_plain_http_gets_no_password() -> None:
+@pytest.mark.parametrize("realm_host", ["127.0.0.2", "127.0.0.1"])  # another address; the same one, another port
+def test_a_realm_elsewhere_over_plain_http_gets_no_password(realm_host: str) -> None:
     def token(request: http.server.BaseHTTPRequestHandler) -> Answer:
         return 200, {}, json.dumps({"token": "anonymous"}).encode()
 
-    with server(token, host="127.0.0.2") as (realm, seen_by_realm):
+    with server(token, host=realm_host) as (realm, seen_by_realm):
 
         def registry(request: http.server.BaseHTTPRequestHandler) -> Answer:
             if request.headers.get("Authorization") != "Bearer anonymous":
@@ -222,3 +224,22 @@ def test_environment_credentials_without_a_host_are_for_the_one_registry_the_com
         "cache.internal:5000/c",
     )
     assert code == 2 and "would go to cache.internal:5000 and publish.internal:5000" in err and "\n" not in err.strip()
+
+
+def test_the_site_cache_a_command_uses_unasked_counts_as_a_registry_it_names(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("STACKBUILD_REGISTRY_USERNAME", "ci")
+    monkeypatch.setenv("STACKBUILD_REGISTRY_PASSWORD", "from-env")
+    monkeypatch.delenv("STACKBUILD_REGISTRY_HOST", raising=False)
+    site = tmp_path / "site.yaml"
+    site.write_text("cache_registry: cache.internal:5000/c\n")
+    monkeypatch.setenv("STACKBUILD_SITE_CONFIG", str(site))
+    monkeypatch.setattr(cli_publishing, "cmd_publish", lambda ctx, args: 0)
+    code, _, err = run_cli(capsys, "publish", "reference", "--registry", "publish.internal:5000/team")
+    assert code == 2 and "would go to cache.internal:5000 and publish.internal:5000" in err
+
+
+def test_a_registry_is_named_as_the_engine_names_it() -> None:
+    assert registry_of("myorg/cache") == "docker.io"  # no host: Docker Hub's, for scoping and pushes alike
+    assert registry_of("localhost:5000/c") == "localhost:5000" and registry_of("[::1]:5000/c/x:t") == "[::1]:5000"
