@@ -153,7 +153,7 @@ def mirror(url: str, commit: str, cache: Cache) -> Path:
     with cache.lock(f"git-{path.stem}"):
         if not path.is_dir():
             with cache.temp_dir() as tmp:  # an init cut short never looks like a store
-                git("init", "--quiet", "--bare", str(tmp / "store.git"))
+                git("init", "--quiet", "--bare", "--", str(tmp / "store.git"))
                 path.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp / "store.git", path)
         if not _has_commit(path, commit):
