@@ -195,13 +195,19 @@ def test_bodies_are_capped_and_bad_json_is_one_line() -> None:
     assert str(err.value) == f"registry {address} answered something that is not a JSON object"
 
 
-def test_environment_credentials_without_a_host_are_for_the_one_registry_the_command_names(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+@pytest.fixture
+def ci_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The environment's registry credentials, as CI passes secrets, for no registry in particular."""
     monkeypatch.setenv("STACKBUILD_REGISTRY_USERNAME", "ci")
     monkeypatch.setenv("STACKBUILD_REGISTRY_PASSWORD", "from-env")
     monkeypatch.delenv("STACKBUILD_REGISTRY_HOST", raising=False)
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.mark.usefixtures("ci_credentials")
+def test_environment_credentials_without_a_host_are_for_the_one_registry_the_command_names(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     seen: list[dict[str, str] | None] = []
 
     def publishing(ctx: object, args: object) -> int:
@@ -226,12 +232,10 @@ def test_environment_credentials_without_a_host_are_for_the_one_registry_the_com
     assert code == 2 and "would go to cache.internal:5000 and publish.internal:5000" in err and "\n" not in err.strip()
 
 
+@pytest.mark.usefixtures("ci_credentials")
 def test_the_site_cache_a_command_uses_unasked_counts_as_a_registry_it_names(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("STACKBUILD_REGISTRY_USERNAME", "ci")
-    monkeypatch.setenv("STACKBUILD_REGISTRY_PASSWORD", "from-env")
-    monkeypatch.delenv("STACKBUILD_REGISTRY_HOST", raising=False)
     site = tmp_path / "site.yaml"
     site.write_text("cache_registry: cache.internal:5000/c\n")
     monkeypatch.setenv("STACKBUILD_SITE_CONFIG", str(site))
