@@ -36,6 +36,7 @@ class FakeEngine:
     events: list[str] = field(default_factory=list)  # "build <stage>", "probed <image id>", in order
     parents_must_exist: bool = False  # a build naming a parent image this engine lacks fails, as BuildKit's
     runs: list[tuple[str, list[str], DeviceAccess]] = field(default_factory=list)
+    script_env: dict[str, str] = field(default_factory=lambda: {"ASCEND_HOME_PATH": "/usr/local/Ascend/cann"})
     active: int = 0
     max_active: int = 0
     guard: threading.Lock = field(default_factory=threading.Lock)
@@ -152,6 +153,7 @@ class FakeEngine:
         workdir: str | None = None,
         access: DeviceAccess = NO_DEVICES,
         timeout: float = 900,
+        entrypoint: Sequence[str] | None = None,
     ) -> RunResult:
         self.runs.append((image, command, access))
         if command[:2] == ["python3", "-c"]:  # the probe runner: one answer per probe
@@ -161,4 +163,6 @@ class FakeEngine:
             answer = [{"ok": ok, "message": "fake"} for _ in probes]
             self.events.append(f"probed {image}")
             return RunResult(0, json.dumps(answer))
+        if command[-1].startswith("# stackbuild: prints the environment"):  # the environment scripts read
+            return RunResult(0, f"stackbuild-env-before {{}}\nstackbuild-env-after {json.dumps(self.script_env)}")
         return RunResult(0, self.smoke_output)

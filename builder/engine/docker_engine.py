@@ -346,13 +346,20 @@ class DockerEngine:
 
     @contextlib.contextmanager
     def container(
-        self, image: str, command: list[str], workdir: str | None, access: DeviceAccess, platform: str | None = None
+        self,
+        image: str,
+        command: list[str],
+        workdir: str | None,
+        access: DeviceAccess,
+        platform: str | None = None,
+        entrypoint: Sequence[str] | None = None,
     ) -> Iterator[docker.models.containers.Container]:
         """A created container, removed however the block ends."""
         try:
             container = self.client.containers.create(
                 image,
                 command,
+                entrypoint=list(entrypoint) if entrypoint is not None else None,
                 platform=platform,
                 working_dir=workdir,
                 network_disabled=True,
@@ -401,8 +408,9 @@ class DockerEngine:
         workdir: str | None = None,
         access: DeviceAccess = NO_DEVICES,
         timeout: float = 900,
+        entrypoint: Sequence[str] | None = None,
     ) -> RunResult:
-        with self.container(image, command, workdir, access) as container:
+        with self.container(image, command, workdir, access, entrypoint=entrypoint) as container:
             try:
                 container.start()
                 status = container.wait(timeout=timeout)

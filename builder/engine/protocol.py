@@ -158,6 +158,8 @@ class Engine(Protocol):
         workdir: str | None = None,
         access: DeviceAccess = NO_DEVICES,
         timeout: float = 900,
+        entrypoint: Sequence[str] | None = None,
     ) -> RunResult:
-        """Run a command in a throwaway container (no network); its exit code and combined output."""
+        """Run a command in a throwaway container (no network), through the image's entrypoint unless
+        another is given; its exit code and combined output."""
         ...

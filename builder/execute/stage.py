@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from builder.engine import BuildFailed, BuildSpec, Engine, EngineError
+from builder.execute import environment
 from builder.execute.debug import failed_command, record_failure
 from builder.execute.normalise import normalise, normalise_dirs
 from builder.inputs.contexts import write_context
@@ -160,6 +161,7 @@ class StageBuilder:
             write(f"# context ready in {time.monotonic() - started:.2f}s")
             parents = {parent_arg(p): run.image_of(self.plan.stages[p]) for p in stage.parents}
             image_id = self._build(stage, context, write, log_file, parents)
+            image_id = self._environment(stage, image_id, write, log_file)
             write(f"# image built in {time.monotonic() - started:.2f}s")
             parent_images = [run.image_of(self.plan.stages[p]) for p in stage.parents]
             image_id = self._normalise(stage, image_id, parent_images, write, log_file)
@@ -175,6 +177,21 @@ class StageBuilder:
                 raise StageSkipped(f"{stage.name}: a parent failed")
         self.engine.tag(image_id, stage.tag())
         return image_id
+
+    def _environment(self, stage: Stage, built: str, write: Callable[[str], None], log_file: Path) -> str:
+        """The built image with the environment its scripts set (stages that have a Bake)."""
+        if stage.bake is None:
+            return built
+        try:
+            spec = BuildSpec(self.labels(stage), self.plan.arch)
+            return environment.add(self.engine, built, stage.name, stage.bake, spec, write)
+        except environment.EnvironmentUnreadable as err:
+            self._drop(stage, built)
+            raise StageFailed(stage.name, str(err), [], log_file, diagnose([str(err)])) from err
+        except BuildFailed as err:
+            self._drop(stage, built)
+            reason = f"cannot add the environment the scripts set: {err}"
+            raise StageFailed(stage.name, reason, err.log_tail[-15:], log_file, None) from err
 
     def _normalise(
         self, stage: Stage, built: str, parents: list[str], write: Callable[[str], None], log_file: Path
@@ -234,6 +251,7 @@ class StageBuilder:
                 built = self.engine.build(context, write, spec)
             except BuildFailed as err:
                 raise StageFailed(stage.name, f"{failing}: {err}", err.log_tail[-15:], log_file, None) from err
+            built = self._environment(stage, built, write, log_file)
             if not fresh:
                 return built
             return self._normalise(stage, built, list(parents.values()), write, log_file)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 ASCEND_ROOT = "/usr/local/Ascend"
 STACK_ROOT = "/opt/stack"
-DRIVER_LIB64 = f"{ASCEND_ROOT}/driver/lib64"
 # The first release installing cann-<ver>/ with a `cann` link and cann/set_env.sh.
 NEW_LAYOUT_SINCE = (8, 5)
 
@@ -27,25 +26,26 @@ class ToolkitLayout:
     link_target: str  # what `home` points at (relative, as the installer makes it)
     set_env: str  # the script users source
 
-    def env(self) -> tuple[tuple[str, str], ...]:
-        """What set_env.sh exports, baked into ENV (cann-container-image does the same); the
-        driver paths are for the host's driver mounted at run time."""
-        home = self.home
+    def env_scripts(self) -> tuple[tuple[str, bool], ...]:
+        """The environment scripts a release installs, in the order the official images source them
+        (Ascend/cann-container-image cann/8.5.0-910b-ubuntu22.04-py3.10/Dockerfile, its ENTRYPOINT):
+        (path, whether every install has it). The toolkit's own always; ascendnpu-ir's (8.5.0 and
+        later) and NNAL's where they are installed. The environment baked into the images is exactly
+        what these set, and the images' entrypoint sources them again at run time."""
+        optional = (f"{self.version_dir}/share/info/ascendnpu-ir/bin/set_env.sh",) if self.name == "cann" else ()
         return (
-            ("ASCEND_TOOLKIT_HOME", home),
-            ("ASCEND_HOME_PATH", home),
-            ("ASCEND_OPP_PATH", f"{home}/opp"),
-            ("ASCEND_AICPU_PATH", home),
-            ("LD_LIBRARY_PATH", f"{home}/lib64:{DRIVER_LIB64}:{DRIVER_LIB64}/common:{DRIVER_LIB64}/driver"),
-            ("PATH", f"{home}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
-            ("CMAKE_PREFIX_PATH", home),
+            (self.set_env, True),
+            *((path, False) for path in optional),
+            (f"{ASCEND_ROOT}/nnal/atb/set_env.sh", False),
         )
 
     def runtime_paths(self, machine: str) -> tuple[str, ...]:
-        """What the runtime image copies from the toolkit: libraries, install info, version file,
-        set_env.sh (the `home` link is made again, since COPY follows it)."""
+        """What the runtime image copies from the toolkit: libraries (devlib's too: with no driver
+        mounted, set_env.sh puts it on LD_LIBRARY_PATH), install info, version file, set_env.sh (the
+        `home` link is made again, since COPY follows it)."""
         return (
             f"{self.version_dir}/lib64",
+            f"{self.version_dir}/devlib",
             f"{self.version_dir}/{machine}-linux",
             f"{self.version_dir}/opp/version.info",
             self.set_env if self.name == "ascend-toolkit" else f"{self.version_dir}/set_env.sh",

@@ -11,7 +11,7 @@ from builder.model.layout import stack_dir, toolkit_layout
 from builder.plan import render
 from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels, origin_labels, release_name
 from builder.plan.resolve import Inputs, Located
-from builder.plan.stage import ContextInput, Plan, Stage, StageInputs, StageKind, parent_arg, sha256_text
+from builder.plan.stage import Bake, ContextInput, Plan, Stage, StageInputs, StageKind, parent_arg, sha256_text
 from builder.verify import probes as probe_specs
 from builder.verify.probes import ProbeSpec
 
@@ -41,7 +41,9 @@ class _Graph:
         workdir: str = "/",
         files: tuple[tuple[str, str], ...] = (),
         network: bool = False,
+        bake: Bake | None = None,
     ) -> None:
+        files = files + (bake.files() if bake else ())
         dockerfile = _parents_header(parents, self.stages) + dockerfile
         definition = digest({"Dockerfile": dockerfile, **dict(files)}) if files else sha256_text(dockerfile)
         inputs = StageInputs(
@@ -53,7 +55,7 @@ class _Graph:
             network=network,
         )
         items = (*located.items, *(BytesItem(path, text.encode()) for path, text in files))
-        self.stages[name] = Stage(name, kind, parents, dockerfile, items, inputs, files, probes, workdir)
+        self.stages[name] = Stage(name, kind, parents, dockerfile, items, inputs, files, probes, workdir, bake)
 
 
 def _parents_header(parents: tuple[str, ...], stages: dict[str, Stage]) -> str:
@@ -109,7 +111,8 @@ def make_plan(inputs: Inputs) -> Plan:
     section = lock.section(arch)
     toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages)
     toolkit_probes = probe_specs.toolkit_probes(toolkit_layout(lock.toolkit.version))
-    graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, inputs.packages, toolkit_probes)
+    toolkit_env = render.environment("toolkit", lock)
+    graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, inputs.packages, toolkit_probes, bake=toolkit_env)
     needs = transitive_deps({cid: lock.component(cid).depends_on for cid in lock.order})
     for cid in lock.order:
         deps = needs[cid]
@@ -142,7 +145,9 @@ def make_plan(inputs: Inputs) -> Plan:
     runtime_file = render.runtime(
         manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch, about
     )
-    graph.add("runtime-image", "runtime", ("base-runtime", "toolkit", *lock.order), runtime_file, files=lock_file)
+    runtime_env = render.environment("runtime-image", lock, render.component_env(manifest, lock.order))
+    runtime_parents = ("base-runtime", "toolkit", *lock.order)
+    graph.add("runtime-image", "runtime", runtime_parents, runtime_file, files=lock_file, bake=runtime_env)
     installs = {c.id: tuple(i.path for i in c.installs) for c in manifest.components if c.installs}
     return Plan(
         manifest.name,

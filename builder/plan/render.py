@@ -21,6 +21,7 @@ from builder.lock.model import Lock, LockedBootstrapBase, LockedDownload, Locked
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.layout import STACK_ROOT, stack_dir, toolkit_layout
+from builder.plan.stage import BAKED_ENV, Bake
 from builder.store.cache import default_root
 
 # Installer flags per package role (official scripts; the toolkit takes --full).
@@ -133,10 +134,32 @@ def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedDownload | Loc
         "toolkit",
         base_image=base_image,
         packages=package_steps(packages),
-        toolkit_env=env_block(layout.env()),
         layout=layout,
         version=lock.toolkit.version,
     )
+
+
+def entrypoint(scripts: Sequence[tuple[str, bool]]) -> list[str]:
+    """The images' ENTRYPOINT: the environment scripts sourced (those not always installed, where
+    present), then the command; as the official images' ENTRYPOINT does it."""
+    quoted = [(shlex.quote(path), always) for path, always in scripts]
+    steps = [f"source {path}" if always else f"{{ [ ! -f {path} ] || source {path}; }}" for path, always in quoted]
+    return ["/bin/bash", "-c", " && ".join([*steps, 'exec "$@"']), "--"]
+
+
+def environment(stage: str, lock: Lock, after: Sequence[tuple[str, str]] = ()) -> Bake:
+    """How the stage's environment enters its image once built: the release's scripts sourced in it,
+    what they set baked as ENV, then the stage's own variables (after) and the entrypoint."""
+    scripts = toolkit_layout(lock.toolkit.version).env_scripts()
+    capture = _env.get_template("env-capture.sh.j2").render(scripts=scripts)
+    dockerfile = _env.get_template("env.Dockerfile.j2").render(
+        stage=stage,
+        scripts=[path for path, _ in scripts],
+        baked=BAKED_ENV,
+        after=env_block(after),
+        entrypoint=entrypoint(scripts),
+    )
+    return Bake(capture, dockerfile)
 
 
 def python_dir(component_id: str) -> str:
@@ -285,6 +308,5 @@ def runtime(
         toolkit_paths=layout.runtime_paths(arch.value),
         layout=layout,
         artifacts=artifacts,
-        env=env_block(list(layout.env()) + component_env(manifest, [c for c, _ in components])),
         about=about,
     )

@@ -55,6 +55,34 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+# Where a Bake's Dockerfile takes the ENV read from the built image.
+BAKED_ENV = "# stackbuild: ENV read from the built image"
+
+
+@dataclass(frozen=True)
+class Bake:
+    """A stage whose environment is only known once it is built (the toolkit's scripts set it): the
+    script that reads it in the built image (env-capture.sh.j2) and the Dockerfile that adds it."""
+
+    capture: str
+    dockerfile: str  # FROM ${BUILT_IMAGE}, BAKED_ENV where the ENV goes
+
+    def files(self) -> tuple[tuple[str, str], ...]:
+        """Both as files of the stage (its key covers them)."""
+        return (("env/capture.sh", self.capture), ("env/Dockerfile", self.dockerfile))
+
+    def dockerfile_with(self, env: Mapping[str, str]) -> str:
+        """The Dockerfile with env as one ENV instruction of literal values (nothing expanded)."""
+        if not env:
+            return self.dockerfile.replace(BAKED_ENV, "# (the scripts set nothing)")
+        pairs = [f'{name}="{_literal(value)}"' for name, value in sorted(env.items())]
+        return self.dockerfile.replace(BAKED_ENV, "ENV " + " \\\n    ".join(pairs))
+
+
+def _literal(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+
+
 @dataclass(frozen=True)
 class Stage:
     name: str
@@ -71,6 +99,7 @@ class Stage:
 
     probes: tuple[ProbeSpec, ...] = ()
     probe_workdir: str = "/"
+    bake: Bake | None = None
 
     @cached_property
     def key(self) -> str:

@@ -22,6 +22,16 @@ KNOWN_FAILURES: tuple[tuple[str, str], ...] = (
         "toolkit's ENV",
     ),
     (
+        r"package configuration file provided by \"?(ACL|ASC)\b",
+        "CMAKE_PREFIX_PATH lacks the toolkit's lib64/cmake, which only its set_env.sh puts there: the image's ENV "
+        "must be what set_env.sh sets (or the package that installs the CMake file is missing)",
+    ),
+    (
+        r"\b(ascendcc|bisheng|ccec): (command )?not found|make: (ascendcc|bisheng|ccec): No such file or directory",
+        "the toolkit's compiler is not on PATH: only its set_env.sh puts tools/ccec_compiler/bin there, so the "
+        "image's ENV must be what set_env.sh sets",
+    ),
+    (
         r"undefined reference to [`']?(acl|rt)\w*",
         "linked against the wrong ACL library set (host/device/simulator): link the toolkit's lib64",
     ),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import struct
 import subprocess
 import sys
@@ -91,31 +92,43 @@ def command(probe: ProbeSpec) -> Outcome:
     return True, f"exit code {run.returncode}"
 
 
-def environment_of(script: str | None) -> dict[str, str]:
-    """The variables a clean bash has after sourcing script (None: just a clean bash)."""
-    source = f"source {script} >/dev/null && " if script else "export PATH && "
-    dump = "import json, os; print(json.dumps(dict(os.environ)))"
-    run = subprocess.run(["env", "-i", "bash", "-c", f"{source}python3 -c '{dump}'"], capture_output=True, text=True)
+# Variables bash sets itself: not the scripts'.
+BASH_OWN = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
+
+
+def environment_of(scripts: list[list[Any]], path: str) -> dict[str, str]:
+    """The variables a clean bash (only PATH set) has after sourcing the scripts ([path, always]:
+    one not always installed is sourced where present)."""
+    lines = []
+    for script, always in scripts:
+        source = f"source {shlex.quote(script)} >/dev/null || exit 1"
+        lines.append(source if always else f"if [ -f {shlex.quote(script)} ]; then {source}; fi")
+    lines.append("exec python3 -c 'import json, os; print(json.dumps(dict(os.environ)))'")
+    run = subprocess.run(["env", "-i", f"PATH={path}", "bash", "-c", "\n".join(lines)], capture_output=True, text=True)
     if run.returncode != 0:
-        raise RuntimeError(f"cannot source {script}: {run.stderr.strip()[-200:]}")
+        raise RuntimeError(f"cannot source {', '.join(s for s, _ in scripts)}: {run.stderr.strip()[-200:]}")
     environment: dict[str, str] = json.loads(run.stdout)
     return environment
 
 
 def set_env(probe: ProbeSpec) -> Outcome:
-    """The image's ENV covers every path element set_env.sh adds to a clean bash."""
+    """The image's ENV is exactly what the scripts set in a clean bash whose PATH is the image's
+    without the toolkit's entries (what the image's PATH was before they were baked)."""
+    root = probe["root"].rstrip("/") + "/"
+    path = ":".join(p for p in os.environ.get("PATH", "").split(":") if not p.startswith(root))
     try:
-        sourced, clean = environment_of(probe["script"]), environment_of(None)
+        clean, sourced = environment_of([], path), environment_of(probe["scripts"], path)
     except RuntimeError as err:
         return False, str(err)
     problems = []
-    for var, value in sourced.items():
-        before = clean.get(var, "").split(":")
-        have = os.environ.get(var, "").split(":")
-        missing = [p for p in value.split(":") if p and p not in before and p not in have]
-        if missing:
-            problems.append(f"{var} lacks {':'.join(missing)}")
-    return not problems, "; ".join(problems) or "ENV matches set_env.sh"
+    for var, value in sorted(sourced.items()):
+        if var in BASH_OWN or clean.get(var) == value or os.environ.get(var) == value:
+            continue
+        if var in os.environ:
+            problems.append(f"{var} is {os.environ[var]} in ENV but {value} from the scripts")
+        else:
+            problems.append(f"{var} is not in ENV (the scripts set {value})")
+    return not problems, "; ".join(problems) or "ENV is what the scripts set"
 
 
 def exists(probe: ProbeSpec) -> Outcome:

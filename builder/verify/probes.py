@@ -6,8 +6,8 @@ Built-in kinds (declared per component in the manifest):
                inside a directory (the runtime linked against a stray ACL copy)
   env          variables are set / name paths that exist
   command      a command exits with the expected code and prints what is expected
-and, for the toolkit stage, set-env: the ENV baked into the image covers everything the
-toolkit's set_env.sh exports. All probes of a stage run in one container, by
+and, for the toolkit stage, set-env: the ENV baked into the image is exactly what the release's
+environment scripts set, sourced in a clean bash. All probes of a stage run in one container, by
 probe_runner.py (standard library only), so the image needs python3.
 """
 
@@ -24,17 +24,21 @@ from typing import Any
 from builder.engine import Engine
 from builder.manifest.model import Component
 from builder.manifest.probes import Probe
-from builder.model.layout import ToolkitLayout
+from builder.model.layout import ASCEND_ROOT, ToolkitLayout
 
 RUNNER = (Path(__file__).parent / "probe_runner.py").read_text()
 # Part of every probed stage's key: a change to how probes run re-probes cached stages.
 RUNNER_SHA256 = hashlib.sha256(RUNNER.encode()).hexdigest()
 ProbeSpec = dict[str, Any]
+# Probes of the ENV in the image's config, which its entrypoint changes (it sources set_env.sh again):
+# they run with an entrypoint that only runs the command.
+OWN_ENV_KINDS = frozenset({"set-env"})
+ENV_ONLY = ("env",)
 
 
 def toolkit_probes(layout: ToolkitLayout) -> tuple[ProbeSpec, ...]:
     return (
-        {"kind": "set-env", "script": layout.set_env},
+        {"kind": "set-env", "scripts": [list(s) for s in layout.env_scripts()], "root": ASCEND_ROOT},
         {"kind": "env", "set": [], "paths": ["ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"]},
     )
 
@@ -77,10 +81,24 @@ def component_probes(component: Component) -> tuple[ProbeSpec, ...]:
 
 
 def run_probes(engine: Engine, image: str, workdir: str, probes: Sequence[ProbeSpec]) -> list[ProbeResult]:
-    """Run the probes in one container of image; one result per probe."""
+    """Run the probes in a container of image, through its entrypoint (as `run`, `shell` and the smoke
+    go); set-env, which reads the ENV the image itself carries, in one that skips it. One result per
+    probe, in order."""
+    results: dict[int, ProbeResult] = {}
+    for entrypoint, wanted in ((ENV_ONLY, True), (None, False)):
+        group = [n for n, p in enumerate(probes) if (p["kind"] in OWN_ENV_KINDS) == wanted]
+        outcomes = _in_container(engine, image, workdir, [probes[n] for n in group], entrypoint)
+        results.update(zip(group, outcomes, strict=True))
+    return [results[n] for n in range(len(probes))]
+
+
+def _in_container(
+    engine: Engine, image: str, workdir: str, probes: Sequence[ProbeSpec], entrypoint: Sequence[str] | None
+) -> list[ProbeResult]:
     if not probes:
         return []
-    out = engine.run(image, ["python3", "-c", RUNNER, json.dumps(list(probes))], workdir=workdir)
+    command = ["python3", "-c", RUNNER, json.dumps(list(probes))]
+    out = engine.run(image, command, workdir=workdir, entrypoint=entrypoint)
     try:
         answers = json.loads(out.output.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):

@@ -156,7 +156,7 @@ def test_shell_opens_a_failed_stage_before_its_failed_step_and_it_fails_again_th
         [
             (
                 "      - cmake -S . -B build -DCMAKE_BUILD_TYPE=Release",
-                "      - cmake -S . -B build -DASCEND_CANN_PACKAGE_PATH=/usr/local/Ascend/nowhere",
+                "      - cmake -S . -B build -DACL_DIR=/usr/local/Ascend/nowhere",
             )
         ],
     )
@@ -169,7 +169,7 @@ def test_shell_opens_a_failed_stage_before_its_failed_step_and_it_fails_again_th
     shell = stackbuild(workspace, "shell", name, "runtime", "--", "bash", "-c", f'{rerun} 2>&1; echo "exit=$?"; pwd')
     assert shell.returncode == 0, shell.stderr
     assert f"the step that failed, to run again here: {rerun}" in shell.stderr
-    assert "ASCENDCL not found under /usr/local/Ascend/nowhere" in shell.stdout
+    assert 'Could not find a package configuration file provided by "ACL"' in shell.stdout
     assert "exit=1" in shell.stdout and shell.stdout.rstrip().endswith("/opt/stack/runtime")
 
     # A stage that built: its own image, with its environment.

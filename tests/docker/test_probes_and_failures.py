@@ -66,9 +66,9 @@ def test_acl_copy_outside_toolkit_fails_linked_from_probe(workspace: Path) -> No
             (
                 RUNTIME_STEPS,
                 (
-                    "      - mkdir -p /opt/old-acl/lib64 && cp -r $ASCEND_TOOLKIT_HOME/include /opt/old-acl/"
-                    " && cp $ASCEND_TOOLKIT_HOME/lib64/libascendcl.so /opt/old-acl/lib64/\n"
-                    "      - cmake -S . -B build -DASCEND_CANN_PACKAGE_PATH=/opt/old-acl"
+                    "      - mkdir -p /opt/old-acl && cp -r $ASCEND_TOOLKIT_HOME/include $ASCEND_TOOLKIT_HOME/lib64"
+                    " /opt/old-acl/\n"
+                    "      - cmake -S . -B build -DACL_DIR=/opt/old-acl/lib64/cmake"
                     " -DCMAKE_SHARED_LINKER_FLAGS=-Wl,--disable-new-dtags\n"
                     "      - cmake --build build"
                 ),
@@ -108,16 +108,17 @@ def test_failing_command_probe_and_build_step(workspace: Path) -> None:
         [
             (
                 "      - cmake -S . -B build -DCMAKE_BUILD_TYPE=Release",
-                "      - cmake -S . -B build -DASCEND_CANN_PACKAGE_PATH=/usr/local/Ascend/nowhere",
+                "      - cmake -S . -B build -DACL_DIR=/usr/local/Ascend/nowhere",
             )
         ],
     )
     assert run.returncode == 1
     assert "stage runtime failed: The command '/bin/bash /opt/stackbuild/steps/runtime/build.sh' returned" in run.stderr
     # From the log tail: the failing step by number and first line, and the tool's own message.
-    assert "stackbuild: runtime: build step 1/2: cmake -S . -B build -DASCEND_CANN_PACKAGE_PATH=" in run.stderr
-    assert "ASCENDCL not found under /usr/local/Ascend/nowhere" in run.stderr
-    assert "full log: " in run.stderr and "likely cause: toolkit not installed or set_env.sh not sourced" in run.stderr
+    assert "stackbuild: runtime: build step 1/2: cmake -S . -B build -DACL_DIR=/usr/local/Ascend/nowhere" in run.stderr
+    assert 'Could not find a package configuration file provided by "ACL"' in run.stderr
+    assert "full log: " in run.stderr
+    assert "likely cause: CMAKE_PREFIX_PATH lacks the toolkit's lib64/cmake" in run.stderr
 
 
 def test_build_steps_are_scripts_comments_and_lines_are_harmless(workspace: Path) -> None:

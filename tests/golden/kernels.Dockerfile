@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e7cb3ed9929cfd35c0db63e689dca1f7221c8ce57fcfe8ee41f64a04fad075b4
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:9326c96e363964f20671d8c2bf32f21ad839c8aa41cda5f1bd422f172ec67c27
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:9d725319888730eb1c8dab90afbe56b2befc0470d529d91538ae25ce3ac01716
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:4f7706bd337f07b4f5b2379e40f968ed5de6c6d4d10007a7471408e682394eb4
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

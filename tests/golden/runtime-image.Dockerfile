@@ -1,32 +1,25 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:c979f8124dad9b19040f74e52a774315545728951a77fa8f1440d0d70e9d16dd
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e7cb3ed9929cfd35c0db63e689dca1f7221c8ce57fcfe8ee41f64a04fad075b4
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:9326c96e363964f20671d8c2bf32f21ad839c8aa41cda5f1bd422f172ec67c27
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:dc01d7233fa2091483e9224a440a395c794fa477ac71decda95e36835eb420e0
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:b3a3fad1841932c8b06c5e0a809f36a453199a4349244b900a6cb1f13b8afd0e
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:9d725319888730eb1c8dab90afbe56b2befc0470d529d91538ae25ce3ac01716
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:4f7706bd337f07b4f5b2379e40f968ed5de6c6d4d10007a7471408e682394eb4
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:26ba38db6e3d5e43e2ae65aaefcef7e7a1085af688d36a408e226f3761d382dc
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels
 # stackbuild: runtime image, the declared runtime artifacts and the toolkit's
-# runtime libraries on the smaller runtime base.
+# runtime libraries on the smaller runtime base. Its ENV (what the toolkit's set_env.sh sets here,
+# then the components' variables) and entrypoint are added once it is built (env.Dockerfile.j2).
 FROM base-runtime
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/lib64", "/usr/local/Ascend/cann-8.5.0/lib64"]
+COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/devlib", "/usr/local/Ascend/cann-8.5.0/devlib"]
 COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/x86_64-linux", "/usr/local/Ascend/cann-8.5.0/x86_64-linux"]
 COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/opp/version.info", "/usr/local/Ascend/cann-8.5.0/opp/version.info"]
 COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/set_env.sh", "/usr/local/Ascend/cann-8.5.0/set_env.sh"]
 RUN ln -sfn cann-8.5.0 /usr/local/Ascend/cann
 COPY --from=devkit ["/opt/stack/devkit/output", "/opt/stack/devkit/output"]
 COPY --from=kernels ["/opt/stack/kernels/output/bin/00_basic_matmul", "/opt/stack/kernels/output/bin/00_basic_matmul"]
-ENV ASCEND_TOOLKIT_HOME="/usr/local/Ascend/cann" \
-    ASCEND_HOME_PATH="/usr/local/Ascend/cann" \
-    ASCEND_OPP_PATH="/usr/local/Ascend/cann/opp" \
-    ASCEND_AICPU_PATH="/usr/local/Ascend/cann" \
-    LD_LIBRARY_PATH="/usr/local/Ascend/cann/lib64:/usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver" \
-    PATH="/usr/local/Ascend/cann/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
-    CMAKE_PREFIX_PATH="/usr/local/Ascend/cann" \
-    DEVKIT_HOME="/opt/stack/devkit"
-ENV PATH="/opt/stack/kernels/output/bin:${PATH}"
 WORKDIR /opt/stack
 COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="golden runtime image" \

@@ -147,7 +147,8 @@ def test_out_of_order_and_wrong_toolkit_fail_loudly(native_stack: dict[str, str]
     cmake = subprocess.run(
         ["cmake", "-S", str(REFERENCE / "runtime"), "-B", str(tmp_path / "b")], env=bare, capture_output=True, text=True
     )
-    assert cmake.returncode != 0 and "ASCEND_TOOLKIT_HOME is not set" in cmake.stderr
+    # Without set_env.sh, CMAKE_PREFIX_PATH lacks the toolkit's lib64/cmake: CMake names the variable.
+    assert cmake.returncode != 0 and 'Add the installation prefix of "ACL" to CMAKE_PREFIX_PATH' in cmake.stderr
 
 
 def test_result_mismatch_exits_non_zero(native_stack: dict[str, str]) -> None:

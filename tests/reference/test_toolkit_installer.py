@@ -73,7 +73,8 @@ def test_install_layout_and_version_files(installer: Path, tmp_path: Path) -> No
         f"path={home}",
     ]
     assert (home / "opp" / "version.info").read_text().splitlines() == ["Version=8.3.RC1.cpusim", "version_dir=8.3.RC1"]
-    for rel in ("bin/ascendcc", "lib64/libascendcl.so", "include/acl/acl.h"):
+    compiler = "tools/ccec_compiler/bin/ascendcc"  # where CANN keeps bisheng: on PATH through set_env.sh only
+    for rel in (compiler, "lib64/libascendcl.so", "lib64/cmake/ACLConfig.cmake", "devlib/libascend_hal.so"):
         assert (home / rel).is_file(), rel
     env = subprocess.run(
         ["bash", "-c", f"source {root}/set_env.sh && echo $ASCEND_TOOLKIT_HOME && ascendcc --version"],
@@ -83,13 +84,15 @@ def test_install_layout_and_version_files(installer: Path, tmp_path: Path) -> No
     ).stdout.splitlines()
     assert env[0] == f"{root}/latest"
     assert env[1].startswith("ascendcc 8.3.RC1 (CPU simulation")
-    # Without --install-for-all other users get no access; with it, they can read and run.
-    assert stat.S_IMODE((home / "bin" / "ascendcc").stat().st_mode) & 0o007 == 0
+    # Without --install-for-all other users get no access; with it, the group's bits without write.
+    assert stat.S_IMODE((home / compiler).stat().st_mode) == 0o550
+    assert stat.S_IMODE((root / "set_env.sh").stat().st_mode) == 0o440
     again = run(installer, "--install", "--quiet", "--install-for-all", f"--install-path={tmp_path}")
     assert again.returncode == 1 and "already installed" in again.stderr and "--force" in again.stderr
     forced = run(installer, "--install", "--quiet", "--install-for-all", "--force", f"--install-path={tmp_path}")
     assert forced.returncode == 0, forced.stderr
-    assert stat.S_IMODE((home / "bin" / "ascendcc").stat().st_mode) & 0o005 == 0o005
+    assert stat.S_IMODE((home / compiler).stat().st_mode) == 0o555
+    assert stat.S_IMODE(home.stat().st_mode) == 0o755
 
 
 def test_license_prompt_without_quiet(installer: Path, tmp_path: Path) -> None:
@@ -139,4 +142,44 @@ def test_8_5_packages_install_the_new_layout(tmp_path: Path) -> None:
             text=True,
         )
         assert sourced.returncode == 0, sourced.stderr
-        assert sourced.stdout.splitlines()[0] == f"{prefix}/cann"
+        # The install path rewritten into set_env.sh: the real directory, as CANN 8.5.0's is (hicann/runtime
+        # scripts/package/runtime/scripts/runtime_custom_install.sh), and as the official image's ENV has it.
+        assert sourced.stdout.splitlines()[0] == f"{prefix}/cann-8.5.0"
+
+
+def _sourced(script: Path, *, env: dict[str, str], twice: bool = False) -> dict[str, str]:
+    source = f"source {script} && " * (2 if twice else 1)
+    run = subprocess.run(
+        ["env", "-i", *(f"{k}={v}" for k, v in env.items()), "bash", "-c", source + "env -0"],
+        capture_output=True,
+        check=True,
+    )
+    return dict(item.split("=", 1) for item in run.stdout.decode().split("\0") if item)
+
+
+def test_8_5_set_env_behaves_as_canns(tmp_path: Path) -> None:
+    """What hicann/runtime's v8.5.0 set_env.sh does: the compiler, the CMake packages and devlib found
+    only through it; devlib only without a driver; sourcing again drops its earlier entries."""
+    installer = pack(tmp_path / "dist", "--version", "8.5.0")
+    prefix = tmp_path / "Ascend"
+    assert run(installer, "--full", "--quiet", "--install-for-all", f"--install-path={prefix}").returncode == 0
+    home, script = prefix / "cann-8.5.0", prefix / "cann" / "set_env.sh"
+    bare = {"PATH": "/usr/bin:/bin"}
+    env = _sourced(script, env=bare)
+    assert env["PATH"].split(":")[:2] == [f"{home}/bin", f"{home}/tools/ccec_compiler/bin"]
+    assert env["CMAKE_PREFIX_PATH"] == f"{home}/lib64/cmake"
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == f"{home}/lib64"
+    assert env["LD_LIBRARY_PATH"].split(":")[-1] == f"{home}/devlib"  # no driver: its stand-in, last
+    assert env["PYTHONPATH"] == f"{home}/python/site-packages:"  # CANN's trailing colon
+    assert env["TOOLCHAIN_HOME"] == f"{home}/toolkit" and env["ASCEND_OPP_PATH"] == f"{home}/opp"
+    again = _sourced(script, env=bare, twice=True)
+    # Its own entries once (the driver's are put in front again, as CANN's set_env.sh does too).
+    assert again["PATH"] == env["PATH"]
+    own = [p for p in again["LD_LIBRARY_PATH"].split(":") if p.startswith(str(home))]
+    assert own == [p for p in env["LD_LIBRARY_PATH"].split(":") if p.startswith(str(home))]
+    driver = tmp_path / "driver" / "lib64"
+    driver.mkdir(parents=True)
+    (driver / "libascend_hal.so").write_bytes(b"")
+    with_driver = _sourced(script, env={**bare, "LD_LIBRARY_PATH": str(driver)})
+    assert f"{home}/devlib" not in with_driver["LD_LIBRARY_PATH"].split(":")
+    assert with_driver["LD_LIBRARY_PATH"].endswith(f":{driver}")

@@ -60,7 +60,7 @@ def build_payload(package: str, version: str, arch: str, pad_mb: int = 0) -> byt
             if path.is_dir() or "__pycache__" in path.parts:
                 continue
             rel = path.relative_to(PAYLOAD).as_posix()
-            executable = rel == "install.sh" or rel.startswith("bin/")
+            executable = rel == "install.sh" or "/bin/" in f"/{rel}"
             _add(tar, rel, path.read_bytes(), 0o755 if executable else 0o644)
         _add(tar, "package.info", _package_info(package, version, arch), 0o644)
         if pad_mb:

@@ -3,9 +3,10 @@
 # .run (see shared/ascend-facts.md): --install/--full, --quiet, --install-path=DIR,
 # --install-for-all, --force, --version. The layout is the one the package's version
 # installs: up to 8.3, <path>/ascend-toolkit/<ver>/ with a `latest` symlink and
-# ascend-toolkit/set_env.sh; from 8.5.0, <path>/cann-<ver>/ with a `cann` link, cann/set_env.sh
-# and the old ascend-toolkit/set_env.sh kept for scripts that source it. Both have
-# <arch>-linux/ascend_toolkit_install.info and opp/version.info with version_dir=.
+# ascend-toolkit/set_env.sh; from 8.5.0, <path>/cann-<ver>/ with a `cann` link, cann-<ver>/set_env.sh
+# and the old ascend-toolkit/set_env.sh and ascend-toolkit/latest kept for scripts that use them.
+# Both have <arch>-linux/ascend_toolkit_install.info and opp/version.info with version_dir=; the
+# compiler is in tools/ccec_compiler/bin and the ACL CMake package in lib64/cmake.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
@@ -66,8 +67,10 @@ case "$path" in /*) ;; *) die "--install-path must be absolute: $path" ;; esac
 major=${VERSION%%.*} rest=${VERSION#*.} minor=${rest%%.*}
 if [ "$major" -gt 8 ] || { [ "$major" = 8 ] && [ "$minor" -ge 5 ]; }; then
     root=$path dest=$path/cann-$VERSION home=$path/cann link_target=cann-$VERSION set_env=$path/cann/set_env.sh
+    home_dir=$dest
 else
     root=$path/ascend-toolkit dest=$root/$VERSION home=$root/latest link_target=$VERSION set_env=$root/set_env.sh
+    home_dir=$home
 fi
 if [ -e "$dest" ]; then
     [ "$force" = 1 ] || die "version $VERSION is already installed in $dest (pass --force to replace it)"
@@ -81,13 +84,17 @@ log INFO "installing ${PACKAGE_NAME} ${VERSION} into $dest"
 mkdir -p "$root"
 staging=$(mktemp -d "$root/.staging.XXXXXX")
 trap 'rm -rf "$staging"' EXIT
-mkdir -p "$staging/bin" "$staging/lib64" "$staging/$ARCH-linux" "$staging/opp"
+mkdir -p "$staging/bin" "$staging/lib64/cmake" "$staging/devlib" "$staging/$ARCH-linux" "$staging/opp"
 cp -R "$here/include" "$staging/include"
-cp "$here/bin/ascendcc" "$staging/bin/ascendcc"
-chmod 755 "$staging/bin/ascendcc"
+cp -R "$here/tools" "$staging/tools"
+cp "$here/cmake/ACLConfig.cmake" "$staging/lib64/cmake/"
 echo "$VERSION" > "$staging/bin/.toolkit_version"
-"$cc" -O2 -fPIC -shared -pthread -Wall -Werror -I"$staging/include" \
-    -Wl,-soname,libascendcl.so "$here/src/acl.c" -o "$staging/lib64/libascendcl.so" \
+# devlib/ holds the driver HAL's stand-in that libascendcl.so links against (CANN's devlib/ has the
+# driver's development libraries); a host's driver provides the real one at run time.
+"$cc" -O2 -fPIC -shared -Wall -Werror -Wl,-soname,libascend_hal.so "$here/src/hal_stub.c" \
+    -o "$staging/devlib/libascend_hal.so" || die "building devlib/libascend_hal.so failed"
+"$cc" -O2 -fPIC -shared -pthread -Wall -Werror -I"$staging/include" -Wl,-soname,libascendcl.so \
+    "$here/src/acl.c" -o "$staging/lib64/libascendcl.so" -L"$staging/devlib" -lascend_hal \
     || die "building libascendcl.so failed"
 
 cat > "$staging/$ARCH-linux/ascend_toolkit_install.info" <<INFO
@@ -103,31 +110,29 @@ Version=${INNER_VERSION}
 version_dir=${VERSION}
 INFO
 
-write_set_env() {
-    cat > "$1" <<ENV
-# Environment of the CPU-simulated CANN toolkit (same variables as CANN's set_env.sh).
-export ASCEND_TOOLKIT_HOME=${home}
-export ASCEND_HOME_PATH=\${ASCEND_TOOLKIT_HOME}
-export ASCEND_OPP_PATH=\${ASCEND_TOOLKIT_HOME}/opp
-export ASCEND_AICPU_PATH=\${ASCEND_TOOLKIT_HOME}
-export LD_LIBRARY_PATH=\${ASCEND_TOOLKIT_HOME}/lib64\${LD_LIBRARY_PATH:+:\${LD_LIBRARY_PATH}}
-export PATH=\${ASCEND_TOOLKIT_HOME}/bin\${PATH:+:\${PATH}}
-export CMAKE_PREFIX_PATH=\${ASCEND_TOOLKIT_HOME}\${CMAKE_PREFIX_PATH:+:\${CMAKE_PREFIX_PATH}}
-ENV
-}
-
-if [ "$home" = "$path/cann" ]; then
-    write_set_env "$staging/set_env.sh"
-    mkdir -p "$path/ascend-toolkit"
-    write_set_env "$path/ascend-toolkit/set_env.sh"
-fi
+# set_env.sh is told where the toolkit is at install time, as CANN's installer does (hicann/runtime
+# scripts/package/runtime/scripts/runtime_custom_install.sh rewrites its version_dirpath= line): 8.5.0
+# and later keep it in cann-<ver>/, older releases in ascend-toolkit/, naming the `latest` link.
+if [ "$home" = "$path/cann" ]; then set_env_file=$dest/set_env.sh; else set_env_file=$root/set_env.sh; fi
+sed "s#^\( *local toolkit_dir=\).*#\1\"$home_dir\"#" "$here/set_env.sh" > "$staging/set_env.sh"
 mv "$staging" "$dest"
+[ "$set_env_file" = "$dest/set_env.sh" ] || mv "$dest/set_env.sh" "$set_env_file"
 trap - EXIT
 ln -sfn "$link_target" "$home"
-[ "$home" = "$path/cann" ] || write_set_env "$root/set_env.sh"
+if [ "$home" = "$path/cann" ]; then
+    # The old entry points stay for scripts that source them (the official 8.5.0 image does).
+    mkdir -p "$path/ascend-toolkit"
+    ln -sfn "../$link_target" "$path/ascend-toolkit/latest"
+    ln -sfn "../$link_target/set_env.sh" "$path/ascend-toolkit/set_env.sh"
+fi
 
-for installed in "$dest" "$path/ascend-toolkit"; do
-    [ -e "$installed" ] || continue
-    if [ "$for_all" = 1 ]; then chmod -R a+rX "$installed"; else chmod -R o-rwx "$installed"; fi
-done
+# Modes as CANN's installer sets them (owner and group only); --install-for-all gives others the
+# group's bits without write (hicann/runtime common_func_v2.inc, get_install_for_all_mod).
+find "$dest" -type d -exec chmod 750 {} +
+find "$dest" -type f -exec chmod 440 {} +
+find "$dest" -type f \( -path '*/bin/*' -o -name '*.so' \) -exec chmod 550 {} +
+chmod 440 "$set_env_file"
+if [ "$for_all" = 1 ]; then
+    chmod -R o=g,o-w "$dest" "$set_env_file"
+fi
 log INFO "${PACKAGE_NAME} ${VERSION} installed; run: source ${set_env}"

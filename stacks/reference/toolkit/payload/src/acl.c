@@ -58,11 +58,15 @@ aclError aclFinalize(void)
     return was ? ACL_SUCCESS : fail(ACL_ERROR_UNINITIALIZE, "aclFinalize before aclInit");
 }
 
+/* The driver's HAL: the host's libascend_hal.so with a driver, devlib's stand-in without one. */
+extern int halGetDeviceCount(uint32_t *count);
+
 aclError aclrtGetDeviceCount(uint32_t *count)
 {
     if (!count)
         return fail(ACL_ERROR_INVALID_PARAM, "count is NULL");
-    *count = 1;
+    if (halGetDeviceCount(count) != 0)
+        return fail(ACL_ERROR_RT_INVALID_DEVICEID, "the driver reports no device");
     return ACL_SUCCESS;
 }
 

@@ -1,0 +1,82 @@
+"""A stage's environment taken from the image it built: the release's scripts sourced there, what
+they set added as ENV by a second build (plan.stage.Bake). The environment is only known once the
+toolkit is installed, and stays what CANN's own set_env.sh says instead of a table of ours."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tarfile
+import tempfile
+from collections.abc import Callable
+from typing import IO
+
+from builder.engine import BuildSpec, Engine
+from builder.model.errors import StackbuildError
+from builder.plan.stage import Bake
+
+BEFORE, AFTER = "stackbuild-env-before ", "stackbuild-env-after "
+# Variables bash sets itself, and names ENV cannot hold (bash's exported functions): not baked.
+BASH_OWN = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class EnvironmentUnreadable(StackbuildError):
+    """The scripts could not be sourced in the built image, or set what ENV cannot hold."""
+
+
+def set_by_scripts(output: str) -> dict[str, str]:
+    """What the capture script's output says the scripts set: each variable new or changed."""
+    dumps = {}
+    for line in output.splitlines():
+        for marker in (BEFORE, AFTER):
+            if line.startswith(marker):
+                dumps[marker] = json.loads(line.removeprefix(marker))
+    if len(dumps) != 2:
+        tail = " | ".join(output.strip().splitlines()[-3:])
+        raise EnvironmentUnreadable(f"cannot source the environment scripts: {tail or 'no output'}")
+    before, after = dumps[BEFORE], dumps[AFTER]
+    changed = {
+        name: value
+        for name, value in after.items()
+        if name not in BASH_OWN and ENV_NAME.match(name) and before.get(name) != value
+    }
+    if bad := sorted(name for name, value in changed.items() if "\n" in value):
+        raise EnvironmentUnreadable(f"the environment scripts set {bad[0]} to several lines: ENV cannot hold it")
+    return changed
+
+
+def read(engine: Engine, image: str, bake: Bake) -> dict[str, str]:
+    """Source the scripts in a clean bash of image, PATH kept (what a build step sees)."""
+    command = ["/bin/bash", "-c", 'exec env -i PATH="$PATH" /bin/bash -c "$1"', "capture", bake.capture]
+    result = engine.run(image, command, timeout=300)
+    if result.exit_code != 0:
+        tail = " | ".join(result.output.strip().splitlines()[-3:])
+        raise EnvironmentUnreadable(f"sourcing the environment scripts failed (exit code {result.exit_code}): {tail}")
+    return set_by_scripts(result.output)
+
+
+def write_context(out: IO[bytes], dockerfile: str) -> None:
+    """A build context holding only the Dockerfile."""
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        data = dockerfile.encode()
+        info = tarfile.TarInfo("Dockerfile")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    out.seek(0)
+
+
+def add(engine: Engine, built: str, name: str, bake: Bake, spec: BuildSpec, log: Callable[[str], None]) -> str:
+    """The built image of stage name with the environment its scripts set added; its id. The built
+    image is named only while the second build runs (BuildKit takes a name, not an id)."""
+    found = read(engine, built, bake)
+    log(f"# environment from the scripts: {', '.join(sorted(found)) or 'nothing'}")
+    ref = f"stackbuild/built/{name}:{built.removeprefix('sha256:')[:32]}"
+    engine.tag(built, ref)
+    try:
+        with tempfile.TemporaryFile() as context:  # a file: the docker CLI reads it as its stdin
+            write_context(context, bake.dockerfile_with(found))
+            return engine.build(context, log, BuildSpec(spec.labels, spec.arch, False, {"BUILT_IMAGE": ref}))
+    finally:
+        engine.remove(ref)

@@ -1,0 +1,137 @@
+"""CANN as it installs, in both layouts (8.3's ascend-toolkit/, 8.5's cann-<ver>/): the images' ENV is
+what the toolkit's set_env.sh sets, and the reference components find the toolkit only through it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from builder import lock, manifest
+from builder.engine.docker_engine import DockerEngine
+from builder.execute.pipeline import BuildOptions, execute, find_cached
+from builder.execute.stage import StageFailed
+from builder.inputs.site import SiteConfig
+from builder.model.arch import Arch
+from builder.model.layout import toolkit_layout
+from builder.plan import make, render
+from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.stage import Bake
+from builder.store.cache import Cache
+from builder.verify import probes as probe_specs
+from tests.conftest import ROOT
+from tests.docker.conftest import plan_of, stackbuild
+
+pytestmark = pytest.mark.docker
+BASH_OWN = {"PWD", "OLDPWD", "SHLVL", "_"}
+
+
+def _config_env(image: str) -> dict[str, str]:
+    out = subprocess.run(
+        ["docker", "image", "inspect", "--format", "{{json .Config.Env}}", image], capture_output=True, check=True
+    )
+    return dict(item.split("=", 1) for item in json.loads(out.stdout))
+
+
+def _stack(workspace: Path, name: str) -> str:
+    """The committed stack (reference or reference-8.5) in the workspace, locked there."""
+    shutil.copy(ROOT / "stacks" / f"{name}.yaml", workspace / "stacks" / f"{name}.yaml")
+    stackbuild(workspace, "lock", name, "--arch", str(Arch.host()), check=True)
+    return name
+
+
+@pytest.mark.parametrize("stack", ["reference", "reference-8.5"])
+def test_both_layouts_bake_what_set_env_sets_and_smoke(workspace: Path, stack: str) -> None:
+    name = _stack(workspace, stack)
+    built = stackbuild(workspace, "build", name)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert "smoke: launch: passed" in built.stderr
+    plan = plan_of(workspace, name)
+    layout = toolkit_layout(manifest.load(workspace / "stacks" / f"{name}.yaml").toolkit.version)
+    toolkit = plan.stages["toolkit"].tag()
+    baked = _config_env(toolkit)
+    # Sourced in a clean bash whose PATH is the base's (the image's before anything was baked): the test
+    # does not inherit what it checks.
+    base_path = _config_env(plan.stages["base-devel"].tag())["PATH"]
+    clean_bash = ["env", "-i", f"PATH={base_path}", "bash", "-c", f". {layout.set_env} && env -0"]
+    sourced = subprocess.run(
+        ["docker", "run", "--rm", "--entrypoint", clean_bash[0], toolkit, *clean_bash[1:]],
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    expected = dict(item.split("=", 1) for item in sourced.split("\0") if item)
+    expected = {k: v for k, v in expected.items() if k not in BASH_OWN}
+    assert {k: baked.get(k) for k in expected} == expected
+    assert expected["ASCEND_TOOLKIT_HOME"] == (layout.version_dir if layout.name == "cann" else layout.home)
+    assert expected["CMAKE_PREFIX_PATH"] == f"{expected['ASCEND_TOOLKIT_HOME']}/lib64/cmake"
+    # Every image runs its commands through the entrypoint, which sources the scripts again.
+    runtime = plan.stages["runtime-image"].tag()
+    for image in (toolkit, runtime):
+        entry = json.loads(
+            subprocess.run(
+                ["docker", "image", "inspect", "--format", "{{json .Config.Entrypoint}}", image],
+                capture_output=True,
+                check=True,
+            ).stdout
+        )
+        assert entry[:2] == ["/bin/bash", "-c"] and f"source {layout.set_env}" in entry[2]
+    in_runtime = subprocess.run(
+        ["docker", "run", "--rm", runtime, "bash", "-c", "ldd /opt/stack/runtime/build/libascend_runtime.so"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    # No driver here: the HAL's stand-in from devlib, which set_env.sh put on LD_LIBRARY_PATH.
+    assert f"libascend_hal.so => {expected['ASCEND_TOOLKIT_HOME']}/devlib/libascend_hal.so" in in_runtime
+
+
+def _without(variable: str) -> str:
+    """Shell lines that undo what the scripts did to variable, before the capture reads it."""
+    if variable == "PATH":
+        return "PATH=$(printf '%s' \"$PATH\" | tr ':' '\\n' | grep -v '^/usr/local/Ascend/' | paste -sd: -)\n"
+    return f"unset {variable}\n"
+
+
+@pytest.mark.parametrize(
+    ("variable", "component", "named"),
+    [
+        ("CMAKE_PREFIX_PATH", "runtime", 'Add the installation prefix of "ACL" to CMAKE_PREFIX_PATH'),
+        ("PATH", "ascend-c", "the toolkit's compiler is not on PATH"),
+    ],
+)
+def test_a_variable_left_out_of_the_baked_env_fails_the_component_that_needs_it(
+    workspace: Path, engine: DockerEngine, monkeypatch: pytest.MonkeyPatch, variable: str, component: str, named: str
+) -> None:
+    """The environment baked without one variable set_env.sh sets (and without the set-env probe that
+    would catch that first): the component that finds the toolkit through it fails, naming it. The
+    change is in the capture script, so every stage key differs from the real stack's."""
+    real, real_key = render.environment, plan_of(workspace, "reftest").stages["toolkit"].key
+
+    def leaving_out(stage: str, locked: lock.Lock, after: list[tuple[str, str]] | tuple[()] = ()) -> Bake:
+        bake = real(stage, locked, after)
+        capture = bake.capture.replace("dump stackbuild-env-after", _without(variable) + "dump stackbuild-env-after")
+        assert capture != bake.capture
+        return Bake(capture, bake.dockerfile)
+
+    monkeypatch.setattr(render, "environment", leaving_out)
+    monkeypatch.setattr(probe_specs, "toolkit_probes", lambda layout: ())
+    path = workspace / "stacks" / "reftest.yaml"
+    request = Request(
+        manifest.load(path),
+        path,
+        lock.read(workspace / "lockfiles" / "reftest.lock.json"),
+        SiteConfig(),
+        Cache(),
+        Arch.host(),
+    )
+    plan = make.make_plan(resolve_inputs(request, prepare=True, say=print))
+    assert plan.stages["toolkit"].key != real_key
+    options = BuildOptions(jobs=1, live=False, log_dir=workspace / "logs-left-out")
+    with pytest.raises(StageFailed) as failed:
+        execute(find_cached(plan, engine), engine, Cache(), options, print)
+    message = str(failed.value)
+    assert message.startswith(f"stage {component} failed"), message
+    assert named in message, message
