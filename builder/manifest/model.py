@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, ClassVar, Literal, Union
 
-from pydantic import ConfigDict, Field, Tag, field_validator
+from pydantic import ConfigDict, Field, StringConstraints, Tag, field_validator
 
 from builder.manifest.common import Model, by_key
 from builder.manifest.probes import Probe
@@ -41,6 +41,7 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 VERSION_PATTERN = r"^\d+\.\d+\.(\d+|RC\d+)(\.\w+)?$"
 CHIP_PATTERN = r"^(910b|910|310p|a3|950)$"
 IMAGE_PATTERN = r"^[^@\s]+@sha256:[0-9a-f]{64}$"
+MODULE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 PackageRole = Literal["toolkit", "ops", "nnal"]
 PACKAGE_ROLES: tuple[PackageRole, ...] = ("toolkit", "ops", "nnal")
 
@@ -286,6 +287,11 @@ class Component(Model):
         "stack's Python and each architecture; installed offline (--no-index --require-hashes) into "
         "/opt/stack/<id>/.python-packages (on PYTHONPATH), before the build; in the runtime image when the "
         "component puts anything there",
+    )
+    imports: list[Annotated[str, StringConstraints(pattern=MODULE_PATTERN)]] = Field(
+        default_factory=list,
+        description="Python modules the component provides (e.g. tilelang): each imported by a fresh python3 in its "
+        "stage, in the devel image and, when the component reaches it, in the runtime image",
     )
     probes: list[Probe] = Field(default_factory=list)
     network: bool = Field(

@@ -140,14 +140,36 @@ def make_plan(inputs: Inputs) -> Plan:
     about = render.about(image_labels(manifest, carried, arch, devel=True), "stack.lock.json", LOCK_IN_IMAGE)
     devel_file = render.devel(manifest, graph.image("toolkit"), built, files_of(debs.get("devel-image")), about)
     devel_parents = ("toolkit", *lock.order)
-    graph.add("devel-image", "devel", devel_parents, devel_file, debs.get("devel-image", NO_CONTEXT), files=lock_file)
+    every_module = [m for cid in lock.order for m in manifest.component(cid).imports]
+    devel_probes = probe_specs.imports_probe(every_module)
+    graph.add(
+        "devel-image",
+        "devel",
+        devel_parents,
+        devel_file,
+        debs.get("devel-image", NO_CONTEXT),
+        devel_probes,
+        files=lock_file,
+    )
     about = render.about(image_labels(manifest, carried, arch, devel=False), "stack.lock.json", LOCK_IN_IMAGE)
     runtime_file = render.runtime(
         manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch, about
     )
     runtime_env = render.environment("runtime-image", lock, render.component_env(manifest, lock.order))
     runtime_parents = ("base-runtime", "toolkit", *lock.order)
-    graph.add("runtime-image", "runtime", runtime_parents, runtime_file, files=lock_file, bake=runtime_env)
+    runtime_modules = [
+        m for cid in lock.order if render.in_runtime(manifest, cid) for m in manifest.component(cid).imports
+    ]
+    runtime_probes = probe_specs.imports_probe(runtime_modules)
+    graph.add(
+        "runtime-image",
+        "runtime",
+        runtime_parents,
+        runtime_file,
+        probes=runtime_probes,
+        files=lock_file,
+        bake=runtime_env,
+    )
     installs = {c.id: tuple(i.path for i in c.installs) for c in manifest.components if c.installs}
     return Plan(
         manifest.name,

@@ -11,6 +11,7 @@ import json
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -72,6 +73,8 @@ _env = jinja2.Environment(
 _env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
 _env.filters["sh"] = lambda value: shlex.quote(str(value))
 STEPS_ROOT = "/opt/stackbuild/steps"
+INSTALLS_ROOT = "/opt/stackbuild/installs"
+INSTALLS_SCRIPT = (Path(__file__).parent / "templates" / "installs.py").read_text()
 
 
 def render(template: str, **values: Any) -> str:
@@ -107,6 +110,11 @@ class PackageStep:
     installer: str
     archive: str
     flags: str
+
+    @property
+    def path(self) -> str:
+        """Where the step finds the installer: in its scratch directory once unzipped, else the mount."""
+        return f'"$work"/{self.installer}' if self.archive else f"/tmp/stackbuild-packages/{self.installer}"
 
 
 def package_steps(packages: Sequence[LockedDownload | LockedGenerated]) -> list[PackageStep]:
@@ -178,13 +186,24 @@ def component_env(manifest: Manifest, ids: Sequence[str]) -> list[tuple[str, str
     return pairs
 
 
+def installs_dir(component_id: str) -> str:
+    """Where a component's stage keeps what its build added to its install paths (installs.py)."""
+    return f"{INSTALLS_ROOT}/{component_id}"
+
+
 def copies(manifest: Manifest, components: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
-    """What a stage takes from the stages of these components: each one's directory and its installs."""
-    return [
-        {"path": path, "image": image}
-        for cid, image in components
-        for path in (stack_dir(cid), *(i.path for i in manifest.component(cid).installs))
-    ]
+    """What a stage takes from the stages of these components: each one's declared artifacts, its
+    Python packages, and what its build added to its install paths; never its sources, its build
+    tree or its parents' files again."""
+    taken = []
+    for cid, image in components:
+        comp = manifest.component(cid)
+        paths = [f"{stack_dir(cid)}/{a.path}" for a in comp.artifacts]
+        paths += [python_dir(cid)] if comp.python_packages else []
+        taken += [{"path": path, "to": path, "image": image} for path in paths]
+        if comp.installs:
+            taken.append({"path": f"{installs_dir(cid)}/", "to": "/", "image": image})
+    return taken
 
 
 def component_files(manifest: Manifest, component_id: str) -> tuple[tuple[str, str], ...]:
@@ -194,7 +213,7 @@ def component_files(manifest: Manifest, component_id: str) -> tuple[tuple[str, s
         return ()
     steps_dir = f"{STEPS_ROOT}/{component_id}"
     steps = []
-    files = []
+    files = [("steps/installs.py", INSTALLS_SCRIPT)] if comp.installs else []
     for n, text in enumerate(comp.build, start=1):
         first = text.strip().splitlines()[0] if text.strip() else ""
         summary = f"{n}/{len(comp.build)}: {first[:100]}{' ...' if len(first) > 100 or text.strip() != first else ''}"
@@ -205,6 +224,10 @@ def component_files(manifest: Manifest, component_id: str) -> tuple[tuple[str, s
         stack_dir=stack_dir(component_id),
         steps=steps,
         artifacts=[a.path for a in comp.artifacts],
+        installs=[i.path for i in comp.installs],
+        installs_script=f"{steps_dir}/installs.py",
+        installs_record=f"/tmp/stackbuild-installs-{component_id}.json",
+        installs_dir=installs_dir(component_id),
     )
     return (("steps/build.sh", build), *files)
 
@@ -267,7 +290,8 @@ def devel(
     )
 
 
-def _in_runtime(manifest: Manifest, component_id: str) -> bool:
+def in_runtime(manifest: Manifest, component_id: str) -> bool:
+    """Whether anything of the component reaches the runtime image."""
     comp = manifest.component(component_id)
     return any(a.runtime for a in comp.artifacts) or any(i.runtime for i in comp.installs)
 
@@ -284,21 +308,21 @@ def runtime(
     layout = toolkit_layout(lock.toolkit.version)
     artifacts = (
         [
-            {"image": image, "path": f"{STACK_ROOT}/{cid}/{a.path}"}
+            {"image": image, "path": f"{STACK_ROOT}/{cid}/{a.path}", "to": f"{STACK_ROOT}/{cid}/{a.path}"}
             for cid, image in components
             for a in manifest.component(cid).artifacts
             if a.runtime
         ]
         + [
-            {"image": image, "path": i.path}
+            {"image": image, "path": installs_dir(cid) + i.path, "to": i.path}
             for cid, image in components
             for i in manifest.component(cid).installs
             if i.runtime
         ]
         + [
-            {"image": image, "path": python_dir(cid)}
+            {"image": image, "path": python_dir(cid), "to": python_dir(cid)}
             for cid, image in components
-            if manifest.component(cid).python_packages and _in_runtime(manifest, cid)
+            if manifest.component(cid).python_packages and in_runtime(manifest, cid)
         ]
     )
     return render(

@@ -70,6 +70,12 @@ KNOWN_FAILURES: tuple[tuple[str, str], ...] = (
         "the image lacks a build or runtime requirement of the stack: add it to the base packages or the component",
     ),
     (
+        r"--mount option requires BuildKit",
+        "the toolkit stage bind-mounts its installer packages (RUN --mount, so no layer holds them), which the "
+        "classic builder cannot do: build it with BuildKit (STACKBUILD_BUILDER=buildkit and a docker CLI that has "
+        "it, as Debian's docker.io does), or take the toolkit stage from a registry cache (--cache-from)",
+    ),
+    (
         r"bad return status for module build on kernel",
         "kernel headers do not match the running kernel (host driver install)",
     ),

@@ -131,6 +131,17 @@ def set_env(probe: ProbeSpec) -> Outcome:
     return not problems, "; ".join(problems) or "ENV is what the scripts set"
 
 
+def imports(probe: ProbeSpec) -> Outcome:
+    failed = []
+    for module in probe["modules"]:
+        # From /: a module found only in the source tree (the probe's working directory) is not provided.
+        run = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, cwd="/")
+        if run.returncode != 0:
+            last = (run.stderr.strip().splitlines() or ["no output"])[-1]
+            failed.append(f"cannot import {module}: {last}")
+    return not failed, "; ".join(failed) or f"{', '.join(probe['modules'])} import"
+
+
 def exists(probe: ProbeSpec) -> Outcome:
     missing = [p for p in probe["paths"] if not os.path.lexists(p)]
     return not missing, f"not installed: {', '.join(missing)}" if missing else "all present"
@@ -143,6 +154,7 @@ KINDS = {
     "command": command,
     "set-env": set_env,
     "exists": exists,
+    "imports": imports,
 }
 
 

@@ -6,6 +6,8 @@ Built-in kinds (declared per component in the manifest):
                inside a directory (the runtime linked against a stray ACL copy)
   env          variables are set / name paths that exist
   command      a command exits with the expected code and prints what is expected
+and, from a component's `imports`, imports: each module imports in a fresh python3 (in its stage,
+the devel image and, when the component reaches it, the runtime image);
 and, for the toolkit stage, set-env: the ENV baked into the image is exactly what the release's
 environment scripts set, sourced in a clean bash. All probes of a stage run in one container, by
 probe_runner.py (standard library only), so the image needs python3.
@@ -62,6 +64,8 @@ def describe(probe: ProbeSpec) -> str:
         return f"command {probe['run']}"
     if kind == "exists":
         return f"exists {' '.join(probe['paths'])}"
+    if kind == "imports":
+        return f"imports {' '.join(probe['modules'])}"
     return str(kind)
 
 
@@ -74,10 +78,19 @@ def python_probe(version: str) -> ProbeSpec:
     return {"kind": "command", "run": "python3 --version", "exit_code": 0, "expect": rf"^Python {re.escape(version)}\."}
 
 
+def imports_probe(modules: Sequence[str]) -> tuple[ProbeSpec, ...]:
+    """Each module imported by a fresh python3 (the image's environment, as a user's would be)."""
+    return ({"kind": "imports", "modules": list(modules)},) if modules else ()
+
+
 def component_probes(component: Component) -> tuple[ProbeSpec, ...]:
-    """The component's own probes, and that what it says it installs exists."""
+    """The component's own probes, that what it says it installs exists, and that its modules import."""
     installs = [i.path for i in component.installs]
-    return specs(component.probes) + (({"kind": "exists", "paths": installs},) if installs else ())
+    return (
+        specs(component.probes)
+        + (({"kind": "exists", "paths": installs},) if installs else ())
+        + imports_probe(component.imports)
+    )
 
 
 def run_probes(engine: Engine, image: str, workdir: str, probes: Sequence[ProbeSpec]) -> list[ProbeResult]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,46 @@ def test_a_variable_left_out_of_the_baked_env_fails_the_component_that_needs_it(
     message = str(failed.value)
     assert message.startswith(f"stage {component} failed"), message
     assert named in message, message
+
+
+def _layer_listings(image: str, scratch: Path) -> list[set[str]]:
+    """The paths each layer of image holds (files and links; whiteouts left out), bottom first."""
+    archive = scratch / "image.tar"
+    with archive.open("wb") as out:
+        subprocess.run(["docker", "save", image], stdout=out, check=True)
+    listings = []
+    with tarfile.open(archive) as saved:
+        manifest_file = saved.extractfile("manifest.json")
+        assert manifest_file is not None
+        for layer in json.load(manifest_file)[0]["Layers"]:
+            handle = saved.extractfile(layer)
+            assert handle is not None
+            with tarfile.open(fileobj=handle) as tar:
+                listings.append(
+                    {"/" + m.name.rstrip("/") for m in tar if not m.isdir() and ".wh." not in m.name.rsplit("/", 1)[-1]}
+                )
+    archive.unlink()
+    return listings
+
+
+# Where the toolkit, the components and what they install live: a path there is in one layer only.
+STACK_PATHS = ("/opt/stack/", "/usr/local/Ascend/", "/usr/local/lib/python3.11/dist-packages/")
+
+
+@pytest.mark.parametrize("stack", ["reference", "reference-8.5"])
+def test_no_layer_holds_an_installer_and_no_parent_tree_is_copied_again(
+    workspace: Path, tmp_path: Path, stack: str
+) -> None:
+    name = _stack(workspace, stack)
+    stackbuild(workspace, "build", name, "--no-smoke", check=True)
+    plan = plan_of(workspace, name)
+    for stage in ("toolkit", "devel-image", "runtime-image"):
+        listings = _layer_listings(plan.stages[stage].tag(), tmp_path)
+        installers = sorted(p for layer in listings for p in layer if p.endswith((".run", ".zip")))
+        assert not installers, f"{stage}: {installers}"
+        seen: dict[str, int] = {}
+        for n, layer in enumerate(listings):
+            for path in layer:
+                if path.startswith(STACK_PATHS):
+                    assert path not in seen, f"{stage}: {path} in layers {seen[path]} and {n}"
+                    seen[path] = n

@@ -156,7 +156,7 @@ def test_shell_opens_a_failed_stage_before_its_failed_step_and_it_fails_again_th
         [
             (
                 "      - cmake -S . -B build -DCMAKE_BUILD_TYPE=Release",
-                "      - cmake -S . -B build -DACL_DIR=/usr/local/Ascend/nowhere",
+                "      - env -u CMAKE_PREFIX_PATH cmake -S . -B build",
             )
         ],
     )

@@ -95,6 +95,21 @@ def test_unset_env_fails_env_probe(workspace: Path) -> None:
     ) in run.stderr
 
 
+def test_a_python_install_that_is_dropped_fails_the_imports_probe(workspace: Path) -> None:
+    """tilelang installed somewhere no python3 looks: its stage fails naming the module (its source
+    tree, the probe's working directory, does not count)."""
+    run = build_variant(
+        workspace,
+        "reftest-noimport",
+        [("--no-index --break-system-packages .\n", "--no-index --target /tmp/dropped .\n")],
+    )
+    assert run.returncode == 1
+    assert (
+        "stage tilelang failed: probe imports tilelang failed: cannot import tilelang: "
+        "ModuleNotFoundError: No module named 'tilelang'"
+    ) in run.stderr
+
+
 def test_failing_command_probe_and_build_step(workspace: Path) -> None:
     run = build_variant(workspace, "reftest-badcmd", [('expect: \'"kernel": "matmul"\'', "expect: 'no such output'")])
     assert run.returncode == 1
@@ -108,15 +123,15 @@ def test_failing_command_probe_and_build_step(workspace: Path) -> None:
         [
             (
                 "      - cmake -S . -B build -DCMAKE_BUILD_TYPE=Release",
-                "      - cmake -S . -B build -DACL_DIR=/usr/local/Ascend/nowhere",
+                "      - env -u CMAKE_PREFIX_PATH cmake -S . -B build",
             )
         ],
     )
     assert run.returncode == 1
     assert "stage runtime failed: The command '/bin/bash /opt/stackbuild/steps/runtime/build.sh' returned" in run.stderr
     # From the log tail: the failing step by number and first line, and the tool's own message.
-    assert "stackbuild: runtime: build step 1/2: cmake -S . -B build -DACL_DIR=/usr/local/Ascend/nowhere" in run.stderr
-    assert 'Could not find a package configuration file provided by "ACL"' in run.stderr
+    assert "stackbuild: runtime: build step 1/2: env -u CMAKE_PREFIX_PATH cmake -S . -B build" in run.stderr
+    assert 'Add the installation prefix of "ACL" to CMAKE_PREFIX_PATH' in run.stderr
     assert "full log: " in run.stderr
     assert "likely cause: CMAKE_PREFIX_PATH lacks the toolkit's lib64/cmake" in run.stderr
 

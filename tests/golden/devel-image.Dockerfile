@@ -1,14 +1,15 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:9d725319888730eb1c8dab90afbe56b2befc0470d529d91538ae25ce3ac01716
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:4f7706bd337f07b4f5b2379e40f968ed5de6c6d4d10007a7471408e682394eb4
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:26ba38db6e3d5e43e2ae65aaefcef7e7a1085af688d36a408e226f3761d382dc
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:027cfe6f3bc957ac989622e9262aa5e24fdbdaf8e2d54f05398f6044be1ff60c
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:0b42789338250dbef95126706dc021d56454f7c85fbea9693674b181225fceca
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:0120f73d658f1b01d0713abd301df869dd7f6e1aaa91ad6d38aac285147a757a
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels
 # stackbuild: devel image, the whole stack on the toolkit.
 FROM toolkit
-COPY --from=devkit ["/opt/stack/devkit", "/opt/stack/devkit"]
-COPY --from=kernels ["/opt/stack/kernels", "/opt/stack/kernels"]
+COPY --from=devkit ["/opt/stack/devkit/output", "/opt/stack/devkit/output"]
+COPY --from=kernels ["/opt/stack/kernels/output/bin/00_basic_matmul", "/opt/stack/kernels/output/bin/00_basic_matmul"]
+COPY --from=kernels ["/opt/stack/kernels/output/lib", "/opt/stack/kernels/output/lib"]
 ENV DEVKIT_HOME="/opt/stack/devkit" \
     PATH="/opt/stack/kernels/output/bin:${PATH}"
 WORKDIR /opt/stack

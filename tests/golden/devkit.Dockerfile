@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:9d725319888730eb1c8dab90afbe56b2befc0470d529d91538ae25ce3ac01716
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:027cfe6f3bc957ac989622e9262aa5e24fdbdaf8e2d54f05398f6044be1ff60c
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:b3a3fad1841932c8b06c5e0a809f36a453199a4349244b900a6cb1f13b8afd0e
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:9d725319888730eb1c8dab90afbe56b2befc0470d529d91538ae25ce3ac01716
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:4f7706bd337f07b4f5b2379e40f968ed5de6c6d4d10007a7471408e682394eb4
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:26ba38db6e3d5e43e2ae65aaefcef7e7a1085af688d36a408e226f3761d382dc
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:71ad01224c9ceb425b747dc215ddee0e4c80e20cf6eaff88b0239c743fec345a
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:027cfe6f3bc957ac989622e9262aa5e24fdbdaf8e2d54f05398f6044be1ff60c
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:0b42789338250dbef95126706dc021d56454f7c85fbea9693674b181225fceca
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:0120f73d658f1b01d0713abd301df869dd7f6e1aaa91ad6d38aac285147a757a
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit

@@ -48,14 +48,18 @@ def test_installs_travel_to_dependents_and_finals_and_are_probed(tmp_path: Path)
     kernels = plan.stages["kernels"].dockerfile
     assert f"ARG DEVKIT_IMAGE={plan.stages['devkit'].tag()}\n" in kernels
     assert "FROM ${DEVKIT_IMAGE} AS devkit\n" in kernels
-    assert f'COPY --from={devkit} ["/usr/local/Ascend/devkit-tools", "/usr/local/Ascend/devkit-tools"]' in kernels
-    assert f'COPY --from={devkit} ["/usr/local/lib/libdevkit.so", "/usr/local/lib/libdevkit.so"]' in kernels
+    # What devkit's build added to its install paths (staged by installs.py), never the paths whole: a
+    # parent's files there would be copied again.
+    assert f'COPY --from={devkit} ["/opt/stackbuild/installs/devkit/", "/"]' in kernels
+    assert "/usr/local/Ascend/devkit-tools" not in kernels.split("FROM toolkit", 1)[1]
     devel = plan.stages["devel-image"].dockerfile
-    assert '["/usr/local/kernels-bin", "/usr/local/kernels-bin"]' in devel and '"/usr/local/lib/libdevkit.so"' in devel
+    assert 'COPY --from=kernels ["/opt/stackbuild/installs/kernels/", "/"]' in devel
+    assert 'COPY --from=devkit ["/opt/stackbuild/installs/devkit/", "/"]' in devel
     runtime = plan.stages["runtime-image"].dockerfile
-    assert (
-        '"/usr/local/Ascend/devkit-tools"' in runtime and "libdevkit.so" not in runtime and "kernels-bin" not in runtime
-    )
+    devkit_tools = '["/opt/stackbuild/installs/devkit/usr/local/Ascend/devkit-tools", "/usr/local/Ascend/devkit-tools"]'
+    assert devkit_tools in runtime and "libdevkit.so" not in runtime and "kernels-bin" not in runtime
+    build = dict(plan.stages["devkit"].files)["steps/build.sh"]
+    assert "installs.py before /tmp/stackbuild-installs-devkit.json /usr/local/Ascend/devkit-tools" in build
     assert {"kind": "exists", "paths": ["/usr/local/kernels-bin"]} in plan.stages["kernels"].probes
     assert plan.stages["kernels"].network and not plan.stages["devkit"].network
     assert (

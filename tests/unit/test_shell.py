@@ -54,7 +54,7 @@ def test_a_multi_line_step_quoted_by_buildkit_is_found_again() -> None:
     """BuildKit 23+ prints the failed command as a Go string; the step is found in the Dockerfile."""
     toolkit = (GOLDEN / "toolkit.Dockerfile").read_text()
     start = toolkit.index("RUN source ")
-    step = toolkit[start : toolkit.index("\n", toolkit.index("rm -rf /tmp/stackbuild-packages", start))]
+    step = toolkit[start : toolkit.index("\n", toolkit.index("opp/version.info has version_dir", start))]
     ran = "/bin/bash -o pipefail -c " + step.removeprefix("RUN ").replace("\\\n", "")
     printed = json.dumps(ran)[1:-1]  # a Go-quoted string reads as a JSON one
     message = buildkit.failure(
