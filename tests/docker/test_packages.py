@@ -217,7 +217,8 @@ def test_the_reference_stack_builds_and_smokes_in_the_8_5_toolkit_layout(workspa
                 "build: [make REQUIRED_VERSION=8.5.0, make install REQUIRED_VERSION=8.5.0]",
             ),
             ("/usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc", "/usr/local/Ascend/cann-8.5.0/ascendc"),
-            ("within: /usr/local/Ascend/ascend-toolkit", "within: /usr/local/Ascend/cann"),
+            # set_env.sh names the real directory, so CMake finds ACL there (not through the cann link).
+            ("within: /usr/local/Ascend/ascend-toolkit", "within: /usr/local/Ascend/cann-8.5.0"),
         ],
     )
     stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
@@ -228,4 +229,5 @@ def test_the_reference_stack_builds_and_smokes_in_the_8_5_toolkit_layout(workspa
     layout = engine.run(
         runtime, ["bash", "-c", "readlink /usr/local/Ascend/cann; echo $ASCEND_TOOLKIT_HOME; ls /usr/local/Ascend"]
     )
-    assert layout.output.split() == ["cann-8.5.0", "/usr/local/Ascend/cann", "cann", "cann-8.5.0"]
+    # ASCEND_TOOLKIT_HOME is the real directory, as CANN 8.5.0's set_env.sh has it once installed.
+    assert layout.output.split() == ["cann-8.5.0", "/usr/local/Ascend/cann-8.5.0", "cann", "cann-8.5.0"]
