@@ -155,7 +155,9 @@ def make_plan(inputs: Inputs) -> Plan:
     runtime_file = render.runtime(
         manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch, about
     )
-    runtime_env = render.environment("runtime-image", lock, render.component_env(manifest, lock.order))
+    # Only the variables of components that reach the runtime image (the others name what it lacks).
+    in_runtime = [cid for cid in lock.order if render.in_runtime(manifest, cid)]
+    runtime_env = render.environment("runtime-image", lock, render.component_env(manifest, in_runtime))
     runtime_parents = ("base-runtime", "toolkit", *lock.order)
     runtime_modules = [
         m for cid in lock.order if render.in_runtime(manifest, cid) for m in manifest.component(cid).imports

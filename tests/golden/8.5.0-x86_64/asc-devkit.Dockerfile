@@ -1,0 +1,23 @@
+# stackbuild: parent stages (each build argument names the parent's image).
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:37597cb32c1d0b3d5e06cd47bb643947b48473b4d1b6bc5683b683ed44bb2226
+FROM ${TOOLKIT_IMAGE} AS toolkit
+# stackbuild: component asc-devkit (git v8.5.0 cc982f3abd7628a2ba3ef61063a0c220c9340c53).
+FROM toolkit
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# Tools that honour it (makeself's tar and header, py_compile's checked-hash .pyc, CMake) date what
+# they make by the lock, not by the clock.
+ARG SOURCE_DATE_EPOCH=1704067200
+# System packages: the lock's .debs (the whole dependency closure), installed from the context by
+# apt in its own order, with no network and no package index; debs/install.sh checks each against
+# its locked sha256 first and ends a failure with apt's and dpkg's reasons.
+COPY ["debs/", "/tmp/stackbuild-debs/"]
+RUN ["/bin/bash", "/tmp/stackbuild-debs/install.sh"]
+
+COPY ["src/", "/opt/stack/asc-devkit/"]
+WORKDIR /opt/stack/asc-devkit
+# The build steps and artifact checks are scripts in the build context (steps/), never
+# Dockerfile text: whatever they hold, they cannot add an instruction here.
+COPY ["steps/", "/opt/stackbuild/steps/asc-devkit/"]
+# This stage builds with network access (network: true): what it downloads is not pinned. The
+# argument keeps Docker's layer cache from reusing a run made without network, and the reverse.
+RUN ["/bin/bash", "/opt/stackbuild/steps/asc-devkit/build.sh", "with-network"]

@@ -1,0 +1,1 @@
+bash scripts/build.sh 00_basic_matmul

@@ -1,0 +1,33 @@
+# stackbuild: parent stages (each build argument names the parent's image).
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:37597cb32c1d0b3d5e06cd47bb643947b48473b4d1b6bc5683b683ed44bb2226
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:8c203797eb9a3c3a211b8024853f7bc7dbe04abe87452aeeefb7d57fbada6057
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:e0f7ea2b45061c56fe0e895dc03586530dad83b995ac85a150be2387f7794845
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:6c30de66c12ec5c247e643f005e4f3362c81c9795bf355e37b49cf09f8ce52a0
+FROM ${TOOLKIT_IMAGE} AS toolkit
+FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
+FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
+FROM ${CATLASS_IMAGE} AS catlass
+# stackbuild: devel image, the whole stack on the toolkit.
+FROM toolkit
+# System packages: the lock's .debs (the whole dependency closure), installed from the context by
+# apt in its own order, with no network and no package index; debs/install.sh checks each against
+# its locked sha256 first and ends a failure with apt's and dpkg's reasons.
+COPY ["debs/", "/tmp/stackbuild-debs/"]
+RUN ["/bin/bash", "/tmp/stackbuild-debs/install.sh"]
+COPY --from=asc-devkit ["/opt/stackbuild/installs/asc-devkit/", "/"]
+COPY --from=catlass ["/opt/stack/catlass/output/bin/00_basic_matmul", "/opt/stack/catlass/output/bin/00_basic_matmul"]
+ENV TL_ROOT="/opt/stack/tilelang-ascend" \
+    PYTHONPATH="/opt/stack/tilelang-ascend${PYTHONPATH:+:$PYTHONPATH}" \
+    ACL_OP_INIT_MODE="1"
+WORKDIR /opt/stack
+COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
+LABEL org.opencontainers.image.title="8.5.0 devel image" \
+      org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10-devel" \
+      org.opencontainers.image.created="2024-01-01T00:00:00Z" \
+      org.stackbuild.lock.sha256="902e2461232e895d9ac9a92d0129a5a9382d7a9e99f000172d02858c38ee762e" \
+      org.stackbuild.toolkit.version="8.5.0" \
+      org.stackbuild.arch="x86_64" \
+      org.stackbuild.host.driver="25.5.0" \
+      org.stackbuild.component.asc-devkit="https://github.com/hicann/asc-devkit.git@cc982f3abd7628a2ba3ef61063a0c220c9340c53" \
+      org.stackbuild.component.tilelang-ascend="https://github.com/tile-ai/tilelang-ascend.git@95acbd7f7283f57f228aa4d016742ea165c03b84" \
+      org.stackbuild.component.catlass="https://github.com/hicann/catlass.git@0c1b33a001cfaacefd1de2a1a94bfe540747c538"

@@ -1,0 +1,25 @@
+# stackbuild: parent stages (each build argument names the parent's image).
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:37597cb32c1d0b3d5e06cd47bb643947b48473b4d1b6bc5683b683ed44bb2226
+FROM ${TOOLKIT_IMAGE} AS toolkit
+# stackbuild: component tilelang-ascend (git ascendc_pto 95acbd7f7283f57f228aa4d016742ea165c03b84).
+FROM toolkit
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# Tools that honour it (makeself's tar and header, py_compile's checked-hash .pyc, CMake) date what
+# they make by the lock, not by the clock.
+ARG SOURCE_DATE_EPOCH=1704067200
+# System packages: the lock's .debs (the whole dependency closure), installed from the context by
+# apt in its own order, with no network and no package index; debs/install.sh checks each against
+# its locked sha256 first and ends a failure with apt's and dpkg's reasons.
+COPY ["debs/", "/tmp/stackbuild-debs/"]
+RUN ["/bin/bash", "/tmp/stackbuild-debs/install.sh"]
+ENV TL_ROOT="/opt/stack/tilelang-ascend" \
+    PYTHONPATH="/opt/stack/tilelang-ascend${PYTHONPATH:+:$PYTHONPATH}" \
+    ACL_OP_INIT_MODE="1"
+COPY ["src/", "/opt/stack/tilelang-ascend/"]
+WORKDIR /opt/stack/tilelang-ascend
+# The build steps and artifact checks are scripts in the build context (steps/), never
+# Dockerfile text: whatever they hold, they cannot add an instruction here.
+COPY ["steps/", "/opt/stackbuild/steps/tilelang-ascend/"]
+# This stage builds with network access (network: true): what it downloads is not pinned. The
+# argument keeps Docker's layer cache from reusing a run made without network, and the reverse.
+RUN ["/bin/bash", "/opt/stackbuild/steps/tilelang-ascend/build.sh", "with-network"]

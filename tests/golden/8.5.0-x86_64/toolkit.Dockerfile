@@ -1,0 +1,29 @@
+# stackbuild: parent stages (each build argument names the parent's image).
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:63235659550258f4c528aab53270d2587b5f4eecab689c0f0a0e1736a228b325
+FROM ${BASE_DEVEL_IMAGE} AS base-devel
+# stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
+# installed version files report the pinned version. Its ENV is what the installed set_env.sh
+# scripts set, read once they are installed and baked in by a second build (see env.Dockerfile.j2);
+# the set-env probe checks the two agree.
+FROM base-devel
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# The packages are bind-mounted from the build context for the step that installs each one (read
+# only), so no layer of this image holds them; each step unpacks in its own scratch directory and
+# removes it. RUN --mount needs BuildKit: the classic builder cannot build this stage.
+RUN --mount=type=bind,source=packages,target=/tmp/stackbuild-packages \
+    work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
+ && python3 -m zipfile -e /tmp/stackbuild-packages/Ascend-cann-toolkit_8.5.0_linux-x86_64.zip "$work" \
+ && bash "$work"/Ascend-cann-toolkit_8.5.0_linux-x86_64.run --full --quiet --install-for-all \
+ && rm -rf "$work"
+RUN --mount=type=bind,source=packages,target=/tmp/stackbuild-packages \
+    work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
+ && python3 -m zipfile -e /tmp/stackbuild-packages/Ascend-cann-910b-ops_8.5.0_linux-x86_64.zip "$work" \
+ && bash "$work"/Ascend-cann-910b-ops_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
+ && rm -rf "$work"
+WORKDIR /
+RUN source /usr/local/Ascend/cann/set_env.sh \
+ && info="${ASCEND_TOOLKIT_HOME}/$(uname -m)-linux/ascend_toolkit_install.info" \
+ && found=$(sed -n 's/^version=//p' "$info") \
+ && if [ "$found" != "8.5.0" ]; then echo "stackbuild: toolkit version mismatch: the lock pins 8.5.0 but the installed package reports '${found}' ($info)" >&2; exit 1; fi \
+ && found=$(sed -n 's/^version_dir=//p' "${ASCEND_TOOLKIT_HOME}/opp/version.info") \
+ && if [ "$found" != "8.5.0" ]; then echo "stackbuild: toolkit version mismatch: the lock pins 8.5.0 but opp/version.info has version_dir='${found}'" >&2; exit 1; fi
