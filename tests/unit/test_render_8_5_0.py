@@ -23,11 +23,12 @@ def _rendered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
 
 
 def _files(root: Path) -> dict[str, str]:
-    """The rendered files but the lock the finals carry (the committed lock itself)."""
+    """The rendered files but those copied as they are: the lock the finals carry (the committed lock)
+    and the installs recorder (builder/plan/templates/installs.py)."""
     return {
         p.relative_to(root).as_posix(): p.read_text()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != "stack.lock.json"
+        if p.is_file() and p.name not in ("stack.lock.json", "installs.py")
     }
 
 
