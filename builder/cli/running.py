@@ -68,7 +68,9 @@ def _make_failed_state(
     say(f"[stackbuild] making its state before that step (cached steps; log: {ctx.log_dir()})")
     builder = StageBuilder(plan, engine, request.cache, ctx.log_dir())
     log_file = builder.log_file(stage).with_suffix(".shell.log")
-    engine.tag(builder.build_state(dataclasses.replace(stage, dockerfile=dockerfile), log_file), ref)
+    # Cut before a failed step, the image never reached the step that adds its environment.
+    before_failure = dataclasses.replace(stage, dockerfile=dockerfile, bake=None if failure.command else stage.bake)
+    engine.tag(builder.build_state(before_failure, log_file), ref)
 
 
 def cmd_shell(ctx: Context, args: argparse.Namespace) -> int:

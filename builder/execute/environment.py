@@ -42,15 +42,16 @@ def set_by_scripts(output: str) -> dict[str, str]:
         for name, value in after.items()
         if name not in BASH_OWN and ENV_NAME.match(name) and before.get(name) != value
     }
-    if bad := sorted(name for name, value in changed.items() if "\n" in value):
+    if bad := sorted(name for name, value in changed.items() if "\n" in value or "\r" in value):
         raise EnvironmentUnreadable(f"the environment scripts set {bad[0]} to several lines: ENV cannot hold it")
     return changed
 
 
 def read(engine: Engine, image: str, bake: Bake) -> dict[str, str]:
-    """Source the scripts in a clean bash of image, PATH kept (what a build step sees)."""
-    command = ["/bin/bash", "-c", 'exec env -i PATH="$PATH" /bin/bash -c "$1"', "capture", bake.capture]
-    result = engine.run(image, command, timeout=300)
+    """Source the scripts in a bash of image that has its ENV and nothing else (what a build step
+    sees): no profile or rc file, and not through the image's entrypoint (a base's may source them)."""
+    command = ["/bin/bash", "--noprofile", "--norc", "-c", bake.capture]
+    result = engine.run(image, command, timeout=300, entrypoint=("env",))
     if result.exit_code != 0:
         tail = " | ".join(result.output.strip().splitlines()[-3:])
         raise EnvironmentUnreadable(f"sourcing the environment scripts failed (exit code {result.exit_code}): {tail}")

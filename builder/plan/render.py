@@ -21,7 +21,7 @@ from builder.inputs.bootstrap import Flavor
 from builder.lock.model import Lock, LockedBootstrapBase, LockedDownload, LockedGenerated, LockedImageBase
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
-from builder.model.layout import STACK_ROOT, stack_dir, toolkit_layout
+from builder.model.layout import ASCEND_ROOT, STACK_ROOT, stack_dir, toolkit_layout
 from builder.plan.stage import BAKED_ENV, Bake
 from builder.store.cache import default_root
 
@@ -159,7 +159,7 @@ def environment(stage: str, lock: Lock, after: Sequence[tuple[str, str]] = ()) -
     """How the stage's environment enters its image once built: the release's scripts sourced in it,
     what they set baked as ENV, then the stage's own variables (after) and the entrypoint."""
     scripts = toolkit_layout(lock.toolkit.version).env_scripts()
-    capture = _env.get_template("env-capture.sh.j2").render(scripts=scripts)
+    capture = _env.get_template("env-capture.sh.j2").render(scripts=scripts, root=f"{ASCEND_ROOT}/")
     dockerfile = _env.get_template("env.Dockerfile.j2").render(
         stage=stage,
         scripts=[path for path, _ in scripts],

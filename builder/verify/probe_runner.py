@@ -1,4 +1,5 @@
-"""Runs a stage's probes inside its image, in one container: `python3 -c <this file> PROBES_JSON`.
+"""Runs a stage's probes inside its image: `python3 -c <this file> PROBES_JSON` (one container for
+set-env, one for the others).
 
 Standard library only (it runs in the image's Python). Prints one JSON list of
 {"ok": bool, "message": str}, one per probe, in order.
@@ -96,28 +97,41 @@ def command(probe: ProbeSpec) -> Outcome:
 BASH_OWN = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 
 
-def environment_of(scripts: list[list[Any]], path: str) -> dict[str, str]:
-    """The variables a clean bash (only PATH set) has after sourcing the scripts ([path, always]:
+def environment_of(scripts: list[list[Any]], environment: dict[str, str]) -> dict[str, str]:
+    """The variables a bash with only this environment has after sourcing the scripts ([path, always]:
     one not always installed is sourced where present)."""
     lines = []
     for script, always in scripts:
         source = f"source {shlex.quote(script)} >/dev/null || exit 1"
         lines.append(source if always else f"if [ -f {shlex.quote(script)} ]; then {source}; fi")
     lines.append("exec python3 -c 'import json, os; print(json.dumps(dict(os.environ)))'")
-    run = subprocess.run(["env", "-i", f"PATH={path}", "bash", "-c", "\n".join(lines)], capture_output=True, text=True)
+    given = [f"{name}={value}" for name, value in environment.items()]
+    command = ["env", "-i", *given, "bash", "--noprofile", "--norc", "-c", "\n".join(lines)]
+    run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"cannot source {', '.join(s for s, _ in scripts)}: {run.stderr.strip()[-200:]}")
-    environment: dict[str, str] = json.loads(run.stdout)
-    return environment
+    found: dict[str, str] = json.loads(run.stdout)
+    return found
+
+
+def without_toolkit(root: str) -> dict[str, str]:
+    """This process's environment as it was before the scripts' values were baked in: every entry
+    under the install root taken out of each variable (one left empty is dropped)."""
+    kept = {}
+    for name, value in os.environ.items():
+        entries = [e for e in value.split(":") if not (e == root.rstrip("/") or e.startswith(root))]
+        if entries and any(entries):
+            kept[name] = ":".join(entries)
+    return kept
 
 
 def set_env(probe: ProbeSpec) -> Outcome:
-    """The image's ENV is exactly what the scripts set in a clean bash whose PATH is the image's
-    without the toolkit's entries (what the image's PATH was before they were baked)."""
+    """Each variable the scripts set has, in the image's ENV, the value they give it when sourced on
+    that ENV without the toolkit's entries (what the image's ENV was before they were baked)."""
     root = probe["root"].rstrip("/") + "/"
-    path = ":".join(p for p in os.environ.get("PATH", "").split(":") if not p.startswith(root))
+    before = without_toolkit(root)
     try:
-        clean, sourced = environment_of([], path), environment_of(probe["scripts"], path)
+        clean, sourced = environment_of([], before), environment_of(probe["scripts"], before)
     except RuntimeError as err:
         return False, str(err)
     problems = []

@@ -8,9 +8,10 @@ Built-in kinds (declared per component in the manifest):
   command      a command exits with the expected code and prints what is expected
 and, from a component's `imports`, imports: each module imports in a fresh python3 (in its stage,
 the devel image and, when the component reaches it, the runtime image);
-and, for the toolkit stage, set-env: the ENV baked into the image is exactly what the release's
-environment scripts set, sourced in a clean bash. All probes of a stage run in one container, by
-probe_runner.py (standard library only), so the image needs python3.
+and, for the toolkit stage, set-env: each variable the release's environment scripts set has in the
+image's ENV the value they give it. The probes of a stage run in a container of it through its
+entrypoint (set-env in a second one without it), by probe_runner.py (standard library only), so the
+image needs python3.
 """
 
 from __future__ import annotations

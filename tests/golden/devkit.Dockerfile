@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:027cfe6f3bc957ac989622e9262aa5e24fdbdaf8e2d54f05398f6044be1ff60c
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:8a71c7892782440b3a62a635c0aee5c275c68a17044534ff63113684bb52b6cf
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:027cfe6f3bc957ac989622e9262aa5e24fdbdaf8e2d54f05398f6044be1ff60c
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:0b42789338250dbef95126706dc021d56454f7c85fbea9693674b181225fceca
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:8a71c7892782440b3a62a635c0aee5c275c68a17044534ff63113684bb52b6cf
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:16a5dbf7bf2ded0ba2da01c9ff13e0f98ed318b2918f98e8dbb6f5f9a345f655
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

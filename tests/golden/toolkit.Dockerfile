@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:461b95fb2e861bf06264a2616f6098de7bfd8078cf019ce06e6ef7ecd60677d2
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:5ea8cdbf6c3ba715d5905fe553940ec903af86ff609a7f5e75931121e013f433
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh

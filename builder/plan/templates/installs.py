@@ -76,7 +76,18 @@ def stage(record: str, staged_root: str, roots: list[str]) -> None:
     print(f"stackbuild: installs: {added} new or changed entries under {', '.join(roots)}")
 
 
+def real_parents(roots: list[str]) -> None:
+    """Each install path's directory is a real one: staged under a link's name, its files would be
+    copied over the link in the dependents."""
+    for root in roots:
+        parent = os.path.dirname(root)
+        if os.path.lexists(parent) and os.path.realpath(parent) != parent:
+            real = os.path.join(os.path.realpath(parent), os.path.basename(root))
+            sys.exit(f"stackbuild: install path {root} is under a link: name the real path ({real}) in the manifest")
+
+
 def main(argv: list[str]) -> None:
+    real_parents(argv[2:] if argv[0] == "before" else argv[3:])
     if argv[0] == "before":
         with open(argv[1], "w") as f:
             json.dump(entries(argv[2:]), f)

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:37597cb32c1d0b3d5e06cd47bb643947b48473b4d1b6bc5683b683ed44bb2226
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:d66b603f08e161f377112a2558b3e669beb9ab0dcef6d708b1aeca297932cce7
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component asc-devkit (git v8.5.0 cc982f3abd7628a2ba3ef61063a0c220c9340c53).
 FROM toolkit

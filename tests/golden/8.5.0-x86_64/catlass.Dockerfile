@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:37597cb32c1d0b3d5e06cd47bb643947b48473b4d1b6bc5683b683ed44bb2226
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:8c203797eb9a3c3a211b8024853f7bc7dbe04abe87452aeeefb7d57fbada6057
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:d66b603f08e161f377112a2558b3e669beb9ab0dcef6d708b1aeca297932cce7
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:28f546dd8f0276206cacd7ccaca6150b217b8754a8977258366779198dc8c45c
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

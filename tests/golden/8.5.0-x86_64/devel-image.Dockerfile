@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:37597cb32c1d0b3d5e06cd47bb643947b48473b4d1b6bc5683b683ed44bb2226
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:8c203797eb9a3c3a211b8024853f7bc7dbe04abe87452aeeefb7d57fbada6057
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:e0f7ea2b45061c56fe0e895dc03586530dad83b995ac85a150be2387f7794845
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:6c30de66c12ec5c247e643f005e4f3362c81c9795bf355e37b49cf09f8ce52a0
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:d66b603f08e161f377112a2558b3e669beb9ab0dcef6d708b1aeca297932cce7
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:28f546dd8f0276206cacd7ccaca6150b217b8754a8977258366779198dc8c45c
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:e338d21a926a498e18dc9b01e41799639ae82b2c6503b9c1bc5632df4df058dc
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:68cd9a7adbd5b5e5d0bee176a2a5984c0f37d3583574a0f9b44a75e9cb7aaa23
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend

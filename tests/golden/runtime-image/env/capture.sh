@@ -1,5 +1,14 @@
 # stackbuild: prints the environment before and after sourcing the release's environment scripts, in
-# a clean bash whose PATH is the image's own (run as: env -i PATH="$PATH" bash -c THIS).
+# a bash that has the image's ENV and nothing else (run as: bash --noprofile --norc -c THIS), each
+# entry under /usr/local/Ascend/ taken out first (a base that has them already, as the official images do,
+# would get them twice); the set-env probe starts from the same environment.
+eval "$(python3 -c '
+import os, shlex, sys
+root = sys.argv[1]
+for name, value in sorted(os.environ.items()):
+    entries = [e for e in value.split(":") if not (e == root.rstrip("/") or e.startswith(root))]
+    print(f"export {name}={shlex.quote(chr(58).join(entries))}" if any(entries) else f"unset {name}")
+' /usr/local/Ascend/)" || exit 1
 dump() { python3 -c 'import json, os, sys; print(sys.argv[1], json.dumps(dict(os.environ), sort_keys=True))' "$1"; }
 dump stackbuild-env-before
 source /usr/local/Ascend/cann/set_env.sh || exit 1
