@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 STACK = "benchsize"
+TITLE = '{{index .Config.Labels "org.opencontainers.image.title"}}'
 
 
 def sh(*cmd: str, cwd: Path | None = None) -> str:
@@ -86,7 +87,9 @@ def main() -> int:
             size = int(sh("docker", "image", "inspect", "--format", "{{.Size}}", tag))
             largest = max(s for s, _ in listing)
             packages = sum(p for _, p in listing)
-            kind = "devel" if "-devel-" in tag else "runtime"
+            # From the title label: the tags' suffixes moved (-devel before issue 24, -runtime after).
+            title = sh("docker", "image", "inspect", "--format", TITLE, tag)
+            kind = "devel" if title.strip().endswith(" devel image") else "runtime"
             print(f"| {kind} | {size / 1e6:.0f} | {len(listing)} | {largest / 1e6:.0f} | {packages / 1e6:.0f} |")
             sh("docker", "rmi", tag)
     return 0

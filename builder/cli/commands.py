@@ -44,7 +44,7 @@ def registry_option(text: str) -> str:
 
 
 def alias_option(text: str) -> str:
-    # A tag of its own (<alias>) and with -devel: a Docker tag has at most 128 characters.
+    # A tag of its own (<alias>) and with -runtime: a Docker tag has at most 128 characters.
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}", text):
         raise argparse.ArgumentTypeError(f"{text[:80]!r} is not a tag (letters, digits, _ . -; e.g. latest)")
     return text
@@ -192,7 +192,7 @@ def add_publish_commands(sub: SubParsers) -> None:
         "publish",
         "publishing:cmd_publish",
         "build every architecture from the lock (frozen), smoke each, and push one image index per tag: "
-        "<ver>-<chip>-<os><osver>-py<x.y>[-devel], the immutable lock-<digest>[-devel], and any --alias",
+        "<ver>-<chip>-<os><osver>-py<x.y>[-runtime], the immutable lock-<digest>[-runtime], and any --alias",
     )
     p.add_argument("stack", help="stack name or manifest path")
     p.add_argument(

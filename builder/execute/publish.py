@@ -1,9 +1,10 @@
 """Publishing: the built and smoke-tested final images of every architecture, pushed as they are,
 then one OCI image index per tag so `docker pull` picks the host's architecture.
 
-Tags, as the official CANN images name theirs: `<ver>-<chip>-<os><osver>-py<x.y>` (runtime) and
-`...-devel`; an immutable `lock-<digest>` (and `-devel`) from the lock's digest, refused when it
-already names another index; optional aliases (`latest`, and `latest-devel`).
+Tags, as the official CANN images name theirs: `<ver>-<chip>-<os><osver>-py<x.y>` (the devel image, as
+the official full image) and `...-runtime`; an immutable `lock-<digest>` (and `-runtime`) from the
+lock's digest, refused when it already names another index; optional aliases (`latest`, and
+`latest-runtime`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from builder.engine.registry_api import OCI_INDEX, RegistryClient, index_body
 from builder.lock.model import Lock
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
-
-FLAVORS = {"runtime-image": "", "devel-image": "-devel"}  # final stage -> tag suffix
+from builder.plan.labels import FINAL_SUFFIXES
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def publish(
     repository = f"{namespace}/{lock.stack.lower()}"
     pushed: list[Pushed] = []
     indexes: dict[str, bytes] = {}
-    for final, suffix in FLAVORS.items():
+    for final, suffix in FINAL_SUFFIXES.items():
         entries = []
         for arch in sorted(images, key=lambda a: a.value):
             ref = f"{registry}/{repository}:{release}{suffix}-{arch}"
@@ -60,7 +60,7 @@ def publish(
         indexes[suffix] = index_body(entries)
     immutable = immutable_tag(lock)
     # Before any index is put: a refusal leaves every index tag as it was (the per-architecture
-    # tags, <release>[-devel]-<arch>, were pushed above: an index needs its manifests in the registry).
+    # tags, <release>[-runtime]-<arch>, were pushed above: an index needs its manifests in the registry).
     for suffix, body in indexes.items():
         existing = client.manifest(repository, immutable + suffix)
         ours = f"sha256:{hashlib.sha256(body).hexdigest()}"

@@ -113,6 +113,17 @@ def check_paths(manifest: Manifest, doc: PositionedYaml, base_dir: Path) -> list
     return problems
 
 
+def check_env_scripts(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
+    """Each env script is an artifact or inside one: the images that source it must have it."""
+    problems = []
+    for i, comp in enumerate(manifest.components):
+        for j, script in enumerate(comp.env_scripts):
+            if comp.artifact_of(script) is None:
+                message = f"{script} is not an artifact nor inside one: list it (or its directory) under artifacts"
+                problems.append(doc.locate(("components", i, "env_scripts", j), message))
+    return problems
+
+
 def load(path: Path) -> Manifest:
     """Parse and validate a manifest; raise ManifestError listing every located problem."""
     doc = yamlpos.read(path)
@@ -122,7 +133,12 @@ def load(path: Path) -> Manifest:
         manifest = Manifest.model_validate(doc.data)
     except ValidationError as err:
         raise ManifestError(locate.problems(err, Manifest, doc, SCHEMA_VERSION)) from err
-    problems = check_graph(manifest, doc) + check_packages(manifest, doc) + check_paths(manifest, doc, path.parent)
+    problems = (
+        check_graph(manifest, doc)
+        + check_packages(manifest, doc)
+        + check_paths(manifest, doc, path.parent)
+        + check_env_scripts(manifest, doc)
+    )
     if problems:
         raise ManifestError(problems)
     return manifest

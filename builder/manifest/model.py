@@ -276,6 +276,13 @@ class Component(Model):
         description="shell scripts run one after the other in the component's directory (bash -eo pipefail)",
     )
     env: dict[str, Line] = Field(default_factory=dict, description="variables exported to later stages and the image")
+    env_scripts: list[RelativePath] = Field(
+        default_factory=list,
+        description="the component's own environment scripts (e.g. tilelang-ascend's set_env.sh), paths in its "
+        "directory, each one an artifact or inside one: sourced after the release's before its dependents' builds; "
+        "what they set is baked into its stage, its dependents', the devel image and (when the script reaches it) "
+        "the runtime image as ENV, and the images' entrypoint sources them again",
+    )
     artifacts: list[Artifact] = Field(default_factory=list)
     installs: list[Install] = Field(
         default_factory=list,
@@ -307,6 +314,10 @@ class Component(Model):
             if not re.fullmatch(ENV_NAME_PATTERN, name):
                 raise ValueError(f"{name[:80]!r} is not a valid environment variable name")
         return value
+
+    def artifact_of(self, path: str) -> Artifact | None:
+        """The artifact that is path or holds it (path: relative to the component's directory)."""
+        return next((a for a in self.artifacts if path == a.path or path.startswith(a.path.rstrip("/") + "/")), None)
 
 
 class Smoke(Model):

@@ -47,10 +47,17 @@ def origin_labels(origin: Origin) -> dict[str, str]:
     return labels
 
 
+# What follows the release in each final image's tags and version label. The devel image carries the
+# official full image's name (Ascend/cann-container-image's cann/<ver>-<chip>-<os><osver>-py<x.y> images
+# hold the whole toolkit, as the devel image does); the runtime image, which has only what the toolkit's
+# runtime needs, is -runtime.
+FINAL_SUFFIXES = {"runtime-image": "-runtime", "devel-image": ""}
+
+
 def image_labels(manifest: Manifest, lock: Lock, arch: Arch, devel: bool) -> dict[str, str]:
     """What `stackbuild inspect` shows without opening the image: the release, the lock's digest, the
     architecture, the host driver and firmware it is certified for, and each component's source."""
-    suffix = "-devel" if devel else ""
+    suffix = FINAL_SUFFIXES["devel-image" if devel else "runtime-image"]
     labels = {
         "org.opencontainers.image.title": f"{manifest.name} {'devel' if devel else 'runtime'} image",
         "org.opencontainers.image.version": release_name(manifest) + suffix,

@@ -9,7 +9,7 @@ from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
 from builder.plan import render
-from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels, origin_labels, release_name
+from builder.plan.labels import FINAL_SUFFIXES, LOCK_IN_IMAGE, as_built, image_labels, origin_labels, release_name
 from builder.plan.resolve import Inputs, Located
 from builder.plan.stage import Bake, ContextInput, Plan, Stage, StageInputs, StageKind, parent_arg, sha256_text
 from builder.verify import probes as probe_specs
@@ -95,7 +95,7 @@ def final_tags(inputs: Inputs) -> dict[str, str]:
     m, arch = inputs.request.manifest, inputs.request.arch
     name = release_name(m)
     repository = repository_for(m.name)
-    return {"runtime-image": f"{repository}:{name}-{arch}", "devel-image": f"{repository}:{name}-devel-{arch}"}
+    return {final: f"{repository}:{name}{suffix}-{arch}" for final, suffix in FINAL_SUFFIXES.items()}
 
 
 def make_plan(inputs: Inputs) -> Plan:
@@ -119,8 +119,9 @@ def make_plan(inputs: Inputs) -> Plan:
         dep_images = [(d, graph.image(d)) for d in deps]
         dockerfile = render.component(manifest, lock, cid, graph.image("toolkit"), dep_images, files_of(debs.get(cid)))
         probes = probe_specs.component_probes(manifest.component(cid))
-        files = render.component_files(manifest, cid)
+        files = render.component_files(manifest, cid, deps)
         network = manifest.component(cid).network
+        scripts = render.component_scripts(manifest, [*deps, cid])
         graph.add(
             cid,
             "component",
@@ -131,6 +132,7 @@ def make_plan(inputs: Inputs) -> Plan:
             stack_dir(cid),
             files,
             network,
+            bake=render.environment(cid, lock, components=scripts) if scripts else None,
         )
     built = [(cid, graph.image(cid)) for cid in lock.order]
     # The lock rides in both final images, beside labels naming what they hold.
@@ -142,6 +144,7 @@ def make_plan(inputs: Inputs) -> Plan:
     devel_parents = ("toolkit", *lock.order)
     every_module = [m for cid in lock.order for m in manifest.component(cid).imports]
     devel_probes = probe_specs.imports_probe(every_module)
+    devel_scripts = render.component_scripts(manifest, lock.order)
     graph.add(
         "devel-image",
         "devel",
@@ -150,6 +153,7 @@ def make_plan(inputs: Inputs) -> Plan:
         debs.get("devel-image", NO_CONTEXT),
         devel_probes,
         files=lock_file,
+        bake=render.environment("devel-image", lock, components=devel_scripts) if devel_scripts else None,
     )
     about = render.about(image_labels(manifest, carried, arch, devel=False), "stack.lock.json", LOCK_IN_IMAGE)
     runtime_file = render.runtime(
@@ -157,7 +161,12 @@ def make_plan(inputs: Inputs) -> Plan:
     )
     # Only the variables of components that reach the runtime image (the others name what it lacks).
     in_runtime = [cid for cid in lock.order if render.in_runtime(manifest, cid)]
-    runtime_env = render.environment("runtime-image", lock, render.component_env(manifest, in_runtime))
+    runtime_env = render.environment(
+        "runtime-image",
+        lock,
+        render.component_env(manifest, in_runtime),
+        render.component_scripts(manifest, in_runtime, runtime=True),
+    )
     runtime_parents = ("base-runtime", "toolkit", *lock.order)
     runtime_modules = [
         m for cid in lock.order if render.in_runtime(manifest, cid) for m in manifest.component(cid).imports

@@ -155,10 +155,11 @@ def entrypoint(scripts: Sequence[tuple[str, bool]]) -> list[str]:
     return ["/bin/bash", "-c", " && ".join([*steps, 'exec "$@"']), "--"]
 
 
-def environment(stage: str, lock: Lock, after: Sequence[tuple[str, str]] = ()) -> Bake:
+def environment(stage: str, lock: Lock, after: Sequence[tuple[str, str]] = (), components: Sequence[str] = ()) -> Bake:
     """How the stage's environment enters its image once built: the release's scripts sourced in it,
-    what they set baked as ENV, then the stage's own variables (after) and the entrypoint."""
-    scripts = toolkit_layout(lock.toolkit.version).env_scripts()
+    then the components' own (paths in the image), what they set baked as ENV, then the stage's own
+    variables (after) and the entrypoint."""
+    scripts = (*toolkit_layout(lock.toolkit.version).env_scripts(), *((path, True) for path in components))
     capture = _env.get_template("env-capture.sh.j2").render(scripts=scripts, root=f"{ASCEND_ROOT}/")
     dockerfile = _env.get_template("env.Dockerfile.j2").render(
         stage=stage,
@@ -186,6 +187,19 @@ def component_env(manifest: Manifest, ids: Sequence[str]) -> list[tuple[str, str
     return pairs
 
 
+def component_scripts(manifest: Manifest, ids: Sequence[str], runtime: bool = False) -> list[str]:
+    """Where the components' own environment scripts are in an image, in build order; runtime: only
+    those the runtime image gets (inside a runtime artifact)."""
+    paths = []
+    for cid in ids:
+        comp = manifest.component(cid)
+        for script in comp.env_scripts:
+            artifact = comp.artifact_of(script)
+            if artifact is not None and (artifact.runtime or not runtime):
+                paths.append(f"{stack_dir(cid)}/{script}")
+    return paths
+
+
 def installs_dir(component_id: str) -> str:
     """Where a component's stage keeps what its build added to its install paths (installs.py)."""
     return f"{INSTALLS_ROOT}/{component_id}"
@@ -206,8 +220,9 @@ def copies(manifest: Manifest, components: Sequence[tuple[str, str]]) -> list[di
     return taken
 
 
-def component_files(manifest: Manifest, component_id: str) -> tuple[tuple[str, str], ...]:
-    """(context path, text) of the scripts a component's build runs: build.sh and one file per step."""
+def component_files(manifest: Manifest, component_id: str, deps: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
+    """(context path, text) of the scripts a component's build runs: build.sh and one file per step;
+    deps: the components it needs, whose environment scripts build.sh sources first."""
     comp = manifest.component(component_id)
     if not comp.build and not comp.artifacts:
         return ()
@@ -222,6 +237,7 @@ def component_files(manifest: Manifest, component_id: str) -> tuple[tuple[str, s
     build = _env.get_template("build.sh.j2").render(
         id=component_id,
         stack_dir=stack_dir(component_id),
+        env_scripts=component_scripts(manifest, deps),
         steps=steps,
         artifacts=[a.path for a in comp.artifacts],
         installs=[i.path for i in comp.installs],

@@ -25,7 +25,7 @@ def tags_of(stdout: str) -> dict[str, str]:
     tags = {}
     for line in stdout.splitlines():
         tag = line.split()[0]
-        tags["devel" if "-devel-" in tag else "runtime"] = tag
+        tags["runtime" if "-runtime-" in tag else "devel"] = tag
     return tags
 
 
@@ -68,8 +68,8 @@ def test_build_prints_tags_runs_and_runtime_is_small(workspace: Path, engine: Do
     assert run.returncode == 0, run.stderr[-3000:]
     tags = tags_of(run.stdout)
     assert tags == {
-        "runtime": f"stackbuild/reftest:8.3.rc1-910b-debian12-py3.11-{Arch.host()}",
-        "devel": f"stackbuild/reftest:8.3.rc1-910b-debian12-py3.11-devel-{Arch.host()}",
+        "runtime": f"stackbuild/reftest:8.3.rc1-910b-debian12-py3.11-runtime-{Arch.host()}",
+        "devel": f"stackbuild/reftest:8.3.rc1-910b-debian12-py3.11-{Arch.host()}",
     }
     assert "smoke: launch: passed" in run.stderr
     result = engine.run(tags["runtime"], SMOKE)

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import tarfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,13 @@ def test_both_layouts_bake_what_set_env_sets_and_smoke(workspace: Path, stack: s
             ).stdout
         )
         assert entry[:2] == ["/bin/bash", "-c"] and f"source {layout.set_env}" in entry[2]
+    # tilelang-compiler's own set_env.sh is baked into the devel image the same way (and not into
+    # the runtime image, which it does not reach); its PATH entry is what ascend-kernel built with.
+    devel = _config_env(plan.stages["devel-image"].tag())
+    assert devel["TILELANG_COMPILER_ROOT"] == "/opt/stack/tilelang-compiler"
+    assert devel["PATH"].split(":")[0] == "/opt/stack/tilelang-compiler/python/bin"
+    assert devel["PYTHONPATH"].split(":")[0] == "/opt/stack/tilelang-compiler/python"
+    assert "TILELANG_COMPILER_ROOT" not in _config_env(runtime)
     in_runtime = subprocess.run(
         ["docker", "run", "--rm", runtime, "bash", "-c", "ldd /opt/stack/runtime/build/libascend_runtime.so"],
         capture_output=True,
@@ -111,8 +119,10 @@ def test_a_variable_left_out_of_the_baked_env_fails_the_component_that_needs_it(
     change is in the capture script, so every stage key differs from the real stack's."""
     real, real_key = render.environment, plan_of(workspace, "reftest").stages["toolkit"].key
 
-    def leaving_out(stage: str, locked: lock.Lock, after: list[tuple[str, str]] | tuple[()] = ()) -> Bake:
-        bake = real(stage, locked, after)
+    def leaving_out(
+        stage: str, locked: lock.Lock, after: Sequence[tuple[str, str]] = (), components: Sequence[str] = ()
+    ) -> Bake:
+        bake = real(stage, locked, after, components)
         capture = bake.capture.replace("dump stackbuild-env-after", _without(variable) + "dump stackbuild-env-after")
         assert capture != bake.capture
         return Bake(capture, bake.dockerfile)
@@ -136,6 +146,23 @@ def test_a_variable_left_out_of_the_baked_env_fails_the_component_that_needs_it(
     message = str(failed.value)
     assert message.startswith(f"stage {component} failed"), message
     assert named in message, message
+
+
+def test_a_component_env_script_is_what_its_image_and_dependents_get(workspace: Path) -> None:
+    """tilelang-compiler's set_env.sh without its PATH line: no variable of ours puts its command on
+    PATH, so the stage that calls it by name fails, naming the command."""
+    script = workspace / "stacks" / "reference" / "tilelang-compiler" / "set_env.sh"
+    old = script.read_text()
+    script.write_text("".join(line for line in old.splitlines(keepends=True) if not line.startswith("export PATH=")))
+    try:
+        stackbuild(workspace, "lock", "reftest", check=True)
+        built = stackbuild(workspace, "build", "reftest", "--no-smoke")
+    finally:
+        script.write_text(old)
+        stackbuild(workspace, "lock", "reftest", check=True)
+    assert built.returncode == 1, built.stderr[-2000:]
+    assert "stage tilelang-compiler failed" in built.stderr, built.stderr[-2000:]
+    assert "tilelang-compiler --help" in built.stderr, built.stderr[-2000:]
 
 
 def _layer_listings(image: str, scratch: Path) -> list[set[str]]:

@@ -62,7 +62,7 @@ def test_publish_pushes_one_index_per_tag_with_labels_and_the_lock(
     locked = lock.read(workspace / "lockfiles" / "reftest.lock.json")
     immutable = f"lock-{locked.lock_sha256[:16]}"
     repository = f"{address}/team/reftest"
-    for tag in (RELEASE, f"{RELEASE}-devel", immutable, f"{immutable}-devel", "latest", "latest-devel"):
+    for tag in (RELEASE, f"{RELEASE}-runtime", immutable, f"{immutable}-runtime", "latest", "latest-runtime"):
         assert re.search(
             rf"^{re.escape(repository)}:{re.escape(tag)}  sha256:[0-9a-f]{{64}}  \(index", run.stdout, re.M
         )
@@ -76,8 +76,12 @@ def test_publish_pushes_one_index_per_tag_with_labels_and_the_lock(
     printed = re.search(rf"^{re.escape(repository)}:{immutable}  (sha256:\w+)", run.stdout, re.M)
     assert printed and printed.group(1) == "sha256:" + hashlib.sha256(raw[immutable].encode()).hexdigest()
 
-    labels = json.loads(skopeo("inspect", f"docker://{repository}:{RELEASE}"))["Labels"]
-    assert labels["org.opencontainers.image.version"] == RELEASE
+    # The release's own tag is the devel image's, as the official full image's; the runtime's is -runtime.
+    devel = json.loads(skopeo("inspect", f"docker://{repository}:{RELEASE}"))["Labels"]
+    assert devel["org.opencontainers.image.version"] == RELEASE
+    assert devel["org.opencontainers.image.title"] == "reftest devel image"
+    labels = json.loads(skopeo("inspect", f"docker://{repository}:{RELEASE}-runtime"))["Labels"]
+    assert labels["org.opencontainers.image.version"] == f"{RELEASE}-runtime"
     assert labels["org.opencontainers.image.title"] == "reftest runtime image"
     assert labels["org.opencontainers.image.created"] == "2024-01-01T00:00:00Z"  # the lock's source date
     assert labels["org.stackbuild.lock.sha256"] == locked.lock_sha256
@@ -86,11 +90,12 @@ def test_publish_pushes_one_index_per_tag_with_labels_and_the_lock(
     assert labels["org.stackbuild.component.harness"] == f"tree {harness.source.tree_sha256}"  # type: ignore[union-attr]
 
     # Pulled by either tag: the same image, holding exactly the lockfile.
-    pulled = {tag: engine.pull(f"{repository}:{tag}", Arch.X86_64) for tag in (RELEASE, immutable)}
-    assert pulled[RELEASE] and pulled[RELEASE] == pulled[immutable]
-    embedded = engine.run(f"{repository}:{RELEASE}", ["cat", "/etc/stackbuild/stack.lock.json"]).output
+    runtime, immutable_runtime = f"{RELEASE}-runtime", f"{immutable}-runtime"
+    pulled = {tag: engine.pull(f"{repository}:{tag}", Arch.X86_64) for tag in (runtime, immutable_runtime)}
+    assert pulled[runtime] and pulled[runtime] == pulled[immutable_runtime]
+    embedded = engine.run(f"{repository}:{runtime}", ["cat", "/etc/stackbuild/stack.lock.json"]).output
     assert embedded == (workspace / "lockfiles" / "reftest.lock.json").read_text()
-    for tag in (RELEASE, immutable):
+    for tag in (runtime, immutable_runtime):
         engine.remove(f"{repository}:{tag}")
 
 

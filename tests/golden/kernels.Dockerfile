@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:8a71c7892782440b3a62a635c0aee5c275c68a17044534ff63113684bb52b6cf
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:16a5dbf7bf2ded0ba2da01c9ff13e0f98ed318b2918f98e8dbb6f5f9a345f655
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:117f2487814fde967d91f68eabad2496f6c7e1547c8c5b013071f5502f56cc6e
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:422b0a30c2d3d5bab17d321a704c84bb625dde323cf96f67785d2082070beacf
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:1b69a97d7007871fd31dfdddcffab2a3e73bb561343751edc1247febc2b2d316
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:8a71c7892782440b3a62a635c0aee5c275c68a17044534ff63113684bb52b6cf
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:16a5dbf7bf2ded0ba2da01c9ff13e0f98ed318b2918f98e8dbb6f5f9a345f655
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:fad5932ba994231d6b1369d91902349452bd001cfe1b199fd73c219c2c6da726
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:117f2487814fde967d91f68eabad2496f6c7e1547c8c5b013071f5502f56cc6e
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:422b0a30c2d3d5bab17d321a704c84bb625dde323cf96f67785d2082070beacf
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:289e9d22c10d5a2da668d75fb0cc3b88e1ae10302af8357d1602812276814183
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
@@ -23,7 +23,7 @@ COPY --from=kernels ["/opt/stack/kernels/output/bin/00_basic_matmul", "/opt/stac
 WORKDIR /opt/stack
 COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="golden runtime image" \
-      org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.11" \
+      org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.11-runtime" \
       org.stackbuild.lock.sha256="0a4b2bcd928beb40eea051170d977dc13165b855b6240ca8b6c6dd41ef9fd6e4" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \

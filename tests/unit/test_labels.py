@@ -41,7 +41,10 @@ def test_labels_name_the_release_the_lock_and_each_component() -> None:
     request = golden_request()
     labels = image_labels(request.manifest, request.lock, Arch.X86_64, devel=True)
     assert labels["org.opencontainers.image.title"] == "golden devel image"
-    assert labels["org.opencontainers.image.version"].endswith("-devel")
+    # The devel image is named as the official full image is; the runtime image is -runtime.
+    assert labels["org.opencontainers.image.version"] == "8.5.0-910b-ubuntu22.04-py3.11"
+    runtime = image_labels(request.manifest, request.lock, Arch.X86_64, devel=False)
+    assert runtime["org.opencontainers.image.version"] == "8.5.0-910b-ubuntu22.04-py3.11-runtime"
     assert labels["org.stackbuild.lock.sha256"] == request.lock.lock_sha256
     assert labels["org.stackbuild.component.kernels"] == f"https://github.com/hicann/catlass.git@{'2' * 40}"
     assert "org.opencontainers.image.created" not in labels  # an image base has no source date in the lock

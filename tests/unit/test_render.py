@@ -139,8 +139,8 @@ def test_changed_probe_changes_the_key_but_not_the_dockerfile(tmp_path: Path) ->
 
 def test_final_tags_name_the_architecture() -> None:
     assert dict(golden_plan().final_tags) == {
-        "runtime-image": "stackbuild/golden:8.5.0-910b-ubuntu22.04-py3.11-x86_64",
-        "devel-image": "stackbuild/golden:8.5.0-910b-ubuntu22.04-py3.11-devel-x86_64",
+        "runtime-image": "stackbuild/golden:8.5.0-910b-ubuntu22.04-py3.11-runtime-x86_64",
+        "devel-image": "stackbuild/golden:8.5.0-910b-ubuntu22.04-py3.11-x86_64",
     }
 
 

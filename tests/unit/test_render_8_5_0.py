@@ -8,6 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from builder import lock as lock_io
+from builder import manifest
+from builder.inputs.site import SiteConfig
+from builder.model.arch import Arch
+from builder.plan.make import make_plan
+from builder.plan.resolve import Request, resolve_inputs
+from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.helpers import run_cli
 
@@ -66,3 +73,28 @@ def test_the_8_5_0_toolkit_installs_as_cann_does(
         assert 'ENTRYPOINT ["/bin/bash", "-c", "source /usr/local/Ascend/cann/set_env.sh && ' in baked
     runtime = (out / "runtime-image" / "env" / "Dockerfile").read_text()
     assert "TL_ROOT" not in runtime  # tilelang-ascend is not in the runtime image: none of its variables
+
+
+def test_the_8_5_0_components_install_their_python_and_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _rendered(tmp_path, monkeypatch, capsys)
+    devkit_steps = (out / "asc-devkit" / "steps" / "step-2.sh").read_text()
+    assert ".run --full --quiet --install-for-all --install-path=/usr/local/Ascend" in devkit_steps
+    # tilelang-ascend's site-packages travel as its installs; its module is imported in its stage and
+    # in the devel image; its set_env.sh is sourced, never written out as ENV.
+    devel = (out / "devel-image.Dockerfile").read_text()
+    assert 'COPY --from=tilelang-ascend ["/opt/stackbuild/installs/tilelang-ascend/", "/"]' in devel
+    assert "TL_ROOT" not in devel and "TL_ROOT" not in (out / "tilelang-ascend.Dockerfile").read_text()
+    script = "/opt/stack/tilelang-ascend/set_env.sh"
+    for stage in ("tilelang-ascend", "devel-image"):
+        assert f"source {script} || exit 1" in (out / stage / "env" / "capture.sh").read_text()
+        assert f"source {script} && exec" in (out / stage / "env" / "Dockerfile").read_text()
+    build = (out / "tilelang-ascend" / "steps" / "build.sh").read_text()
+    assert "installs.py before" in build and "/usr/local/lib/python3.10/dist-packages" in build
+    path = ROOT / "stacks" / "8.5.0.yaml"
+    locked = lock_io.read(ROOT / "lockfiles" / "8.5.0.lock.json")
+    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(tmp_path / "c"), Arch.X86_64)
+    stages = make_plan(resolve_inputs(request, prepare=False, say=print)).stages
+    for stage in ("tilelang-ascend", "devel-image"):
+        assert {"kind": "imports", "modules": ["tilelang"]} in stages[stage].probes

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:d66b603f08e161f377112a2558b3e669beb9ab0dcef6d708b1aeca297932cce7
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:c505b6799e41d53afa752ffc8e70327d2d28e1e56520014c86008a35a2f4f82a
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component asc-devkit (git v8.5.0 cc982f3abd7628a2ba3ef61063a0c220c9340c53).
 FROM toolkit
@@ -12,7 +12,6 @@ ARG SOURCE_DATE_EPOCH=1704067200
 # its locked sha256 first and ends a failure with apt's and dpkg's reasons.
 COPY ["debs/", "/tmp/stackbuild-debs/"]
 RUN ["/bin/bash", "/tmp/stackbuild-debs/install.sh"]
-
 COPY ["src/", "/opt/stack/asc-devkit/"]
 WORKDIR /opt/stack/asc-devkit
 # The build steps and artifact checks are scripts in the build context (steps/), never

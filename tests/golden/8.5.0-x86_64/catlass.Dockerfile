@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:d66b603f08e161f377112a2558b3e669beb9ab0dcef6d708b1aeca297932cce7
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:28f546dd8f0276206cacd7ccaca6150b217b8754a8977258366779198dc8c45c
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:c505b6799e41d53afa752ffc8e70327d2d28e1e56520014c86008a35a2f4f82a
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:0bd1eac8b5baf22354af15b88d3df16175bbfb3d5a467579f8a81d5e8601dce9
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).
@@ -15,7 +15,6 @@ COPY --from=asc-devkit ["/opt/stackbuild/installs/asc-devkit/", "/"]
 # its locked sha256 first and ends a failure with apt's and dpkg's reasons.
 COPY ["debs/", "/tmp/stackbuild-debs/"]
 RUN ["/bin/bash", "/tmp/stackbuild-debs/install.sh"]
-
 COPY ["src/", "/opt/stack/catlass/"]
 WORKDIR /opt/stack/catlass
 # The build steps and artifact checks are scripts in the build context (steps/), never

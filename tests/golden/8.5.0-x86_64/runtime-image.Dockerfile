@@ -1,9 +1,9 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:b0c1832844884ae30cb0221ab030dfe40a4b90314dca4e32af5b77681fc2e55c
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:d66b603f08e161f377112a2558b3e669beb9ab0dcef6d708b1aeca297932cce7
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:28f546dd8f0276206cacd7ccaca6150b217b8754a8977258366779198dc8c45c
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:e338d21a926a498e18dc9b01e41799639ae82b2c6503b9c1bc5632df4df058dc
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:68cd9a7adbd5b5e5d0bee176a2a5984c0f37d3583574a0f9b44a75e9cb7aaa23
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:c505b6799e41d53afa752ffc8e70327d2d28e1e56520014c86008a35a2f4f82a
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:0bd1eac8b5baf22354af15b88d3df16175bbfb3d5a467579f8a81d5e8601dce9
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:f7be488cc9264cc6e60e6ffd332add0359d40715252be4d700fb66a151a08101
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:bc9c8df1057a55aa06df927953f30173a2865df270e61595259ea6d7680e9bc2
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
@@ -24,9 +24,9 @@ COPY --from=catlass ["/opt/stack/catlass/output/bin/00_basic_matmul", "/opt/stac
 WORKDIR /opt/stack
 COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="8.5.0 runtime image" \
-      org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10" \
+      org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10-runtime" \
       org.opencontainers.image.created="2024-01-01T00:00:00Z" \
-      org.stackbuild.lock.sha256="902e2461232e895d9ac9a92d0129a5a9382d7a9e99f000172d02858c38ee762e" \
+      org.stackbuild.lock.sha256="c14b30c4e62a3abbaf2bc164f00b35495ee88f6a2d22a1f2644d90fda77939b3" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \
       org.stackbuild.host.driver="25.5.0" \

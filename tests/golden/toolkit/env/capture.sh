@@ -1,7 +1,8 @@
-# stackbuild: prints the environment before and after sourcing the release's environment scripts, in
-# a bash that has the image's ENV and nothing else (run as: bash --noprofile --norc -c THIS), each
-# entry under /usr/local/Ascend/ taken out first (a base that has them already, as the official images do,
-# would get them twice); the set-env probe starts from the same environment.
+# stackbuild: prints the environment before and after sourcing the environment scripts (the
+# release's, then the components'), in a bash that has the image's ENV and nothing else (run as:
+# bash --noprofile --norc -c THIS), each entry under /usr/local/Ascend/ taken out first (a base that has
+# them already, as the official images do, would get them twice); the set-env probe starts from the
+# same environment.
 eval "$(python3 -c '
 import os, shlex, sys
 root = sys.argv[1]

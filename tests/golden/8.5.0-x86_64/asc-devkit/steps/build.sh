@@ -10,8 +10,8 @@ cd /opt/stack/asc-devkit || exit 1
 python3 /opt/stackbuild/steps/asc-devkit/installs.py before /tmp/stackbuild-installs-asc-devkit.json /usr/local/Ascend/cann-8.5.0 || exit 1
 echo 'stackbuild: asc-devkit: step 1/2: bash build.sh --pkg'
 bash -eo pipefail /opt/stackbuild/steps/asc-devkit/step-1.sh || { code=$?; echo 'stackbuild: asc-devkit: build step 1/2: bash build.sh --pkg failed'" (exit code $code)" >&2; exit "$code"; }
-echo 'stackbuild: asc-devkit: step 2/2: bash build_out/cann-asc-devkit_*_linux-"$(uname -m)".run --full --quiet --install-path=/usr/local/As ...'
-bash -eo pipefail /opt/stackbuild/steps/asc-devkit/step-2.sh || { code=$?; echo 'stackbuild: asc-devkit: build step 2/2: bash build_out/cann-asc-devkit_*_linux-"$(uname -m)".run --full --quiet --install-path=/usr/local/As ... failed'" (exit code $code)" >&2; exit "$code"; }
+echo 'stackbuild: asc-devkit: step 2/2: bash build_out/cann-asc-devkit_*_linux-"$(uname -m)".run --full --quiet --install-for-all --install- ...'
+bash -eo pipefail /opt/stackbuild/steps/asc-devkit/step-2.sh || { code=$?; echo 'stackbuild: asc-devkit: build step 2/2: bash build_out/cann-asc-devkit_*_linux-"$(uname -m)".run --full --quiet --install-for-all --install- ... failed'" (exit code $code)" >&2; exit "$code"; }
 python3 /opt/stackbuild/steps/asc-devkit/installs.py stage /tmp/stackbuild-installs-asc-devkit.json /opt/stackbuild/installs/asc-devkit /usr/local/Ascend/cann-8.5.0 || exit 1
 # Python byte code the steps made, made again reproducibly: checked-hash .pyc (valid whatever the
 # sources' mtimes), compiled in path order with a fixed hash seed (set constants in one order).
