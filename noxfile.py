@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import itertools
 import tempfile
+import time
 
 import nox
+import nox.command
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
+UNREACHABLE = 3  # stackbuild's exit code for a source that did not answer (builder/cli/locking.py)
+OUTAGE_RETRY_SECONDS = (30, 120)
 
 
 def _foreign(posargs: list[str]) -> list[str]:
@@ -40,7 +44,16 @@ def lock(session: nox.Session) -> None:
     """Lock a stack, or check its lock: nox -s lock -- STACK [--check] [--arch A ...]."""
     session.install("-e", ".")
     session.run("python", "-m", "builder.hostsetup", *_foreign(session.posargs))
-    session.run("stackbuild", "lock", *session.posargs)
+    # Exit 3 (`lock --check`: a source did not answer) is an outage, not drift: tried again first.
+    for wait in (*OUTAGE_RETRY_SECONDS, None):
+        try:
+            session.run("stackbuild", "lock", *session.posargs)
+            return
+        except nox.command.CommandFailed as failed:
+            if failed.return_code != UNREACHABLE or wait is None:
+                raise
+            session.log(f"a source did not answer (exit {UNREACHABLE}): trying again in {wait} s")
+            time.sleep(wait)
 
 
 @nox.session

@@ -21,6 +21,8 @@ from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 
+UNREACHABLE = 3  # lock --check's exit code when a source could not be reached to compare
+
 
 @dataclass(frozen=True, kw_only=True)
 class LockOptions:
@@ -44,15 +46,20 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     resolver = Resolver(path.parent, ctx.site(), Cache(), HttpClient(), say)
     if options.check:
         current = lock_io.read(target)
-        problems = check(current, loaded, resolver, str(path))
+        checked = check(current, loaded, resolver, str(path))
         for note in mirror_drift(current, resolver):
             print(f"note: {note}", file=sys.stderr)
-        if problems:
+        if checked.drift:
             print(f"{target} is out of date:", file=sys.stderr)
-            for line in problems:
+            for line in checked.drift:
                 print(f"  {line}", file=sys.stderr)
             print(f"run `stackbuild lock {options.stack}` to update it", file=sys.stderr)
             return 1
+        if checked.unreachable:
+            for line in checked.unreachable:
+                print(f"unreachable: {line}", file=sys.stderr)
+            print(f"cannot check {target}: a source did not answer (not drift: try again later)", file=sys.stderr)
+            return UNREACHABLE
         print(f"up to date: {target}")
         return 0
     run_compat(loaded, options.allow_unsupported)

@@ -22,6 +22,11 @@ class SourceError(StackbuildError):
     pass
 
 
+class SourceUnreachable(SourceError):
+    """The repository could not be listed at all (no answer, no such repository): an outage or a
+    wrong URL, not a moved ref."""
+
+
 def checked_commit(value: str, what: str) -> str:
     """value, if it is a full commit id (40 hex digits): anything else may be read as an option."""
     if not isinstance(value, str) or not COMMIT.match(value):
@@ -79,7 +84,7 @@ def resolve_ref(url: str, ref: str) -> str:
     try:
         out = git("ls-remote", "--", url, ref, f"refs/heads/{ref}", f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}")
     except SourceError as err:
-        raise SourceError(f"{redact(url)}: cannot list refs: {err}") from err
+        raise SourceUnreachable(f"{redact(url)}: cannot list refs: {err}") from err
     refs: dict[str, str] = {}
     for line in out.splitlines():
         commit, _, name = line.partition("\t")

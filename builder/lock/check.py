@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from builder.inputs import packages
+from builder.inputs.git import SourceUnreachable
 from builder.lock.agree import disagreements
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
 from builder.lock.model import ArchSection, Lock, LockedGenerated, LockedGit, LockedPath
@@ -43,7 +45,16 @@ def _source_drift(comp_id: str, old: LockedGit | LockedPath, new: LockedGit | Lo
     return None
 
 
-def _component_drift(lock: Lock, manifest: Manifest, resolver: Resolver) -> list[str]:
+@dataclass(frozen=True)
+class Checked:
+    """What `lock --check` found: drift (the lock no longer matches), and the sources it could not
+    reach to compare at all (an outage is not drift)."""
+
+    drift: list[str]
+    unreachable: list[str]
+
+
+def _component_drift(lock: Lock, manifest: Manifest, resolver: Resolver, unreachable: list[str]) -> list[str]:
     problems = []
     locked = {c.id: c for c in lock.components}
     for comp in manifest.components:
@@ -52,6 +63,9 @@ def _component_drift(lock: Lock, manifest: Manifest, resolver: Resolver) -> list
             continue
         try:
             new = resolver.source(comp.source)
+        except SourceUnreachable as err:
+            unreachable.append(f"component {comp.id}: {err}")
+            continue
         except StackbuildError as err:
             problems.append(f"component {comp.id}: cannot resolve: {err}")
             continue
@@ -110,9 +124,12 @@ def mirror_drift(lock: Lock, resolver: Resolver) -> list[str]:
     return notes
 
 
-def check(lock: Lock, manifest: Manifest, resolver: Resolver, manifest_name: str) -> list[str]:
-    """Why the lock no longer matches the manifest and the sources; empty if it does."""
+def check(lock: Lock, manifest: Manifest, resolver: Resolver, manifest_name: str) -> Checked:
+    """Why the lock no longer matches the manifest and the sources, and which sources could not be
+    reached to tell; both empty if it matches."""
     problems = [line for line in [manifest_drift(lock, manifest, manifest_name)] if line]
     problems += [f"lock disagrees with the manifest: {line}" for line in disagreements(lock, manifest)]
     problems += _system_drift(lock, manifest)
-    return problems + _component_drift(lock, manifest, resolver) + _package_drift(lock, manifest, resolver)
+    unreachable: list[str] = []
+    problems += _component_drift(lock, manifest, resolver, unreachable) + _package_drift(lock, manifest, resolver)
+    return Checked(problems, unreachable)

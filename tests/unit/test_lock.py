@@ -5,6 +5,7 @@ import http.server
 import json
 import re
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,6 +90,25 @@ def test_moved_ref_fails_check_with_both_commits(
     code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
     assert code == 1
     assert f"component lib: main moved {old} -> {new}" in err
+
+
+def test_an_unreachable_source_is_an_outage_not_drift(
+    project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """lock --check exits 3 when a repository does not answer (CI retries that), 1 when a ref moved."""
+    root, repos, url = project
+    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
+    with socket.socket() as closed:  # a loopback port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        dead = f"git://127.0.0.1:{closed.getsockname()[1]}"
+    site = tmp_path / "empty-site.yaml"
+    site.write_text(f'url_rewrites:\n  - {{from: "{url}/tool", to: "{dead}/tool"}}\n')
+    code, out, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
+    assert code == 3, err
+    assert "unreachable: component tool: " in err and "out of date" not in err and out == ""
+    commit(repos / "lib", "v2")  # drift besides the outage: drift is what is reported
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
+    assert code == 1 and "component lib: main moved" in err
 
 
 def test_changed_tree_manifest_and_package_are_reported(
