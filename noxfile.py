@@ -25,6 +25,9 @@ def _foreign(posargs: list[str]) -> list[str]:
 def build_stack(session: nox.Session) -> None:
     """Build a stack (default: reference) into image tags: nox -s build-stack -- [STACK] [build options]."""
     session.install("-e", ".")
+    # What needs no engine first (a known-bad combination, what a first lock needs): a build that
+    # cannot work stops before anything is installed on the host.
+    session.run("stackbuild", "build", "--preflight", *session.posargs)
     session.run("python", "-m", "builder.hostsetup", "--docker", *_foreign(session.posargs))
     session.run("stackbuild", "build", *session.posargs)
 

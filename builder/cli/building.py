@@ -105,23 +105,36 @@ def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
     return 0
 
 
-def lock_first(ctx: Context, args: argparse.Namespace, frozen: bool) -> None:
-    """A stack without a lock is locked for this build's architecture first (not with --frozen);
-    what it still needs before that can work is said all at once."""
-    from builder.cli.locking import steps_needed, write_lock
-    from builder.cli.stacks import run_compat
+def preflight(ctx: Context, args: argparse.Namespace, frozen: bool) -> bool:
+    """What stops a build before the engine or the host is touched: a known-bad combination first,
+    then, for a stack without a lock, everything its first lock still needs, all at once. Whether
+    the stack has a lock."""
+    from builder.cli.locking import steps_needed
+    from builder.cli.stacks import refuse_unsupported
 
-    loaded, path = ctx.load(args.stack)
+    loaded, _ = ctx.load(args.stack)
+    refuse_unsupported(loaded, args.allow_unsupported)
     target = ctx.lock_path(loaded.name)
     if target.exists():
-        return
+        return True
     if frozen:
         raise StackbuildError(
             f"{target}: no lock, and --frozen builds only from one: run `stackbuild lock {loaded.name}`"
         )
-    if steps := steps_needed(ctx, loaded, args.allow_unsupported):
+    if steps := steps_needed(ctx, loaded):
         listed = "\n".join(f"  {n}. {step}" for n, step in enumerate(steps, start=1))
         raise StackbuildError(f"{loaded.name} cannot be built yet; still needed:\n{listed}")
+    return False
+
+
+def lock_first(ctx: Context, args: argparse.Namespace, frozen: bool) -> None:
+    """A stack without a lock is locked for this build's architecture first (not with --frozen)."""
+    from builder.cli.locking import write_lock
+    from builder.cli.stacks import run_compat
+
+    if preflight(ctx, args, frozen):
+        return
+    loaded, path = ctx.load(args.stack)
     arch = target_arch(args)
     say(f"[stackbuild] {loaded.name} has no lock: locking it first (`stackbuild lock {loaded.name} --arch {arch}`)")
     run_compat(loaded, args.allow_unsupported)
@@ -180,6 +193,10 @@ def run_smoke_of(result: Result) -> int:
 
 
 def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
+    if args.preflight:
+        preflight(ctx, args, args.frozen)
+        print(f"preflight: {args.stack} can be built here once the host is set up")
+        return 0
     result = build_arch(ctx, args, target_arch(args), args.frozen)
     return 0 if args.no_smoke else run_smoke_of(result)
 

@@ -155,7 +155,13 @@ def add_build_commands(sub: SubParsers) -> None:
     )
     p.add_argument("--no-smoke", action="store_true", help="skip the smoke launch")
     p.add_argument(
-        "--allow-unsupported", action="store_true", help="when the stack has no lock yet: lock a known-bad combination"
+        "--allow-unsupported", action="store_true", help="build (and, without a lock, lock) a known-bad combination"
+    )
+    p.add_argument(
+        "--preflight",
+        action="store_true",
+        help="only check what needs no engine (the combination, what a first lock needs) and exit: "
+        "`nox -s build-stack` runs it before setting up the host",
     )
     _cache_options(p)
     p = command(

@@ -14,7 +14,6 @@ from builder.inputs.site import SITE_FILE
 from builder.lock.check import check, mirror_drift
 from builder.lock.model import Lock
 from builder.lock.resolve import Resolver, resolve
-from builder.manifest import compat
 from builder.manifest.model import GitSource, Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
@@ -69,8 +68,8 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def steps_needed(ctx: Context, loaded: Manifest, allow_unsupported: bool) -> list[str]:
-    """Everything that stands between a stack without a lock and its build, all at once."""
+def steps_needed(ctx: Context, loaded: Manifest) -> list[str]:
+    """Everything that stands between a supported stack without a lock and its build, all at once."""
     site = ctx.site()
     where = site.path or f"./{SITE_FILE}"
     steps = [
@@ -80,9 +79,6 @@ def steps_needed(ctx: Context, loaded: Manifest, allow_unsupported: bool) -> lis
         and comp.source.git.startswith("site:")
         and (name := comp.source.git.removeprefix("site:")) not in site.repos
     ]
-    if not allow_unsupported and (errors := compat.check(loaded).errors):
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        steps.append(f"pass --allow-unsupported to build a known-bad combination: {errors[0]}{more}")
     return steps
 
 

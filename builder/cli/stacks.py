@@ -42,17 +42,29 @@ def cmd_schema(ctx: Context, args: argparse.Namespace) -> int:
 
 def run_compat(loaded: Manifest, allow_unsupported: bool) -> compat.Report:
     report = compat.check(loaded)
-    for line in report.notes:
-        say(f"compat: {line}")
+    for line in report.errors:  # the fatal first
+        say(f"compat: {'allowed' if allow_unsupported else 'error'}: {line}")
     for line in report.warnings:
         say(f"compat: warning: {line}")
-    for line in report.errors:
-        say(f"compat: {'allowed' if allow_unsupported else 'error'}: {line}")
+    for line in report.notes:
+        say(f"compat: {line}")
     if report.errors and not allow_unsupported:
         raise StackbuildError(
             f"stack {loaded.name} is not a supported combination (pass --allow-unsupported to go on anyway)"
         )
     return report
+
+
+def refuse_unsupported(loaded: Manifest, allow_unsupported: bool) -> None:
+    """A known-bad combination stops a command before it does anything else (host setup, locking,
+    downloads): its reasons first, each with the supported alternative the catalog has."""
+    if allow_unsupported or not (errors := compat.check(loaded).errors):
+        return
+    for line in errors:
+        say(f"compat: error: {line}")
+    raise StackbuildError(
+        f"stack {loaded.name} is not a supported combination (pass --allow-unsupported to go on anyway)"
+    )
 
 
 def cmd_check(ctx: Context, args: argparse.Namespace) -> int:

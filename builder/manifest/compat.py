@@ -54,7 +54,7 @@ def check(manifest: Manifest) -> Report:
     if toolkit.chip not in release.chips:
         report.errors.append(
             f"CANN {toolkit.version} does not support chip {toolkit.chip}: it is released for "
-            f"{', '.join(release.chips)} only ({release.source})"
+            f"{', '.join(release.chips)} only ({release.source}){_release_for(toolkit.chip)}"
         )
     _check_host(manifest, release, report)
     _check_platform(manifest, report)
@@ -62,6 +62,15 @@ def check(manifest: Manifest) -> Report:
         _check_packages(manifest, release, report)
     _check_components(manifest, report)
     return report
+
+
+def _release_for(chip: str) -> str:
+    """The supported alternative for chip: the newest release the catalog has for it."""
+    having = [version for version, release in catalog.releases().items() if chip in release.chips]
+    if not having:
+        return ""
+    newest = max(having, key=version_key)
+    return f"; for {chip}, start from a release that has it: `stackbuild new {newest} --chip {chip}`"
 
 
 def _check_components(manifest: Manifest, report: Report) -> None:

@@ -51,7 +51,8 @@ def test_a_known_mismatch_with_the_distributions_python_is_refused_unless_the_ba
 def test_63rc1_on_910b_is_known_bad(capsys: pytest.CaptureFixture[str]) -> None:
     report = compat.check(load("6.3.RC1"))
     assert report.errors == [
-        "CANN 6.3.RC1 does not support chip 910b: it is released for 310p only (docs package list (310P only))"
+        "CANN 6.3.RC1 does not support chip 910b: it is released for 310p only (docs package list (310P only)); "
+        "for 910b, start from a release that has it: `stackbuild new 9.0.0 --chip 910b`"
     ]
     code, _, err = run_cli(capsys, "check", "6.3.RC1")
     assert code == 1 and "--allow-unsupported" in err

@@ -2,6 +2,7 @@
 
 import hashlib
 import http.server
+import importlib.util
 import json
 import re
 import shutil
@@ -9,9 +10,11 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import nox.command
 import pytest
 
 from builder import lock
+from builder.cli import main
 from tests.conftest import ROOT
 from tests.helpers import add_submodule, commit, free_port, git, git_daemon, hadolint, http_server, make_repo, run_cli
 
@@ -448,18 +451,73 @@ def test_build_without_a_lock_says_every_step_still_needed(tmp_path: Path, capsy
     site.write_text("repos: {ascend-c: 'file:///srv/ascend-c.git'}\n")
     base = ["--root", str(root), "--site-config", str(site), "build", "6.3.RC1"]
     code, out, err = run_cli(capsys, *base)
+    # The fatal alone, first, with the supported alternative from the catalog.
+    assert code != 0 and out == ""
+    first = err.splitlines()[0]
+    assert first.startswith("compat: error: CANN 6.3.RC1 does not support chip 910b: it is released for 310p only")
+    assert first.endswith("for 910b, start from a release that has it: `stackbuild new 9.0.0 --chip 910b`")
+    assert "cannot be built yet" not in err
+    code, out, err = run_cli(capsys, *base, "--allow-unsupported")
     assert code != 0 and out == ""
     assert "6.3.RC1 cannot be built yet; still needed:\n" in err
     for n, name in enumerate(["tilelang", "tilelang-compiler", "ascend-kernel", "runtime", "harness"], start=1):
-        assert f"  {n}. add repos.{name} (component {name}'s repository) to the site configuration ({site})\n" in err
-    assert (
-        "  6. pass --allow-unsupported to build a known-bad combination: CANN 6.3.RC1 does not support chip 910b" in err
-    )
-    code, _, err = run_cli(capsys, *base, "--frozen")
+        assert f"  {n}. add repos.{name} (component {name}'s repository) to the site configuration ({site})" in err
+    assert "  6. " not in err
+    code, _, err = run_cli(capsys, *base, "--frozen", "--allow-unsupported")
     assert code != 0 and "no lock, and --frozen builds only from one: run `stackbuild lock 6.3.RC1`" in err
     code, _, err = run_cli(capsys, "--root", str(root), "render", "6.3.RC1")
     assert code != 0 and "no lockfile: run `stackbuild lock 6.3.RC1`" in err
     assert not (root / "lockfiles").exists()
+
+
+class RecordingSession:
+    """nox's session as `nox -s build-stack` gives it: the preflight run in-process at root, the host
+    setup (what it would install) and the build itself only recorded."""
+
+    def __init__(self, root: Path, posargs: list[str]) -> None:
+        self.root, self.posargs = root, posargs
+        self.host_setup, self.builds = list[list[str]](), list[list[str]]()
+
+    def install(self, *args: str) -> None:
+        pass
+
+    def log(self, *args: object) -> None:
+        pass
+
+    def run(self, *args: str) -> None:
+        if args[:3] == ("python", "-m", "builder.hostsetup"):
+            self.host_setup.append(list(args[3:]))
+        elif "--preflight" not in args:
+            self.builds.append(list(args[1:]))
+        elif (code := main(["--root", str(self.root), *args[1:]])) != 0:
+            raise nox.command.CommandFailed(f"Returned code {code}", return_code=code)
+
+
+def test_build_stack_puts_an_unsupported_combination_before_any_host_setup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = importlib.util.spec_from_file_location("noxfile", ROOT / "noxfile.py")
+    assert spec is not None and spec.loader is not None
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+    root = tmp_path / "fresh"  # a fresh checkout: the shipped stacks, no lock for 6.3.RC1
+    (root / "stacks").mkdir(parents=True)
+    shutil.copy(ROOT / "stacks" / "6.3.RC1.yaml", root / "stacks")
+    session = RecordingSession(root, ["6.3.RC1"])
+    with pytest.raises(nox.command.CommandFailed):
+        noxfile.build_stack(session)
+    assert session.host_setup == [] and session.builds == []  # nothing installed on the host
+    err = capsys.readouterr().err
+    assert err.startswith("compat: error: CANN 6.3.RC1 does not support chip 910b"), err
+    assert "`stackbuild new 9.0.0 --chip 910b`" in err.splitlines()[0]
+    shutil.copy(ROOT / "stacks" / "reference.yaml", root / "stacks")
+    shutil.copytree(ROOT / "stacks" / "reference", root / "stacks" / "reference")
+    (root / "lockfiles").mkdir()
+    shutil.copy(ROOT / "lockfiles" / "reference.lock.json", root / "lockfiles")
+    session = RecordingSession(root, ["reference", "--no-smoke"])
+    noxfile.build_stack(session)
+    assert session.host_setup == [["--docker"]] and session.builds == [["build", "reference", "--no-smoke"]]
+    assert "preflight: reference can be built here once the host is set up" in capsys.readouterr().out
 
 
 def test_an_official_cann_image_as_base_with_the_toolkit_preinstalled(
