@@ -42,7 +42,8 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     )
     loaded, path = ctx.load(options.stack)
     target = ctx.lock_path(loaded.name)
-    resolver = Resolver(path.parent, ctx.site(), Cache(), HttpClient(), say)
+    site = ctx.site()
+    resolver = Resolver(path.parent, site, Cache(), HttpClient(headers=site.headers), say)
     if options.check:
         current = lock_io.read(target)
         checked = check(current, loaded, resolver, str(path))
@@ -84,7 +85,8 @@ def steps_needed(ctx: Context, loaded: Manifest) -> list[str]:
 
 def write_lock(ctx: Context, loaded: Manifest, path: Path, arches: list[Arch], update: str | None = None) -> Path:
     target = ctx.lock_path(loaded.name)
-    resolver = Resolver(path.parent, ctx.site(), Cache(), HttpClient(), say)
+    site = ctx.site()
+    resolver = Resolver(path.parent, site, Cache(), HttpClient(headers=site.headers), say)
     previous = _previous(target) if target.exists() else None
     say(f"locking {loaded.name}")
     resolved = resolve(loaded, resolver, arches, previous=previous, update=update)

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from builder.inputs.site import SiteConfig
+from builder.manifest import catalog
 from builder.model.errors import StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
@@ -50,15 +51,17 @@ def find_installer(site: SiteConfig, file: str, sha256: str | None) -> Path | No
     return None
 
 
-def download(url: str, file: str, sha256: str | None, site: SiteConfig, cache: Cache, say: Say) -> str:
-    """The package in the cache: from an installer directory if there, else downloaded; its sha256."""
+def download(url: str, file: str, sha256: str | None, site: SiteConfig, cache: Cache, say: Say, vendor: str) -> str:
+    """The package in the cache: from an installer directory if there, else downloaded with the
+    headers the vendor's own downloader sends (and the site's for that host); its sha256."""
     if sha256 and cache.has(sha256):
         return sha256
     if (local := find_installer(site, file, sha256)) is not None:
         return cache.add_file(local, sha256)
     say(f"downloading {file}")
     try:
-        return HttpClient().download(site.rewrite(url), cache, sha256, Progress(file, say))
+        client = HttpClient(headers=site.headers)
+        return client.download(site.rewrite(url), cache, sha256, Progress(file, say), catalog.vendor_headers(vendor))
     except Unreachable as err:  # a wrong sha256 or a full disk is said as it is
         raise StackbuildError(_missing(file, site, err)) from err
 

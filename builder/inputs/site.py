@@ -14,6 +14,8 @@ Found in this order (the first that exists wins): $STACKBUILD_SITE_CONFIG,
     cache_push: false             # true: stages also pushed there once probed (CI; build --cache-to)
     repos:                    # what `git: site:NAME` in a manifest means
       ascend-c: https://git.team.internal/npu/ascend-c.git
+    headers:                  # sent to that host only (host or host:port), never to another
+      mirror.internal: {X-Mirror-Group: npu-team}
 
 Credentials never go here: registries use Docker's config (docker login) or the
 environment, git uses its credential helpers.
@@ -43,6 +45,25 @@ QUERY_SECRET = re.compile(r"[?&][^=&]*(token|password|secret|key|auth)[^=&]*=", 
 # A rewrite target is a URL prefix that git and the downloader will be given: never an option.
 RewriteTarget = Annotated[str, AfterValidator(one_line), AfterValidator(no_option)]
 RegistryRepo = Annotated[str, AfterValidator(one_line), AfterValidator(registry_repo)]
+HEADER_HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:[0-9]{1,5})?$")
+HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")  # an HTTP token (RFC 9110)
+
+
+def header_table(value: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """headers: {host or host:port: {name: value}}, each a header HTTP can carry, none a credential."""
+    for host, headers in value.items():
+        if not HEADER_HOST.match(host):
+            raise ValueError(f"{host[:80]!r} is not a host name (host or host:port, no scheme or path)")
+        for name, text in headers.items():
+            if not HEADER_NAME.match(name):
+                raise ValueError(f"{host}: {name[:80]!r} is not an HTTP header name")
+            if SECRET_KEY.search(name) or name.lower() in ("authorization", "proxy-authorization", "cookie"):
+                raise ValueError(f"{host}: {name}: credentials do not go in the site configuration")
+            try:
+                one_line(text)
+            except ValueError as err:
+                raise ValueError(f"{host}: {name}: {err}") from None
+    return value
 
 
 class Rewrite(BaseModel):
@@ -61,6 +82,7 @@ class SiteConfig(BaseModel):
     cache_registry: RegistryRepo | None = None
     cache_push: bool = False
     repos: dict[str, GitUrl] = Field(default_factory=dict)
+    headers: Annotated[dict[str, dict[str, str]], AfterValidator(header_table)] = Field(default_factory=dict)
     path: Path | None = Field(default=None, exclude=True)
 
     def rewrite(self, url: str) -> str:

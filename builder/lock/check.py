@@ -108,7 +108,7 @@ def mirror_drift(lock: Lock, resolver: Resolver) -> list[str]:
     """Locked .debs their repository no longer serves: the lock still builds (from the cache, the site's
     deb_dirs or snapshots), but a machine without them cannot; reported, never a failure."""
     notes = []
-    client = HttpClient(attempts=2)
+    client = HttpClient(attempts=2, headers=resolver.site.headers)
     for arch, section in lock.architectures.items():
         for deb in every_deb(section.system):
             base = resolver.site.rewrite(deb.repository).rstrip("/")

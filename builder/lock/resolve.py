@@ -29,6 +29,7 @@ from builder.lock.model import (
     LockedWheel,
 )
 from builder.lock.system import ResolveDebs, lock_system
+from builder.manifest import catalog
 from builder.manifest.graph import topological_order
 from builder.manifest.load import manifest_digest
 from builder.manifest.model import (
@@ -82,7 +83,7 @@ class Resolver:
                 return LockedPath(path=path, tree_sha256=trees.tree_hash(self.manifest_dir / path))
 
     def package(
-        self, role: PackageRole, package: DownloadPackage | GeneratedPackage
+        self, role: PackageRole, package: DownloadPackage | GeneratedPackage, vendor: str
     ) -> LockedDownload | LockedGenerated:
         match package:
             case GeneratedPackage(file=file, generate=command):
@@ -90,18 +91,24 @@ class Resolver:
                 size = self.cache.blob(sha).stat().st_size
                 return LockedGenerated(role=role, file=file, command=command, sha256=sha, size=size)
             case DownloadPackage(file=file, url=url, sha256=pinned):
-                sha, known_size = self._download(file, url, pinned)
+                sha, known_size = self._download(file, url, pinned, vendor)
                 return LockedDownload(role=role, file=file, url=url, sha256=sha, size=known_size)
 
-    def _download(self, file: str, url: str, pinned: str | None) -> tuple[str, int | None]:
+    def _download(self, file: str, url: str, pinned: str | None, vendor: str) -> tuple[str, int | None]:
         """(sha256, size) of a package: a local copy; the manifest's pin as it is (no network: an air-gapped
-        site fetches at build time); else the whole file downloaded and hashed (never a HEAD's word)."""
+        site fetches at build time); else the whole file downloaded and hashed (never a HEAD's word), with
+        the headers the vendor's own downloader sends."""
         if (local := packages.find_installer(self.site, file, pinned)) is not None:
             return self.cache.add_file(local, pinned), local.stat().st_size
         if pinned:
             return pinned, self.cache.blob(pinned).stat().st_size if self.cache.has(pinned) else None
         self.say(f"  {file}: no sha256 in the manifest, downloading to pin it")
-        sha = self.client.download(self.site.rewrite(url), self.cache, progress=Progress(f"  {file}", self.say))
+        sha = self.client.download(
+            self.site.rewrite(url),
+            self.cache,
+            progress=Progress(f"  {file}", self.say),
+            headers=catalog.vendor_headers(vendor),
+        )
         return sha, self.cache.blob(sha).stat().st_size
 
     def tarball(self, spec: BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
@@ -155,7 +162,7 @@ def _section(
                 pinned.append(kept)
             continue
         resolver.say(f"  package {role} {arch}: {package.file}")
-        pinned.append(resolver.package(role, package))
+        pinned.append(resolver.package(role, package, manifest.toolkit.vendor))
     python, python_keys = _python(manifest, arch, wanted, previous, update, resolver)
     return ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
 

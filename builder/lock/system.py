@@ -150,7 +150,7 @@ def every_deb(system: LockedSystem) -> list[LockedDeb]:
 def download(system: LockedSystem, site: SiteConfig, cache: Cache, say: Say) -> None:
     """Every pinned .deb into the cache, so a build needs no mirror."""
     all_debs: Sequence[LockedDeb] = every_deb(system)
-    client = HttpClient()
+    client = HttpClient(headers=site.headers)
     for deb in all_debs:
         if cache.has(deb.sha256):
             continue

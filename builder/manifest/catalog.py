@@ -7,6 +7,7 @@ table of older releases from shared/ascend-facts.md (docs package lists).
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import re
@@ -57,12 +58,31 @@ OLDER_RELEASES = (
 )
 
 
-def _software_dir() -> Path:
+def _package_dir() -> Path:
     # find_spec locates the package without importing it (its __init__ edits sys.path).
     spec = importlib.util.find_spec("ascend_deployer")
     if spec is None or not spec.submodule_search_locations:
         raise StackbuildError("the ascend-deployer package is not installed: pip install ascend-deployer")
-    return Path(next(iter(spec.submodule_search_locations))) / "downloader" / "software"
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _software_dir() -> Path:
+    return _package_dir() / "downloader" / "software"
+
+
+@cache
+def vendor_headers(vendor: str) -> dict[str, str]:
+    """The headers Huawei's own downloader sends with its packages: ascend-deployer's REFERER constant
+    (downloader/download_util.py, read without importing it: importing sets up its logging), the same
+    `Referer: https://www.hiascend.com/` the official images' wget sends. Other vendors: none."""
+    if vendor != "huawei":
+        return {}
+    source = _package_dir() / "downloader" / "download_util.py"
+    for node in ast.parse(source.read_text()).body:
+        match node:
+            case ast.Assign(targets=[ast.Name(id="REFERER")], value=ast.Constant(value=str(referer))):
+                return {"Referer": referer}
+    raise StackbuildError(f"{source} no longer sets REFERER: the headers Huawei's package host expects are unknown")
 
 
 def _release_from_json(path: Path) -> Release:

@@ -121,7 +121,8 @@ def _obtain_package(request: Request, package: LockedDownload | LockedGenerated,
             case LockedGenerated(command=command, file=file):
                 sha = packages.generate(command, file, request.manifest_dir, cache)
             case LockedDownload(url=url, file=file):
-                sha = packages.download(url, file, package.sha256, request.site, cache, say)
+                vendor = request.manifest.toolkit.vendor
+                sha = packages.download(url, file, package.sha256, request.site, cache, say, vendor)
         if sha != package.sha256:
             raise StackbuildError(f"{package.file}: sha256 {sha}, the lock pins {package.sha256}: relock")
         return cache.blob(sha)

@@ -74,7 +74,7 @@ def at_hand(
     say: Say,
 ) -> LockedSystem:
     """The system section with every .deb in the cache; gone ones replaced (or refused when frozen)."""
-    client = HttpClient()
+    client = HttpClient(headers=site.headers)
     gone = [
         d for d in every_deb(system) if debs.fetch(plain(d), cache, site.deb_dirs, mirrors(d, site), client) is None
     ]

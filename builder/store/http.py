@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import cast
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import requests
@@ -84,9 +85,38 @@ def _is_retryable(err: BaseException) -> bool:
     )
 
 
+# Headers to send to each host (host or host:port -> name -> value): a site's own, per host.
+HostHeaders = Mapping[str, Mapping[str, str]]
+
+
+class _HostSession(requests.Session):
+    """A session that gives each host its own headers, on redirects too: a redirect to another host
+    takes the first host's headers off and puts the new host's on."""
+
+    def __init__(self, by_host: HostHeaders) -> None:
+        super().__init__()
+        self.by_host = {host.lower(): dict(headers) for host, headers in by_host.items()}
+        self.names = {name.lower() for headers in self.by_host.values() for name in headers}
+
+    def of(self, url: str) -> dict[str, str]:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        return self.by_host.get(f"{host}:{parts.port}" if parts.port else host) or self.by_host.get(host, {})
+
+    def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> None:
+        # requests' own (Authorization off on a host change, netrc's on), untyped in its stubs.
+        keep_auth_rules = cast(Callable[[requests.PreparedRequest, requests.Response], None], super().rebuild_auth)
+        keep_auth_rules(prepared_request, response)
+        for name in [n for n in prepared_request.headers if n.lower() in self.names]:
+            del prepared_request.headers[name]
+        prepared_request.headers.update(self.of(prepared_request.url or ""))
+
+
 class HttpClient:
-    def __init__(self, attempts: int = 6, timeout: float = 30.0, backoff: float = 0.5) -> None:
-        self.session = requests.Session()
+    def __init__(
+        self, attempts: int = 6, timeout: float = 30.0, backoff: float = 0.5, headers: HostHeaders | None = None
+    ) -> None:
+        self.session = _HostSession(headers or {})
         self.session.headers["User-Agent"] = "stackbuild"
         self.attempts = attempts
         self.timeout = timeout
@@ -104,7 +134,7 @@ class HttpClient:
         """Size of the resource at url (None if the server does not say); raises if missing."""
 
         def attempt() -> int | None:
-            resp = self.session.head(url, timeout=self.timeout, allow_redirects=True)
+            resp = self.session.head(url, headers=self.session.of(url), timeout=self.timeout, allow_redirects=True)
             if resp.status_code >= 500:
                 raise _Retryable(f"HTTP {resp.status_code}")
             if resp.status_code >= 400:
@@ -123,8 +153,10 @@ class HttpClient:
         cache: Cache,
         expected_sha256: str | None = None,
         progress: Callable[[int, int | None], None] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> str:
-        """Download url into the cache (resuming after interruptions); its sha256."""
+        """Download url into the cache (resuming after interruptions); its sha256. headers: sent with
+        it wherever it is (a vendor's convention for its packages, as its own downloader sends them)."""
         if expected_sha256 and cache.has(expected_sha256):
             return expected_sha256
         if url.startswith("file://"):
@@ -134,7 +166,7 @@ class HttpClient:
             part.touch()
             pinning = expected_sha256 is None
             try:
-                self._retrying()(lambda: self._transfer(url, part, progress, pinning))
+                self._retrying()(lambda: self._transfer(url, part, progress, pinning, headers or {}))
             except (_Retryable, requests.RequestException) as err:
                 raise Unreachable(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
             except OSError as err:  # a full disk: nothing partial stays behind (the temp dir goes)
@@ -156,11 +188,16 @@ class HttpClient:
             raise DownloadError(str(err)) from err
 
     def _transfer(
-        self, url: str, part: Path, progress: Callable[[int, int | None], None] | None, pinning: bool
+        self,
+        url: str,
+        part: Path,
+        progress: Callable[[int, int | None], None] | None,
+        pinning: bool,
+        given: Mapping[str, str],
     ) -> None:
         """One attempt: fetch what part lacks (all of it, or the rest with a Range request)."""
         have = part.stat().st_size
-        headers = {"Range": f"bytes={have}-"} if have else {}
+        headers = {**given, **self.session.of(url), **({"Range": f"bytes={have}-"} if have else {})}
         with self.session.get(url, headers=headers, stream=True, timeout=self.timeout) as resp:
             mode = _check_answer(resp, have, part)
             size = _expected_size(resp, have if mode == "ab" else 0)

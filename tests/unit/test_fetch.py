@@ -244,7 +244,7 @@ def test_a_toolkit_package_found_nowhere_is_one_line_naming_installer_dirs_and_h
         (SiteConfig(installer_dirs=[shelf], path=tmp_path / "site.yaml"), f"installer_dirs: {shelf}"),
     ):
         with http_server(missing) as url, pytest.raises(StackbuildError) as err:
-            packages.download(f"{url}/{file}", file, SHA, site, Cache(tmp_path / "cache"), print)
+            packages.download(f"{url}/{file}", file, SHA, site, Cache(tmp_path / "cache"), print, "huawei")
         message = str(err.value)
         assert "\n" not in message
         assert message.startswith(f"{file} is in no installer_dirs directory (") and where in message, message
@@ -260,5 +260,29 @@ def test_a_refused_connection_is_said_in_a_few_words(tmp_path: Path) -> None:
 
 def test_a_toolkit_package_with_another_sha256_is_said_as_such_not_as_missing(tmp_path: Path) -> None:
     with http_server(Flaky([])) as url, pytest.raises(StackbuildError) as err:
-        packages.download(f"{url}/t.zip", "t.zip", "0" * 64, SiteConfig(), Cache(tmp_path / "cache"), print)
+        packages.download(f"{url}/t.zip", "t.zip", "0" * 64, SiteConfig(), Cache(tmp_path / "cache"), print, "huawei")
     assert "sha256 mismatch" in str(err.value) and "installer_dirs" not in str(err.value), err.value
+
+
+def test_a_hosts_own_header_does_not_follow_a_redirect_to_another_host(tmp_path: Path) -> None:
+    got: dict[str, list[str | None]] = {"first": [], "second": []}
+
+    def second(h: http.server.BaseHTTPRequestHandler) -> None:
+        got["second"].append(h.headers.get("X-Team"))
+        Flaky([])(h)
+
+    with http_server(second) as other:
+
+        def first(h: http.server.BaseHTTPRequestHandler) -> None:
+            got["first"].append(h.headers.get("X-Team"))
+            h.send_response(302)
+            h.send_header("Location", f"{other}/x.run")
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+
+        with http_server(first) as url:
+            headers = {url.removeprefix("http://"): {"X-Team": "npu"}}
+            HttpClient(attempts=2, timeout=5, backoff=0.01, headers=headers).download(
+                f"{url}/x.run", Cache(tmp_path), SHA
+            )
+    assert got == {"first": ["npu"], "second": [None]}

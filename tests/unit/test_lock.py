@@ -7,7 +7,7 @@ import json
 import re
 import shutil
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import nox.command
@@ -394,6 +394,51 @@ components:
   - {id: app, source: {path: app}}
 smoke: {command: "true", expect: ""}
 """
+
+
+def test_the_vendors_referer_reaches_its_host_and_a_site_header_only_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Huawei's packages are fetched with the Referer its own downloader sends (a host that refuses
+    requests without it serves them); a header the site gives one host reaches that host only."""
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    seen: dict[str, list[dict[str, str]]] = {"vendor": [], "mirror": []}
+
+    def refusing_without(name: str, needed: dict[str, str]) -> Callable[[http.server.BaseHTTPRequestHandler], None]:
+        def get(h: http.server.BaseHTTPRequestHandler) -> None:
+            seen[name].append(dict(h.headers))
+            ok = all(h.headers.get(k) == v for k, v in needed.items())
+            body = f"{name} package".encode() if ok else b""
+            h.send_response(200 if ok else 403)
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            h.wfile.write(body)
+
+        return get
+
+    root = tmp_path / "project"
+    (root / "stacks" / "app").mkdir(parents=True)
+    (root / "stacks" / "airgap.yaml").write_text(AIRGAP.replace('        sha256: "SHA"\n', ""))
+    site = tmp_path / "site.yaml"
+    referer = {"Referer": "https://www.hiascend.com/"}
+    with (
+        http_server(refusing_without("vendor", referer)) as vendor,
+        http_server(refusing_without("mirror", {"X-Team": "npu"})) as mirror,
+    ):
+        site.write_text(
+            f"url_rewrites:\n  - {{from: 'https://vendor.example/x86/', to: '{vendor}/'}}\n"
+            f"  - {{from: 'https://vendor.example/arm/', to: '{mirror}/'}}\n"
+            f"headers:\n  '{mirror.removeprefix('http://')}': {{X-Team: npu}}\n"
+        )
+        args = ["--root", str(root), "--site-config", str(site), "lock", "airgap", "--allow-unsupported"]
+        code, _, err = run_cli(capsys, *args, "--arch", "x86_64", "--arch", "aarch64")
+    assert code == 0, err
+    data = json.loads((root / "lockfiles" / "airgap.lock.json").read_text())
+    assert {p["sha256"] for p in data["architectures"]["x86_64"]["packages"]} == {
+        hashlib.sha256(b"vendor package").hexdigest()
+    }
+    assert seen["vendor"] and all(r.get("Referer") == referer["Referer"] and "X-Team" not in r for r in seen["vendor"])
+    assert seen["mirror"] and all(r.get("X-Team") == "npu" for r in seen["mirror"])
 
 
 def test_lock_arch_file_rewrites_and_installer_dirs(

@@ -42,6 +42,8 @@ def test_missing_site_repo_names_the_fix(tmp_path: Path) -> None:
     [
         "cache_registry: r.internal:5000/cache\nregistry_password: hunter2\n",
         "repos:\n  ascend-c: https://user:hunter2@git.internal/ascend-c.git\n",
+        "headers:\n  mirror.internal: {Authorization: Bearer hunter2}\n",
+        "headers:\n  mirror.internal: {X-Auth-Token: hunter2}\n",
     ],
 )
 def test_credentials_are_refused_without_echoing_them(tmp_path: Path, text: str) -> None:
@@ -69,3 +71,22 @@ def test_search_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unknown_key_is_reported(tmp_path: Path) -> None:
     with pytest.raises(StackbuildError, match=r"site\.yaml: url_rewrite: Extra inputs are not permitted"):
         siteconfig.load(write(tmp_path, "url_rewrite: []\n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("headers:\n  https://mirror.internal/: {X-Team: npu}\n", "is not a host name"),
+        ("headers:\n  mirror.internal: {'X Team': npu}\n", "is not an HTTP header name"),
+        ('headers:\n  mirror.internal: {X-Team: "a\\r\\nHost: evil"}\n', "mirror.internal: X-Team: contains a control"),
+    ],
+)
+def test_a_header_http_cannot_carry_is_refused_naming_it(tmp_path: Path, text: str, said: str) -> None:
+    with pytest.raises(StackbuildError) as info:
+        siteconfig.load(write(tmp_path, text))
+    assert "headers" in str(info.value) and said in str(info.value), info.value
+
+
+def test_headers_are_per_host(tmp_path: Path) -> None:
+    site = siteconfig.load(write(tmp_path, "headers:\n  mirror.internal:8080: {X-Team: npu}\n"))
+    assert site.headers == {"mirror.internal:8080": {"X-Team": "npu"}}
