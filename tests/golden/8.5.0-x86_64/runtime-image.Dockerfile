@@ -2,8 +2,8 @@
 ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:b0c1832844884ae30cb0221ab030dfe40a4b90314dca4e32af5b77681fc2e55c
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:c505b6799e41d53afa752ffc8e70327d2d28e1e56520014c86008a35a2f4f82a
 ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:0bd1eac8b5baf22354af15b88d3df16175bbfb3d5a467579f8a81d5e8601dce9
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:f7be488cc9264cc6e60e6ffd332add0359d40715252be4d700fb66a151a08101
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:bc9c8df1057a55aa06df927953f30173a2865df270e61595259ea6d7680e9bc2
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:44adb2fab4735cd81332ed0484a67c6cdc32855095799f8ec9b255aa93a42e06
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:6d977aab2aa76cee482ad5d36569b042505f15b87db24f9bdc90c2dc6ec723eb
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
@@ -26,7 +26,7 @@ COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="8.5.0 runtime image" \
       org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10-runtime" \
       org.opencontainers.image.created="2024-01-01T00:00:00Z" \
-      org.stackbuild.lock.sha256="c14b30c4e62a3abbaf2bc164f00b35495ee88f6a2d22a1f2644d90fda77939b3" \
+      org.stackbuild.lock.sha256="4e54ed4cd93dfd68645742b67f070f14841c242286ce6657d35e5310f433903c" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \
       org.stackbuild.host.driver="25.5.0" \
