@@ -72,6 +72,6 @@ def _missing(file: str, site: SiteConfig, err: Unreachable) -> str:
     dirs = ", ".join(map(str, site.installer_dirs)) or "none listed"
     return (
         f"{file} is in no installer_dirs directory (site configuration: {config}; installer_dirs: {dirs}) and "
-        f"cannot be downloaded ({err}): put Huawei's file in a directory listed as `installer_dirs: [DIR]` in the "
+        f"cannot be downloaded ({err}): put the file in a directory listed as `installer_dirs: [DIR]` in the "
         "site configuration, or map its URL to a mirror with `url_rewrites`"
     )

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from builder.lock.model import (
     Lock,
     LockedBootstrapBase,
+    LockedComponent,
     LockedDownload,
     LockedGenerated,
     LockedGit,
@@ -22,6 +23,7 @@ from builder.manifest.graph import topological_order
 from builder.manifest.model import (
     PACKAGE_ROLES,
     BootstrapBase,
+    Component,
     DownloadPackage,
     GeneratedPackage,
     GitSource,
@@ -61,6 +63,7 @@ def _components(lock: Lock, manifest: Manifest) -> Iterator[str]:
         spec = wanted[comp.id]
         yield from _differs(f"components.{comp.id}.depends_on", comp.depends_on, spec.depends_on)
         yield from _differs(f"components.{comp.id}.network", comp.network, spec.network)
+        yield from _fetch_differences(comp, spec)
         match comp.source, spec.source:
             case LockedGit(url=url, ref=ref, skip_submodules=skip), GitSource(git=want_url, ref=want_ref):
                 yield from _differs(f"components.{comp.id}.source.url", url, want_url)
@@ -70,6 +73,15 @@ def _components(lock: Lock, manifest: Manifest) -> Iterator[str]:
                 yield from _differs(f"components.{comp.id}.source.path", path, want_path)
             case _:
                 yield f"components.{comp.id}.source: the lock has a {comp.source.kind} source, the manifest does not"
+
+
+def _fetch_differences(locked: LockedComponent, spec: Component) -> Iterator[str]:
+    """Where the files a component's build needs are not the ones the manifest names (url, place, a pin)."""
+    field = f"components.{spec.id}.fetch"
+    yield from _differs(field, [(f.url, f.to) for f in locked.fetched], [(f.url, f.to) for f in spec.fetch])
+    for pinned, asked in zip(locked.fetched, spec.fetch, strict=False):
+        if asked.sha256 is not None:
+            yield from _differs(f"{field}[{asked.to}].sha256", pinned.sha256, asked.sha256)
 
 
 def package_differences(

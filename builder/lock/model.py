@@ -9,14 +9,26 @@ defaults left out), so adding a defaulted field changes no existing digest.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.debs import DEB_FILE
 from builder.manifest.model import CHIP_PATTERN, ID_PATTERN, IMAGE_PATTERN, NAME_PATTERN, VERSION_PATTERN, PackageRole
-from builder.manifest.types import DownloadUrl, FileName, GitRef, GitUrl, Line, MirrorUrl, RelativePath, Script, Suite
+from builder.manifest.types import (
+    CopyPath,
+    DownloadUrl,
+    FileName,
+    GitRef,
+    GitUrl,
+    Line,
+    MirrorUrl,
+    RelativePath,
+    Script,
+    Suite,
+    relative_path,
+)
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import StackbuildError
@@ -63,11 +75,34 @@ class LockedPath(Frozen):
 LockedSource = Annotated[Union[LockedGit, LockedPath], Field(discriminator="kind")]  # noqa: UP007
 
 
+class LockedFetch(Frozen):
+    """A file the component's build needs (the manifest's fetch:), pinned."""
+
+    url: DownloadUrl
+    to: CopyPath
+    sha256: str = Field(pattern=SHA256)
+    size: int
+
+    @field_validator("to")
+    @classmethod
+    def inside(cls, value: str) -> str:
+        return relative_path(value)
+
+
 class LockedComponent(Frozen):
     id: str = Field(pattern=ID_PATTERN)
     depends_on: list[Line] = Field(default_factory=list)
     source: LockedSource
     network: bool = False  # the build reaches the network: what it downloads is not pinned here
+    fetched: list[LockedFetch] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_fetch(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No `fetched: []` in the lock file: locks made before fetch: existed read and write the same."""
+        data: dict[str, Any] = handler(self)
+        if not self.fetched:
+            data.pop("fetched", None)
+        return data
 
 
 class LockedDownload(Frozen):

@@ -19,6 +19,7 @@ from builder.lock.model import (
     LockedBootstrapBase,
     LockedComponent,
     LockedDownload,
+    LockedFetch,
     LockedGenerated,
     LockedGit,
     LockedImageBase,
@@ -35,7 +36,9 @@ from builder.manifest.load import manifest_digest
 from builder.manifest.model import (
     PACKAGE_ROLES,
     BootstrapBase,
+    Component,
     DownloadPackage,
+    Fetch,
     GeneratedPackage,
     GitSource,
     ImageBase,
@@ -45,6 +48,7 @@ from builder.manifest.model import (
 )
 from builder.model.arch import Arch
 from builder.model.canonical import digest
+from builder.model.errors import StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.http import HttpClient, Progress, redact
@@ -110,6 +114,21 @@ class Resolver:
             headers=catalog.vendor_headers(vendor),
         )
         return sha, self.cache.blob(sha).stat().st_size
+
+    def fetched(self, wanted: Fetch, previous: LockedFetch | None) -> LockedFetch:
+        """A file a component's build needs, in the cache: the previous lock's while it is the same file
+        and cached, else from installer_dirs or downloaded (site rewrites apply, as for toolkit
+        packages), checked against its pin or pinned now."""
+        if (
+            previous is not None
+            and (previous.url, previous.to) == (wanted.url, wanted.to)
+            and wanted.sha256 in (None, previous.sha256)
+            and self.cache.has(previous.sha256)
+        ):
+            return previous
+        self.say(f"  fetch {wanted.to}: {redact(wanted.url)}")
+        sha = packages.download(wanted.url, wanted.file, wanted.sha256, self.site, self.cache, self.say, vendor="")
+        return LockedFetch(url=wanted.url, to=wanted.to, sha256=sha, size=self.cache.blob(sha).stat().st_size)
 
     def tarball(self, spec: BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
         boot = spec.bootstrap
@@ -212,6 +231,18 @@ def _bases(
     return kept if len(kept) == len(bootstrap.FLAVORS) else {}
 
 
+def _fetched(comp: Component, previous: Lock | None, resolver: Resolver) -> list[LockedFetch]:
+    """The component's fetch: entries pinned and in the cache; a failure names the component and the file."""
+    before = {f.to: f for c in (previous.components if previous else []) if c.id == comp.id for f in c.fetched}
+    pinned = []
+    for wanted in comp.fetch:
+        try:
+            pinned.append(resolver.fetched(wanted, before.get(wanted.to)))
+        except StackbuildError as err:
+            raise StackbuildError(f"component {comp.id}: fetch {wanted.to}: {err}") from err
+    return pinned
+
+
 def resolve(
     manifest: Manifest,
     resolver: Resolver,
@@ -229,8 +260,11 @@ def resolve(
         except git.SourceError as err:
             raise git.SourceError(f"component {comp.id}: {err}") from err
         resolver.say(f"  component {comp.id}: {source.describe()}")
+        fetched = _fetched(comp, previous, resolver)
         components.append(
-            LockedComponent(id=comp.id, depends_on=list(comp.depends_on), source=source, network=comp.network)
+            LockedComponent(
+                id=comp.id, depends_on=list(comp.depends_on), source=source, network=comp.network, fetched=fetched
+            )
         )
     sections = {
         arch: _section(manifest, arch, arch in arches, previous, update, resolver)

@@ -28,6 +28,7 @@ from builder.manifest.types import (
     RelativePath,
     Script,
     Suite,
+    relative_path,
 )
 from builder.model.arch import Arch
 
@@ -57,6 +58,29 @@ class DownloadPackage(Model):
         pattern=SHA256_PATTERN,
         description="expected sha256 (hex); without it the lock pins the first download",
     )
+
+
+class Fetch(Model):
+    """A file a component's build needs from elsewhere, pinned and placed in its source tree, so the
+    build needs no network (a third-party tarball its build script would download)."""
+
+    url: DownloadUrl = Field(description="where to download it (site URL rewrites and installer_dirs apply)")
+    to: CopyPath = Field(description="where it goes, relative to the component's directory")
+    sha256: str | None = Field(
+        default=None,
+        pattern=SHA256_PATTERN,
+        description="expected sha256 (hex); without it the lock pins the first download",
+    )
+
+    @field_validator("to")
+    @classmethod
+    def inside(cls, value: str) -> str:
+        return relative_path(value)
+
+    @property
+    def file(self) -> str:
+        """The file name installer_dirs are searched for: the last part of `to`."""
+        return self.to.rsplit("/", 1)[-1]
 
 
 class GeneratedPackage(Model):
@@ -284,6 +308,12 @@ class Component(Model):
         "the runtime image as ENV, and the images' entrypoint sources them again",
     )
     artifacts: list[Artifact] = Field(default_factory=list)
+    fetch: list[Fetch] = Field(
+        default_factory=list,
+        description="files the build needs from elsewhere (a third-party tarball its build script would "
+        "download): each pinned by the lock, kept in the cache (vendor and import carry it) and placed at `to` "
+        "in the component's directory before the build",
+    )
     installs: list[Install] = Field(
         default_factory=list,
         description="what the build installs outside /opt/stack/<id>: carried to dependents and the devel image",

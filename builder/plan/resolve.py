@@ -23,6 +23,7 @@ from builder.lock.check import manifest_drift, stale_system
 from builder.lock.model import (
     Lock,
     LockedDownload,
+    LockedFetch,
     LockedGenerated,
     LockedGit,
     LockedPath,
@@ -93,6 +94,32 @@ def _source(request: Request, source: LockedGit | LockedPath, keep_git: bool) ->
             now = trees.tree_hash(root)
             drift = f"source tree {locked} (locked) -> {now} (working tree)" if now != locked else None
             return Located((LocalTree("src/", root, now),), ContextInput("source tree", now)), drift
+
+
+def _with_fetched(
+    request: Request, located: tuple[Located, str | None], component_id: str, say: Say
+) -> tuple[Located, str | None]:
+    """The component's source with the files its build needs (fetch:) placed at their `to` in it,
+    each obtained when the context is written (from the cache, installer_dirs or the URL) and
+    checked against the lock."""
+    source, drift = located
+    fetched = request.lock.component(component_id).fetched
+    if not fetched:
+        return source, drift
+    items = tuple(FileItem(f"src/{f.to}", _obtain_fetched(request, f, say)) for f in fetched)
+    pins = [{"to": f.to, "sha256": f.sha256} for f in fetched]
+    content = ContextInput(source.content.what, digest({"source": source.content.sha256, "fetched": pins}))
+    return Located((*source.items, *items), content), drift
+
+
+def _obtain_fetched(request: Request, fetched: LockedFetch, say: Say) -> Callable[[], Path]:
+    def obtain() -> Path:
+        with request.cache.lock(f"blob-{fetched.sha256}"):
+            file = fetched.to.rsplit("/", 1)[-1]
+            packages.download(fetched.url, file, fetched.sha256, request.site, request.cache, say, vendor="")
+            return request.cache.blob(fetched.sha256)
+
+    return obtain
 
 
 def _submodule_trees(request: Request, prefix: str, subs: list[LockedSubmodule]) -> tuple[GitTree, ...]:
@@ -200,7 +227,7 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
     for cid in lock.order:
         spec = manifest.component(cid).source
         keep_git = isinstance(spec, GitSource) and spec.keep_git
-        sources[cid], drift = _source(request, lock.component(cid).source, keep_git)
+        sources[cid], drift = _with_fetched(request, _source(request, lock.component(cid).source, keep_git), cid, say)
         if drift:
             drifts.append(f"{cid}: {drift}")
     if drifts and request.frozen:

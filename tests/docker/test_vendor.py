@@ -4,16 +4,18 @@ dead address: all inputs came from the bundle."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.docker.conftest import SecondDaemon, stackbuild, write_variant
-from tests.helpers import lib_with_submodule
+from tests.helpers import http_server, lib_with_submodule
 
 pytestmark = [
     pytest.mark.docker,
@@ -24,22 +26,33 @@ DEAD = "http://127.0.0.1:9/dead/"  # the discard port: nothing answers there
 
 def test_a_bundle_builds_with_the_network_to_every_source_cut(workspace: Path, tmp_path: Path) -> None:
     repos = lib_with_submodule(tmp_path)
-    component = (
-        "  - id: gitdemo\n"
-        f"    source: {{git: 'file://{repos}/lib.git', ref: main}}\n"
-        "    build: ['cat README 3rdparty/dep/README > both.txt']\n"
-        "    artifacts: [{path: both.txt, runtime: true}]\n"
-    )
-    name = write_variant(workspace, "reftest-vendor", [("components:\n", "components:\n" + component)])
-    stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
+    payload = b"a third-party archive the build script would download\n"
 
-    bundle = tmp_path / "bundle"
-    made = stackbuild(workspace, "vendor", name, "--arch", "x86_64", "-o", str(bundle))
+    def serve(h: http.server.BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(payload)))
+        h.end_headers()
+        h.wfile.write(payload)
+
+    with http_server(serve) as server:
+        # A pinned download (fetch:) the build reads offline: stages build with --network none.
+        component = (
+            "  - id: gitdemo\n"
+            f"    source: {{git: 'file://{repos}/lib.git', ref: main}}\n"
+            f"    fetch: [{{url: '{server}/dep-1.0.tar', to: third_party/dep-1.0.tar}}]\n"
+            "    build: ['cat README 3rdparty/dep/README third_party/dep-1.0.tar > both.txt']\n"
+            "    artifacts: [{path: both.txt, runtime: true}]\n"
+        )
+        name = write_variant(workspace, "reftest-vendor", [("components:\n", "components:\n" + component)])
+        stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
+
+        bundle = tmp_path / "bundle"
+        made = stackbuild(workspace, "vendor", name, "--arch", "x86_64", "-o", str(bundle))
     assert made.returncode == 0, made.stderr[-3000:]
     manifest = json.loads((bundle / "bundle.json").read_text())
     assert {g["url"] for g in manifest["git"]} == {f"file://{repos}/lib.git", f"file://{repos}/dep.git"}
     kinds = " ".join(f.get("what", "") for f in manifest["files"].values())
-    for expected in ("rootfs.tar", "cpusim-cann-toolkit", ".deb", ".whl"):
+    for expected in ("rootfs.tar", "cpusim-cann-toolkit", ".deb", ".whl", "gitdemo: src/third_party/dep-1.0.tar"):
         assert expected in kinds, kinds
 
     # A damaged bundle is refused naming the file, and nothing of it enters the cache.
@@ -59,7 +72,7 @@ def test_a_bundle_builds_with_the_network_to_every_source_cut(workspace: Path, t
     # The air-gapped machine: its own cache and engine, the repositories gone, every source rewritten dead.
     shutil.move(repos, tmp_path / "repos-gone")
     site = tmp_path / "site.yaml"
-    rewrites = [f"file://{repos}/", "http://deb.debian.org/", "https://deb.debian.org/"]
+    rewrites = [f"file://{repos}/", "http://deb.debian.org/", "https://deb.debian.org/", f"{server}/"]
     site.write_text("url_rewrites:\n" + "".join(f"  - {{from: '{u}', to: '{DEAD}'}}\n" for u in rewrites))
     env = {"STACKBUILD_CACHE": str(tmp_path / "cache-b"), "STACKBUILD_SITE_CONFIG": str(site)}
     imported = stackbuild(workspace, "import", str(bundle), env=env)
@@ -70,6 +83,13 @@ def test_a_bundle_builds_with_the_network_to_every_source_cut(workspace: Path, t
         run = stackbuild(workspace, "build", name, "--arch", "x86_64", env={**env, "DOCKER_HOST": daemon.host})
         assert run.returncode == 0, run.stderr[-3000:]
         assert "0 cached" in run.stderr and "smoke: launch: passed" in run.stderr
+        tag = next(line.split()[0] for line in run.stdout.splitlines() if "-runtime-" in line)
+        shown = subprocess.run(
+            ["docker", "run", "--rm", tag, "cat", "/opt/stack/gitdemo/both.txt"],
+            capture_output=True,
+            env={**os.environ, "DOCKER_HOST": daemon.host},
+        )
+        assert shown.stdout.endswith(payload), shown
     finally:
         daemon.remove()
         shutil.rmtree(daemon.base, ignore_errors=True)

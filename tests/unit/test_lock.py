@@ -3,18 +3,26 @@
 import hashlib
 import http.server
 import importlib.util
+import io
 import json
 import re
 import shutil
 import socket
+import tarfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import nox.command
 import pytest
 
-from builder import lock
+from builder import lock, manifest
 from builder.cli import main
+from builder.inputs.contexts import write_context
+from builder.inputs.site import SiteConfig
+from builder.model.arch import Arch
+from builder.plan.make import make_plan
+from builder.plan.resolve import Request, resolve_inputs
+from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.helpers import add_submodule, commit, free_port, git, git_daemon, hadolint, http_server, make_repo, run_cli
 
@@ -181,15 +189,19 @@ def upstream_8_5_0(tmp_path: Path) -> Path:
     """The upstream repositories of the 8.5.0 stack with upstream's refs and submodule paths: asc-devkit
     (master, tag v8.5.0), tilelang-ascend (default branch ascendc_pto, 3rdparty/tvm from
     https://github.com/TileLang/tvm.git), catlass (master, tag v1.6.3); the CUDA-only submodules the
-    stack skips are there too, at commits no mirror has."""
+    stack skips (and the HIP-only and test-only ones) are there too, at commits no mirror has."""
     github = fake_upstream(tmp_path, ["hicann/asc-devkit", "hicann/catlass"])
     cuda = tmp_path / "work" / "cuda-only"
     make_repo(cuda, "cuda")
     tvm = tmp_path / "work" / "TileLang" / "tvm"
     make_repo(tvm, "tvm")
-    for path in ("cutlass", "cutlass_fpA_intB_gemm", "libflash_attn", "flashinfer"):
+    for path in ("cutlass", "cutlass_fpA_intB_gemm", "libflash_attn", "flashinfer", "composable_kernel"):
         add_submodule(tvm, f"file://{cuda}", f"3rdparty/{path}", f"https://github.com/gone/{path}.git")
     shutil.copytree(tvm / ".git", github / "TileLang" / "tvm.git")
+    catlass = tmp_path / "work" / "hicann" / "catlass"
+    add_submodule(catlass, f"file://{cuda}", "3rdparty/googletest", "https://gitcode.com/gone/googletest.git")
+    shutil.rmtree(github / "hicann" / "catlass.git")
+    shutil.copytree(catlass / ".git", github / "hicann" / "catlass.git")
     for repo, tag in (("hicann/asc-devkit", "v8.5.0"), ("hicann/catlass", "v1.6.3")):
         git("branch", "-m", "main", "master", cwd=github / f"{repo}.git")
         git("tag", tag, "master", cwd=github / f"{repo}.git")
@@ -197,6 +209,7 @@ def upstream_8_5_0(tmp_path: Path) -> Path:
     make_repo(work, "tilelang-ascend")
     add_submodule(work, f"file://{github}/TileLang/tvm.git", "3rdparty/tvm", "https://github.com/TileLang/tvm.git")
     add_submodule(work, f"file://{cuda}", "3rdparty/cutlass", "https://github.com/gone/cutlass.git")
+    add_submodule(work, f"file://{cuda}", "3rdparty/composable_kernel", "https://github.com/gone/composable_kernel")
     git("branch", "-m", "main", "ascendc_pto", cwd=work)
     shutil.copytree(work / ".git", github / "tile-ai" / "tilelang-ascend.git")
     return github
@@ -251,8 +264,9 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     (tvm,) = sources["tilelang-ascend"]["submodules"]
     assert (tvm["path"], tvm["url"]) == ("3rdparty/tvm", "https://github.com/TileLang/tvm.git")
     assert tvm["commit"] == git("rev-parse", "HEAD", cwd=github / "TileLang" / "tvm.git")
-    assert tvm["submodules"] == []  # the CUDA-only ones: skipped, as the manifest says
-    assert sources["tilelang-ascend"]["skip_submodules"][-1] == "3rdparty/tvm/3rdparty/flashinfer"
+    assert tvm["submodules"] == []  # the CUDA-only and HIP-only ones: skipped, as the manifest says
+    assert sources["tilelang-ascend"]["skip_submodules"][-1] == "3rdparty/tvm/3rdparty/composable_kernel"
+    assert sources["catlass"]["submodules"] == [] and sources["catlass"]["skip_submodules"] == ["3rdparty/googletest"]
     toolkit = next(p for p in data["architectures"]["x86_64"]["packages"] if p["role"] == "toolkit")
     assert toolkit["sha256"] == "5637d98ef0974dd7fe848e8e341d62ff36c89cf47e929114f6a628f32072251a"
     assert toolkit.get("size") is None  # not known without the file
@@ -630,3 +644,83 @@ def test_the_committed_8_5_0_lock_pins_upstreams_commits_and_renders_hadolint_cl
     assert 'cann-asc-devkit_*_linux-"$(uname -m)".run' in (out / "asc-devkit" / "steps" / "step-2.sh").read_text()
     code, _, err = run_cli(capsys, "--root", str(ROOT), "render", "8.5.0", "--arch", "aarch64", "-o", str(out))
     assert code != 0 and "run `stackbuild lock 8.5.0 --arch aarch64`" in err
+
+
+FETCHING = """schema: 1
+name: fetching
+toolkit:
+  vendor: cpusim
+  version: 8.3.RC1
+  chip: 910b
+  packages:
+    toolkit:
+      x86_64:
+        file: tk.run
+        generate: "printf 'toolkit-v1' > {output_dir}/tk.run"
+host: {driver: none}
+platform: {os: debian, os_version: "12", python: "3.11", architectures: [x86_64]}
+base:
+  image: debian@sha256:1111111111111111111111111111111111111111111111111111111111111111
+components:
+  - id: app
+    source: {path: app}
+    fetch:
+      - {url: URL/include.zip, to: third_party/json/include.zip}
+smoke: {command: "true", expect: ""}
+"""
+
+
+def test_a_fetch_input_is_locked_cached_and_placed_in_the_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    payload = b"a third-party archive"
+
+    def serve(h: http.server.BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(payload)))
+        h.end_headers()
+        h.wfile.write(payload)
+
+    root = tmp_path / "project"
+    (root / "stacks" / "app").mkdir(parents=True)
+    (root / "stacks" / "app" / "main.py").write_text("print('v1')\n")
+    path = root / "stacks" / "fetching.yaml"
+    lock_file = root / "lockfiles" / "fetching.lock.json"
+    with http_server(serve) as url:
+        path.write_text(FETCHING.replace("URL", url))
+        code, _, err = run_cli(capsys, "--root", str(root), "lock", "fetching")
+        assert code == 0, err
+        # A wrong pin: one line naming the component and the file.
+        wrong = FETCHING.replace("URL", url).replace("to: third_party", f"sha256: '{'0' * 64}', to: third_party")
+        (root / "stacks" / "wrong.yaml").write_text(wrong.replace("name: fetching", "name: wrong"))
+        code, _, err = run_cli(capsys, "--root", str(root), "lock", "wrong")
+    lines = [line for line in err.splitlines() if "error:" in line]
+    assert code != 0 and len(lines) == 1 and "component app: fetch third_party/json/include.zip: " in lines[0], err
+    assert "sha256" in lines[0] and "0" * 64 in lines[0], err
+    sha = hashlib.sha256(payload).hexdigest()
+    fetched = json.loads(lock_file.read_text())["components"][0]["fetched"]
+    assert fetched == [{"url": f"{url}/include.zip", "to": "third_party/json/include.zip", "sha256": sha, "size": 21}]
+    cache = Cache(tmp_path / "cache")
+    assert cache.has(sha)
+
+    # In the component's context at its place in the source tree, from the cache (the server is gone).
+    request = Request(manifest.load(path), path, lock.read(lock_file), SiteConfig(), cache, Arch.X86_64)
+    stage = make_plan(resolve_inputs(request, prepare=False, say=print)).stages["app"]
+    written = io.BytesIO()
+    write_context(written, stage.dockerfile, stage.context, cache)
+    written.seek(0)
+    with tarfile.open(fileobj=written) as tar:
+        member = tar.extractfile("src/third_party/json/include.zip")
+        assert member is not None and member.read() == payload
+        assert "src/main.py" in tar.getnames()
+
+    # An unreachable URL: one line naming the component, the file and where it was looked for.
+    (root / "stacks" / "gone.yaml").write_text(
+        FETCHING.replace("URL", f"file://{tmp_path}/nowhere").replace("name: fetching", "name: gone")
+    )
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "gone")
+    lines = [line for line in err.splitlines() if "error:" in line]
+    assert code != 0 and len(lines) == 1, err
+    assert "component app: fetch third_party/json/include.zip: include.zip is in no installer_dirs" in lines[0]
+    assert "cannot be downloaded" in lines[0], err
