@@ -71,6 +71,20 @@ def _software_dir() -> Path:
 
 
 @cache
+def framework_pairs(framework: str) -> dict[str, str]:
+    """framework version -> the CANN release Huawei pairs it with, from ascend-deployer's
+    downloader/version_match.json (keys `<Framework>_<version>`, values `CANN_<release>`), e.g.
+    framework_pairs("Torch-npu")["2.9.0"] == "8.5.0"."""
+    data = json.loads((_package_dir() / "downloader" / "version_match.json").read_text())
+    prefix = f"{framework}_"
+    return {
+        key.removeprefix(prefix): value.removeprefix("CANN_")
+        for key, value in data.items()
+        if key.startswith(prefix) and isinstance(value, str)
+    }
+
+
+@cache
 def vendor_headers(vendor: str) -> dict[str, str]:
     """The headers Huawei's own downloader sends with its packages: ascend-deployer's REFERER constant
     (downloader/download_util.py, read without importing it: importing sets up its logging), the same

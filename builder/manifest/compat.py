@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
 from builder.manifest import catalog
 from builder.manifest.model import PACKAGE_ROLES, BootstrapBase, GitSource, Manifest
 from builder.manifest.upstream import upstream_of
@@ -61,7 +65,31 @@ def check(manifest: Manifest) -> Report:
     if release.files:
         _check_packages(manifest, release, report)
     _check_components(manifest, report)
+    _check_frameworks(manifest, report)
     return report
+
+
+def _check_frameworks(manifest: Manifest, report: Report) -> None:
+    """A torch-npu pin the catalog does not pair with the stack's CANN release is an error naming both
+    versions and the ones it does pair (ascend-deployer's version_match.json)."""
+    version = manifest.toolkit.version
+    pairs = catalog.framework_pairs("Torch-npu")
+    paired = sorted((npu for npu, cann in pairs.items() if cann == version), key=Version)
+    for comp in manifest.components:
+        for line in comp.python_packages:
+            requirement = Requirement(line)
+            if canonicalize_name(requirement.name) != "torch-npu":
+                continue
+            pinned = [s.version for s in requirement.specifier if s.operator in ("==", "===")]
+            known = f"the catalog pairs CANN {version} with torch-npu {', '.join(paired) or 'none'}"
+            if not pinned:
+                report.warnings.append(f"component {comp.id}: torch-npu is not pinned: {known}")
+            elif (cann := pairs.get(pinned[0])) != version:
+                with_what = f"it pairs with CANN {cann}" if cann else "the catalog does not list it"
+                report.errors.append(
+                    f"component {comp.id}: torch-npu {pinned[0]} with CANN {version}: {with_what}; {known} "
+                    "(ascend-deployer version_match.json)"
+                )
 
 
 def _release_for(chip: str) -> str:

@@ -93,3 +93,26 @@ def test_package_differing_from_catalog_fails(tmp_path: Path) -> None:
 def test_version_order() -> None:
     assert version_key("25.3.rc1") < version_key("25.3.0") < version_key("25.3.1")
     assert version_key("25.3.RC1") == version_key("25.3.rc1")
+
+
+@pytest.mark.parametrize(
+    ("pin", "error"),
+    [
+        ("torch-npu==2.14.0", "torch-npu 2.14.0 with CANN 8.5.0: the catalog does not list it"),
+        ("torch_npu==2.6.0.post3", "torch-npu 2.6.0.post3 with CANN 8.5.0: it pairs with CANN 8.3.RC1"),
+        ("torch-npu==2.9.0", None),
+    ],
+)
+def test_torch_npu_is_checked_against_the_catalogs_pairing(pin: str, error: str | None) -> None:
+    """From ascend-deployer's version_match.json as installed, never a table of ours."""
+    stack = load("8.5.0")
+    components = [
+        c.model_copy(update={"python_packages": [pin]}) if c.id == "tilelang-ascend" else c for c in stack.components
+    ]
+    errors = compat.check(stack.model_copy(update={"components": components})).errors
+    if error is None:
+        assert errors == []
+    else:
+        (only,) = errors
+        assert only.startswith(f"component tilelang-ascend: {error}; ")
+        assert "pairs CANN 8.5.0 with torch-npu 2.6.0.post5, 2.7.1.post2, 2.8.0.post2, 2.9.0" in only
