@@ -202,6 +202,9 @@ def add_publish_commands(sub: SubParsers) -> None:
     )
     p.add_argument("stack", help="stack name or manifest path")
     p.add_argument(
+        "--allow-unsupported", action="store_true", help="publish a known-bad combination (locked with that flag)"
+    )
+    p.add_argument(
         "--registry",
         required=True,
         metavar="REGISTRY/NAMESPACE",

@@ -49,6 +49,8 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
         checked = check(current, loaded, resolver, str(path))
         for note in mirror_drift(current, resolver):
             print(f"note: {note}", file=sys.stderr)
+        for line in checked.unreachable:
+            print(f"unreachable: {line}", file=sys.stderr)
         if checked.drift:
             print(f"{target} is out of date:", file=sys.stderr)
             for line in checked.drift:
@@ -56,8 +58,6 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
             print(f"run `stackbuild lock {options.stack}` to update it", file=sys.stderr)
             return 1
         if checked.unreachable:
-            for line in checked.unreachable:
-                print(f"unreachable: {line}", file=sys.stderr)
             print(f"cannot check {target}: a source did not answer (not drift: try again later)", file=sys.stderr)
             return UNREACHABLE
         print(f"up to date: {target}")

@@ -49,10 +49,14 @@ def run_compat(loaded: Manifest, allow_unsupported: bool) -> compat.Report:
     for line in report.notes:
         say(f"compat: {line}")
     if report.errors and not allow_unsupported:
-        raise StackbuildError(
-            f"stack {loaded.name} is not a supported combination (pass --allow-unsupported to go on anyway)"
-        )
+        raise _unsupported(loaded)
     return report
+
+
+def _unsupported(loaded: Manifest) -> StackbuildError:
+    return StackbuildError(
+        f"stack {loaded.name} is not a supported combination (pass --allow-unsupported to go on anyway)"
+    )
 
 
 def refuse_unsupported(loaded: Manifest, allow_unsupported: bool) -> None:
@@ -62,9 +66,7 @@ def refuse_unsupported(loaded: Manifest, allow_unsupported: bool) -> None:
         return
     for line in errors:
         say(f"compat: error: {line}")
-    raise StackbuildError(
-        f"stack {loaded.name} is not a supported combination (pass --allow-unsupported to go on anyway)"
-    )
+    raise _unsupported(loaded)
 
 
 def cmd_check(ctx: Context, args: argparse.Namespace) -> int:

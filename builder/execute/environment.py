@@ -1,6 +1,7 @@
-"""A stage's environment taken from the image it built: the release's scripts sourced there, what
-they set added as ENV by a second build (plan.stage.Bake). The environment is only known once the
-toolkit is installed, and stays what CANN's own set_env.sh says instead of a table of ours."""
+"""A stage's environment taken from the image it built: the release's scripts (then the components'
+own env_scripts) sourced there, what they set added as ENV by a second build (plan.stage.Bake). The
+environment is only known once the toolkit is installed, and stays what CANN's own set_env.sh says
+instead of a table of ours."""
 
 from __future__ import annotations
 

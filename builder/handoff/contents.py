@@ -13,7 +13,7 @@ from builder.lock import io as lock_io
 from builder.lock.model import Lock, LockedBootstrapBase, LockedGit, LockedImageBase
 from builder.model.arch import ARCHITECTURES, Arch
 from builder.model.errors import StackbuildError
-from builder.plan.labels import FINAL_SUFFIXES, LOCK_IN_IMAGE
+from builder.plan.labels import LOCK_IN_IMAGE
 from builder.store.http import redact
 
 ARCH_LABEL = "org.stackbuild.arch"
@@ -28,7 +28,8 @@ class Contents:
 
     @property
     def devel(self) -> bool:
-        return not self.labels.get("org.opencontainers.image.version", "").endswith(FINAL_SUFFIXES["runtime-image"])
+        # The title, which every stackbuild release has written the same way (the tags' suffixes moved).
+        return self.labels.get("org.opencontainers.image.title", "").endswith(" devel image")
 
     @property
     def flavor(self) -> Flavor:

@@ -163,8 +163,11 @@ def mirror(url: str, commit: str, cache: Cache) -> Path:
                 os.replace(tmp / "store.git", path)
         if not _has_commit(path, commit):
             fetch = ["-C", str(path), "fetch", "--quiet", "--no-tags", "--depth", "1", "--", url]
-            refs = [commit, *(f"+{tag}:{tag}" for tag in _tags_at(url, commit))]
-            git(*fetch, *refs, timeout=1800)
+            try:
+                tags = _tags_at(url, commit)
+            except SourceError as err:  # the repository does not answer at all: an outage, not a missing commit
+                raise SourceUnreachable(f"{redact(url)}: cannot list refs: {err}") from err
+            git(*fetch, commit, *(f"+{tag}:{tag}" for tag in tags), timeout=1800)
     return path
 
 

@@ -45,24 +45,28 @@ QUERY_SECRET = re.compile(r"[?&][^=&]*(token|password|secret|key|auth)[^=&]*=", 
 # A rewrite target is a URL prefix that git and the downloader will be given: never an option.
 RewriteTarget = Annotated[str, AfterValidator(one_line), AfterValidator(no_option)]
 RegistryRepo = Annotated[str, AfterValidator(one_line), AfterValidator(registry_repo)]
-HEADER_HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:[0-9]{1,5})?$")
-HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")  # an HTTP token (RFC 9110)
+HEADER_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}(:[0-9]{1,5})?")
+HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}")  # an HTTP token (RFC 9110)
+# A header that carries a credential (Authorization, X-Api-Key, Cookie, X-Auth-Token, a session id).
+SECRET_HEADER = re.compile(r"(auth|token|key|secret|pass|cookie|session|credential|api)", re.IGNORECASE)
 
 
 def header_table(value: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     """headers: {host or host:port: {name: value}}, each a header HTTP can carry, none a credential."""
     for host, headers in value.items():
-        if not HEADER_HOST.match(host):
+        if not HEADER_HOST.fullmatch(host):
             raise ValueError(f"{host[:80]!r} is not a host name (host or host:port, no scheme or path)")
         for name, text in headers.items():
-            if not HEADER_NAME.match(name):
+            if not HEADER_NAME.fullmatch(name):
                 raise ValueError(f"{host}: {name[:80]!r} is not an HTTP header name")
-            if SECRET_KEY.search(name) or name.lower() in ("authorization", "proxy-authorization", "cookie"):
+            if SECRET_HEADER.search(name):
                 raise ValueError(f"{host}: {name}: credentials do not go in the site configuration")
             try:
                 one_line(text)
             except ValueError as err:
                 raise ValueError(f"{host}: {name}: {err}") from None
+            if text != text.strip():
+                raise ValueError(f"{host}: {name}: a header value has no leading or trailing blanks")
     return value
 
 

@@ -102,7 +102,9 @@ def _resolve(
     except git.SourceError as err:
         if not skip.depth:
             raise
-        raise git.SourceError(
+        # An unreachable host stays an outage (lock --check exits 3 for it), a missing commit does not.
+        kind = git.SourceUnreachable if isinstance(err, git.SourceUnreachable) else git.SourceError
+        raise kind(
             f"submodule {skip.prefix.rstrip('/')} ({redact(url)}) at {commit[:12]}: cannot be fetched from "
             f"{redact(fetch_url)}: {_reason(str(err))} (a mirror needs that commit: update it with `git fetch`, "
             "or list the path in skip_submodules if the build does not use it)"

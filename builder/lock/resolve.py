@@ -118,16 +118,14 @@ class Resolver:
     def fetched(self, wanted: Fetch, previous: LockedFetch | None) -> LockedFetch:
         """A file a component's build needs, in the cache: the previous lock's while it is the same file
         and cached, else from installer_dirs or downloaded (site rewrites apply, as for toolkit
-        packages), checked against its pin or pinned now."""
-        if (
-            previous is not None
-            and (previous.url, previous.to) == (wanted.url, wanted.to)
-            and wanted.sha256 in (None, previous.sha256)
-            and self.cache.has(previous.sha256)
-        ):
-            return previous
+        packages), checked against its pin (the manifest's, else the previous lock's) or pinned now."""
+        pin = wanted.sha256
+        if previous is not None and (previous.url, previous.to) == (wanted.url, wanted.to):
+            if pin in (None, previous.sha256) and self.cache.has(previous.sha256):
+                return previous
+            pin = pin or previous.sha256  # a relock elsewhere never takes other bytes silently
         self.say(f"  fetch {wanted.to}: {redact(wanted.url)}")
-        sha = packages.download(wanted.url, wanted.file, wanted.sha256, self.site, self.cache, self.say, vendor="")
+        sha = packages.download(wanted.url, wanted.file, pin, self.site, self.cache, self.say, vendor="")
         return LockedFetch(url=wanted.url, to=wanted.to, sha256=sha, size=self.cache.blob(sha).stat().st_size)
 
     def tarball(self, spec: BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:

@@ -124,6 +124,19 @@ def check_env_scripts(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
     return problems
 
 
+def check_fetch(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
+    """Each file a component fetches has a place of its own in its directory."""
+    problems = []
+    for i, comp in enumerate(manifest.components):
+        seen: set[str] = set()
+        for j, fetch in enumerate(comp.fetch):
+            if fetch.to in seen:
+                message = f"{fetch.to} is the place of another fetch entry: give each file its own `to`"
+                problems.append(doc.locate(("components", i, "fetch", j, "to"), message))
+            seen.add(fetch.to)
+    return problems
+
+
 def load(path: Path) -> Manifest:
     """Parse and validate a manifest; raise ManifestError listing every located problem."""
     doc = yamlpos.read(path)
@@ -138,6 +151,7 @@ def load(path: Path) -> Manifest:
         + check_packages(manifest, doc)
         + check_paths(manifest, doc, path.parent)
         + check_env_scripts(manifest, doc)
+        + check_fetch(manifest, doc)
     )
     if problems:
         raise ManifestError(problems)

@@ -53,10 +53,11 @@ def test_a_two_architecture_publish_is_one_index_and_the_aarch64_image_runs(
             {"architecture": "amd64", "os": "linux"},
             {"architecture": "arm64", "os": "linux", "variant": "v8"},
         ]
-        pulled = engine.pull(f"{repository}:{RELEASE}", Arch.AARCH64)
+        runtime = f"{repository}:{RELEASE}-runtime"
+        pulled = engine.pull(runtime, Arch.AARCH64)
         assert pulled is not None
         try:
-            machine = engine.run(f"{repository}:{RELEASE}", ["python3", "/opt/stack/hello/launch.py"]).output
+            machine = engine.run(runtime, ["python3", "/opt/stack/hello/launch.py"]).output
             assert "Kernel launch success! on aarch64" in machine
         finally:
-            engine.remove(f"{repository}:{RELEASE}")
+            engine.remove(runtime)

@@ -117,9 +117,26 @@ def test_an_unreachable_source_is_an_outage_not_drift(
     code, out, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
     assert code == 3, err
     assert "unreachable: component tool: " in err and "out of date" not in err and out == ""
-    commit(repos / "lib", "v2")  # drift besides the outage: drift is what is reported
+    commit(repos / "lib", "v2")  # drift besides the outage: drift decides the code, the outage is still said
     code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
-    assert code == 1 and "component lib: main moved" in err
+    assert code == 1 and "component lib: main moved" in err and "unreachable: component tool: " in err
+
+
+def test_an_unreachable_submodule_host_is_an_outage_too(
+    project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, repos, url = project
+    make_repo(repos / "dep", "dep")
+    add_submodule(repos / "lib", f"{url}/dep", "3rdparty/dep")
+    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead = f"git://127.0.0.1:{closed.getsockname()[1]}"
+    (tmp_path / "empty-site.yaml").write_text(f'url_rewrites:\n  - {{from: "{url}/dep", to: "{dead}/dep"}}\n')
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "another-machine"))  # nothing fetched before
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
+    assert code == 3, err
+    assert "unreachable: component lib: submodule 3rdparty/dep" in err and "out of date" not in err
 
 
 def test_changed_tree_manifest_and_package_are_reported(
@@ -675,12 +692,13 @@ def test_a_fetch_input_is_locked_cached_and_placed_in_the_context(
 ) -> None:
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
     payload = b"a third-party archive"
+    served = [payload]
 
     def serve(h: http.server.BaseHTTPRequestHandler) -> None:
         h.send_response(200)
-        h.send_header("Content-Length", str(len(payload)))
+        h.send_header("Content-Length", str(len(served[0])))
         h.end_headers()
-        h.wfile.write(payload)
+        h.wfile.write(served[0])
 
     root = tmp_path / "project"
     (root / "stacks" / "app").mkdir(parents=True)
@@ -695,6 +713,12 @@ def test_a_fetch_input_is_locked_cached_and_placed_in_the_context(
         wrong = FETCHING.replace("URL", url).replace("to: third_party", f"sha256: '{'0' * 64}', to: third_party")
         (root / "stacks" / "wrong.yaml").write_text(wrong.replace("name: fetching", "name: wrong"))
         code, _, err = run_cli(capsys, "--root", str(root), "lock", "wrong")
+        # Relocked on a machine without the file while the URL serves other bytes: the lock's pin holds.
+        served[0] = b"other bytes"
+        monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "another-cache"))
+        moved = run_cli(capsys, "--root", str(root), "lock", "fetching")
+        monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    assert moved[0] != 0 and f"expected {hashlib.sha256(payload).hexdigest()}" in moved[2], moved
     lines = [line for line in err.splitlines() if "error:" in line]
     assert code != 0 and len(lines) == 1 and "component app: fetch third_party/json/include.zip: " in lines[0], err
     assert "sha256" in lines[0] and "0" * 64 in lines[0], err
@@ -724,3 +748,18 @@ def test_a_fetch_input_is_locked_cached_and_placed_in_the_context(
     assert code != 0 and len(lines) == 1, err
     assert "component app: fetch third_party/json/include.zip: include.zip is in no installer_dirs" in lines[0]
     assert "cannot be downloaded" in lines[0], err
+
+
+def test_every_command_that_builds_passes_the_preflight(tmp_path: Path) -> None:
+    """publish builds through build_arch as build does: its options must carry what the preflight reads."""
+    from builder.cli import build_parser
+    from builder.cli.building import preflight
+    from builder.cli.common import Context
+
+    root = tmp_path / "project"
+    shutil.copytree(ROOT / "stacks", root / "stacks", ignore=shutil.ignore_patterns("reference"))
+    (root / "lockfiles").mkdir()
+    shutil.copy(ROOT / "lockfiles" / "8.5.0.lock.json", root / "lockfiles")
+    ctx = Context(root=root, site_path=None, debug=False)
+    for argv in (["build", "8.5.0"], ["publish", "8.5.0", "--registry", "127.0.0.1:5000/team"]):
+        assert preflight(ctx, build_parser().parse_args(argv), frozen=True) is True

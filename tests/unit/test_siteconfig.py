@@ -44,6 +44,7 @@ def test_missing_site_repo_names_the_fix(tmp_path: Path) -> None:
         "repos:\n  ascend-c: https://user:hunter2@git.internal/ascend-c.git\n",
         "headers:\n  mirror.internal: {Authorization: Bearer hunter2}\n",
         "headers:\n  mirror.internal: {X-Auth-Token: hunter2}\n",
+        "headers:\n  mirror.internal: {X-Api-Key: hunter2}\n",
     ],
 )
 def test_credentials_are_refused_without_echoing_them(tmp_path: Path, text: str) -> None:
@@ -78,6 +79,8 @@ def test_unknown_key_is_reported(tmp_path: Path) -> None:
     [
         ("headers:\n  https://mirror.internal/: {X-Team: npu}\n", "is not a host name"),
         ("headers:\n  mirror.internal: {'X Team': npu}\n", "is not an HTTP header name"),
+        ('headers:\n  mirror.internal: {"X-Team\\n": npu}\n', "is not an HTTP header name"),
+        ("headers:\n  mirror.internal: {X-Team: ' npu'}\n", "no leading or trailing blanks"),
         ('headers:\n  mirror.internal: {X-Team: "a\\r\\nHost: evil"}\n', "mirror.internal: X-Team: contains a control"),
     ],
 )
