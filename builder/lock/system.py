@@ -63,8 +63,10 @@ def spec_key(manifest: Manifest, arch: Arch, bases: dict[Flavor, LockedTarball])
     return digest({"scopes": scopes, "repositories": repositories, "arch": arch.value, "bases": shas, "image": image})
 
 
-def sources(manifest: Manifest) -> list[debs.AptSource]:
-    return [debs.AptSource(r.url, r.suite, tuple(r.components), r.trusted) for r in manifest.apt_repositories]
+def sources(manifest: Manifest, arch: Arch) -> list[debs.AptSource]:
+    return [
+        debs.AptSource(r.url_for(arch), r.suite, tuple(r.components), r.trusted) for r in manifest.apt_repositories
+    ]
 
 
 def mirrors(deb: LockedDeb, site: SiteConfig) -> list[str]:
@@ -80,7 +82,7 @@ def resolve_all(
     resolve_debs: ResolveDebs,
 ) -> dict[str, list[debs.Deb]]:
     """Every scope's closure as apt gives it today: devel scopes on the devel base, the runtime's on its base."""
-    repos, refs = sources(manifest), base_refs(manifest, bases, cache)
+    repos, refs = sources(manifest, arch), base_refs(manifest, bases, cache)
     devel, runtime = requested(manifest), requested_runtime(manifest)
     if refs["runtime"] == refs["devel"]:  # one image for both: one apt root, one `apt-get update`
         return resolve_debs(refs["devel"], repos, [*devel, *runtime], arch, site.rewrite, cache)

@@ -203,6 +203,13 @@ class AptRepository(Model):
         default=False,
         description="an unsigned repository (e.g. a local one); what the lock takes from it is pinned by sha256",
     )
+    mirrors: dict[Arch, MirrorUrl] = Field(
+        default_factory=dict,
+        description="an architecture's own URL where it differs (Ubuntu's arm64 is on ports.ubuntu.com)",
+    )
+
+    def url_for(self, arch: Arch) -> str:
+        return self.mirrors.get(arch, self.url)
 
 
 class ImageBase(Model):

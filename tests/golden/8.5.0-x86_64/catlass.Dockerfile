@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:c505b6799e41d53afa752ffc8e70327d2d28e1e56520014c86008a35a2f4f82a
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:0bd1eac8b5baf22354af15b88d3df16175bbfb3d5a467579f8a81d5e8601dce9
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:8bff9d4892669579b0cd91fe4ae667d17a14fd3bea4352059fe36b503a50d876
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

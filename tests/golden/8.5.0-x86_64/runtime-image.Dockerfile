@@ -1,9 +1,9 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:b0c1832844884ae30cb0221ab030dfe40a4b90314dca4e32af5b77681fc2e55c
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:c505b6799e41d53afa752ffc8e70327d2d28e1e56520014c86008a35a2f4f82a
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:0bd1eac8b5baf22354af15b88d3df16175bbfb3d5a467579f8a81d5e8601dce9
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:44adb2fab4735cd81332ed0484a67c6cdc32855095799f8ec9b255aa93a42e06
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:6d977aab2aa76cee482ad5d36569b042505f15b87db24f9bdc90c2dc6ec723eb
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:e91ca3e96c0f18d9f6b5ca62e01c46a739de09fc5abdb17a1f9398106a44f821
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:8bff9d4892669579b0cd91fe4ae667d17a14fd3bea4352059fe36b503a50d876
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:fdafa1068838c1af5a3532af0395d1b7a3368ef3584f1289caf923ea31c53e65
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:aa566cdb6a1eee71858605ca2b55f3666f97f347b05842e4b48eba58e1aeb164
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
@@ -26,7 +26,7 @@ COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="8.5.0 runtime image" \
       org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10-runtime" \
       org.opencontainers.image.created="2024-01-01T00:00:00Z" \
-      org.stackbuild.lock.sha256="4e54ed4cd93dfd68645742b67f070f14841c242286ce6657d35e5310f433903c" \
+      org.stackbuild.lock.sha256="e1c502547a7e505affd9cf0046f36b5db12735ce7f533137356d4df676d99150" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \
       org.stackbuild.host.driver="25.5.0" \

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:16e345afe2041804cd07858f28b01c78e72cf91ef1261a33e1f9ae5ff5f1d386
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:65c41ad5931721145dbc221f077045835766dd0e65be8361d0370029a3abf2cf
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh
