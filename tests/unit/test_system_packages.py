@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from builder import manifest as manifests
 from builder.inputs import debs, wheels
+from builder.lock.system import sources
 from builder.model.arch import Arch
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
+from tests.conftest import ROOT
 from tests.debrepo import make_deb, serve, write_index
 from tests.fake_engine import FakeEngine
 from tests.wheelhouse import make_wheel
@@ -182,3 +185,13 @@ def test_a_lock_of_both_architectures_pins_each_its_own_wheels(tmp_path: Path) -
         Arch.X86_64: {"sbwheel": "1.0", "simreport": "1.0"},
         Arch.AARCH64: {"sbwheel": "0.9", "simreport": "1.0"},
     }
+
+
+def test_an_apt_repository_has_an_architectures_own_url() -> None:
+    """8.5.0's -updates and -security: archive.ubuntu.com for x86_64, ports.ubuntu.com for arm64."""
+    stack = manifests.load(ROOT / "stacks" / "8.5.0.yaml")
+    for arch, url in (
+        (Arch.X86_64, "http://archive.ubuntu.com/ubuntu"),
+        (Arch.AARCH64, "http://ports.ubuntu.com/ubuntu-ports"),
+    ):
+        assert [(s.url, s.suite) for s in sources(stack, arch)] == [(url, "jammy-updates"), (url, "jammy-security")]
