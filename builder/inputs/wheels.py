@@ -9,10 +9,14 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
+from builder.inputs.first_index import Chosen, Source, first_index
 from builder.inputs.site import SiteConfig
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
@@ -23,6 +27,7 @@ from builder.store.http import redact
 # The glibc each base ships: the newest manylinux wheels it runs. Unknown bases get manylinux2014.
 GLIBC_MINOR = {("debian", "12"): 36, ("debian", "13"): 41, ("ubuntu", "22.04"): 35, ("ubuntu", "24.04"): 39}
 DEFAULT_GLIBC_MINOR = 17
+Rewrite = Callable[[str], str]
 _WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)-.+\.whl$")
 
 
@@ -36,6 +41,7 @@ class Wheel:
     version: str
     file: str
     sha256: str
+    index: str = ""  # of several indexes, the one the project came from (as the manifest gives it)
 
 
 @dataclass(frozen=True)
@@ -76,16 +82,39 @@ class Target:
         ]
 
 
-def index_of(manifest: Manifest, site: SiteConfig) -> str:
+Index = str | list[str]  # one index, or several in order (builder/inputs/first_index.py)
+
+
+def index_of(manifest: Manifest, site: SiteConfig) -> Index:
     """Where the stack's Python packages come from: the site's index replaces the manifest's."""
     return site.python_index or manifest.python_index
 
 
-def index_options(index: str, manifest_dir: Path) -> list[str]:
-    """A URL is an index (PEP 503); anything else a wheelhouse directory (relative to the manifest)."""
-    if re.match(r"^[a-z][a-z0-9+.-]*://", index):
-        return [f"--index-url={index}"]
+def _is_url(index: str) -> bool:
+    return bool(re.match(r"^[a-z][a-z0-9+.-]*://", index))
+
+
+def index_options(index: str, manifest_dir: Path, rewrite: Rewrite) -> list[str]:
+    """A URL is an index (PEP 503, site rewrites applied); anything else a wheelhouse directory
+    (relative to the manifest)."""
+    if _is_url(index):
+        return [f"--index-url={rewrite(index)}"]
     return ["--no-index", f"--find-links={manifest_dir / index}"]
+
+
+def _sources(indexes: Sequence[str], manifest_dir: Path, rewrite: Rewrite) -> list[Source]:
+    return [Source(i, rewrite(i) if _is_url(i) else str(manifest_dir / i)) for i in indexes]
+
+
+@contextmanager
+def _where(index: Index, manifest_dir: Path, rewrite: Rewrite) -> Iterator[tuple[list[str], Chosen | None]]:
+    """pip's index options for index; several indexes are one loopback index answering each project
+    from the first that has it (what it chose: for the lock)."""
+    if isinstance(index, str):
+        yield index_options(index, manifest_dir, rewrite), None
+        return
+    with first_index(_sources(index, manifest_dir, rewrite)) as (url, chosen):
+        yield [f"--index-url={url}"], chosen
 
 
 def pip(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
@@ -95,11 +124,19 @@ def pip(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, env=env)
 
 
-def resolve(requirements: Sequence[str], index: str, manifest_dir: Path, target: Target, cache: Cache) -> list[Wheel]:
-    """The wheels requirements need on target (dependencies included), in the cache, sorted by name."""
+def resolve(
+    requirements: Sequence[str],
+    index: Index,
+    manifest_dir: Path,
+    target: Target,
+    cache: Cache,
+    rewrite: Rewrite = str,
+) -> list[Wheel]:
+    """The wheels requirements need on target (dependencies included), in the cache, sorted by name;
+    with several indexes, each with the index its project came from."""
     if not requirements:
         return []
-    with cache.temp_dir() as dest:
+    with cache.temp_dir() as dest, _where(index, manifest_dir, rewrite) as (options, chosen):
         done = pip(
             [
                 "download",
@@ -107,7 +144,7 @@ def resolve(requirements: Sequence[str], index: str, manifest_dir: Path, target:
                 "--only-binary=:all:",
                 f"--dest={dest}",
                 *target.pip_options(),
-                *index_options(index, manifest_dir),
+                *options,
                 "--",
                 *requirements,
             ]
@@ -123,15 +160,25 @@ def resolve(requirements: Sequence[str], index: str, manifest_dir: Path, target:
             found = _WHEEL.match(path.name)
             if found is None:
                 raise PythonPackageError(f"unexpected wheel file name {path.name!r}")
-            wheels.append(Wheel(found["name"], found["version"], path.name, cache.add_file(path)))
+            came_from = chosen.by_project.get(canonicalize_name(found["name"]), "") if chosen else ""
+            wheels.append(Wheel(found["name"], found["version"], path.name, cache.add_file(path), came_from))
     return sorted(wheels, key=lambda w: w.name.lower())
 
 
-def fetch(wheels: Sequence[Wheel], index: str, manifest_dir: Path, target: Target, cache: Cache) -> None:
-    """Wheels missing from the cache downloaded again, exactly the pinned files (pip checks the hashes)."""
+def fetch(
+    wheels: Sequence[Wheel], index: Index, manifest_dir: Path, target: Target, cache: Cache, rewrite: Rewrite = str
+) -> None:
+    """Wheels missing from the cache downloaded again, exactly the pinned files (pip checks the hashes),
+    each from the index the lock says it came from."""
     missing = [w for w in wheels if not cache.has(w.sha256)]
-    if not missing:
-        return
+    by_index: dict[str, list[Wheel]] = {}
+    for wheel in missing:
+        by_index.setdefault(wheel.index or (index if isinstance(index, str) else index[0]), []).append(wheel)
+    for where, group in by_index.items():
+        _fetch_from(group, index_options(where, manifest_dir, rewrite), where, target, cache)
+
+
+def _fetch_from(missing: Sequence[Wheel], options: list[str], index: str, target: Target, cache: Cache) -> None:
     with cache.temp_dir() as tmp:
         pinned = tmp / "requirements.txt"
         pinned.write_text(requirements_text(missing))
@@ -145,7 +192,7 @@ def fetch(wheels: Sequence[Wheel], index: str, manifest_dir: Path, target: Targe
                 "--require-hashes",
                 f"--dest={dest}",
                 *target.pip_options(),
-                *index_options(index, manifest_dir),
+                *options,
                 "-r",
                 str(pinned),
             ]

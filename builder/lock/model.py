@@ -24,6 +24,7 @@ from builder.manifest.types import (
     GitUrl,
     Line,
     MirrorUrl,
+    PythonIndex,
     RelativePath,
     Script,
     Suite,
@@ -181,6 +182,15 @@ class LockedWheel(Frozen):
     version: str = Field(pattern=r"^[0-9][0-9A-Za-z.!+_-]*$")
     file: FileName
     sha256: str = Field(pattern=SHA256)
+    index: PythonIndex = ""  # of several python_index entries, the one the project came from
+
+    @model_serializer(mode="wrap")
+    def _without_single_index(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No `index` with a single index: locks made before several were possible read and write the same."""
+        data: dict[str, Any] = handler(self)
+        if not self.index:
+            data.pop("index", None)
+        return data
 
 
 class ArchSection(Frozen):

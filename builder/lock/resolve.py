@@ -205,7 +205,9 @@ def _python(
         if not wanted:
             continue  # --arch: another architecture is not resolved
         resolver.say(f"  python packages {comp.id} {arch}: {', '.join(comp.python_packages)}")
-        pinned = wheels.resolve(comp.python_packages, index, resolver.manifest_dir, target, resolver.cache)
+        pinned = wheels.resolve(
+            comp.python_packages, index, resolver.manifest_dir, target, resolver.cache, resolver.site.rewrite
+        )
         found[comp.id], keys[comp.id] = [LockedWheel(**asdict(w)) for w in pinned], key
     return found, keys
 

@@ -64,9 +64,7 @@ def spec_key(manifest: Manifest, arch: Arch, bases: dict[Flavor, LockedTarball])
 
 
 def sources(manifest: Manifest, arch: Arch) -> list[debs.AptSource]:
-    return [
-        debs.AptSource(r.url_for(arch), r.suite, tuple(r.components), r.trusted) for r in manifest.apt_repositories
-    ]
+    return [debs.AptSource(r.url_for(arch), r.suite, tuple(r.components), r.trusted) for r in manifest.apt_repositories]
 
 
 def mirrors(deb: LockedDeb, site: SiteConfig) -> list[str]:

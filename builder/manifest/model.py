@@ -382,10 +382,12 @@ class Manifest(Model):
     apt_repositories: list[AptRepository] = Field(
         default_factory=list, description="where system packages come from besides the base's own apt sources"
     )
-    python_index: PythonIndex = Field(
+    python_index: PythonIndex | Annotated[list[PythonIndex], Field(min_length=1)] = Field(
         default="https://pypi.org/simple",
         description="where python_packages come from: an index URL (PEP 503) or a wheelhouse directory relative to "
-        "the manifest; the site config's python_index replaces it (an internal index, an air-gapped wheelhouse)",
+        "the manifest, or an ordered list of them (each project from the first that has it, never merged across "
+        "them: e.g. PyTorch's CPU index for torch's +cpu builds, then PyPI); site URL rewrites apply, and the site "
+        "config's python_index replaces it (an internal index, an air-gapped wheelhouse)",
     )
     components: list[Component] = Field(
         default_factory=list, description="the layers built on the toolkit (none: a toolkit-only stack)"

@@ -263,10 +263,11 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
 
 def _wheels(request: Request, component_id: str, pinned: list[LockedWheel], prepare: bool) -> Located:
     """A component's wheels and their requirements file (name==version --hash) for its stage's context."""
-    found = [Wheel(w.name, w.version, w.file, w.sha256) for w in pinned]
+    found = [Wheel(w.name, w.version, w.file, w.sha256, w.index) for w in pinned]
     if prepare:
         target = Target.of_stack(request.manifest, request.arch)
-        fetch_wheels(found, index_of(request.manifest, request.site), request.manifest_dir, target, request.cache)
+        index = index_of(request.manifest, request.site)
+        fetch_wheels(found, index, request.manifest_dir, target, request.cache, request.site.rewrite)
     text = requirements_text(found)
     items: list[FileItem | BytesItem] = [FileItem(f"wheels/{w.file}", _cached(request.cache, w.sha256)) for w in found]
     items.append(BytesItem("wheels/requirements.txt", text.encode(), 0o644))

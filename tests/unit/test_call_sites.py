@@ -75,7 +75,8 @@ FENCED: dict[tuple[str, str], str] = {
     ("builder/inputs/trees.py", "_listed_files"): "ls-files ... -- .",
     ("builder/inputs/wheels.py", "pip"): "the wrapper: --isolated, argv",
     ("builder/inputs/wheels.py", "resolve"): "download ... -- REQUIREMENTS (validated requirement lines)",
-    ("builder/inputs/wheels.py", "fetch"): "download -r FILE: pinned names and hashes in a file, not argv",
+    ("builder/inputs/wheels.py", "_fetch_from"): "download -r FILE: pinned names and hashes in a file, not argv; "
+    "the index a shape-checked PythonIndex, joined to its --index-url=/--find-links= option",
     ("builder/verify/probe_runner.py", "command"): "the manifest's probe command, run by design inside the image",
     ("builder/verify/probe_runner.py", "environment_of"): "the toolkit's set_env.sh path from the layout table",
     ("builder/verify/probe_runner.py", "linked_from"): "ldd -- FILE",

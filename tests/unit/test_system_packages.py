@@ -4,10 +4,17 @@ host's apt against a repository the test makes, pip against a wheelhouse the tes
 from __future__ import annotations
 
 import hashlib
+import http.server
+import json
 import shutil
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
+from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from builder import manifest as manifests
 from builder.inputs import debs, wheels
@@ -18,6 +25,7 @@ from builder.store.http import HttpClient
 from tests.conftest import ROOT
 from tests.debrepo import make_deb, serve, write_index
 from tests.fake_engine import FakeEngine
+from tests.helpers import http_server
 from tests.wheelhouse import make_wheel
 
 needs_apt = pytest.mark.skipif(
@@ -187,6 +195,41 @@ def test_a_lock_of_both_architectures_pins_each_its_own_wheels(tmp_path: Path) -
     }
 
 
+def test_a_lock_from_several_indexes_records_each_wheels_index(tmp_path: Path) -> None:
+    """python_index as a list (wheelhouse directories here): a project from the first that has it, even
+    when a later one has it newer; the lock names the index beside each pin."""
+    from builder import manifest
+    from builder.inputs import bootstrap
+    from builder.inputs.site import SiteConfig
+    from builder.lock import io as lock_io
+    from builder.lock.resolve import Resolver, resolve
+
+    make_wheel(tmp_path / "stacks" / "first", "sbwheel", "1.0")
+    make_wheel(tmp_path / "stacks" / "wheels", "sbwheel", "2.0")
+    shutil.copy(next((ROOT / "stacks" / "reference" / "wheelhouse").glob("*.whl")), tmp_path / "stacks" / "wheels")
+    text = (ROOT / "stacks" / "reference.yaml").read_text()
+    text = text.replace("python_index: reference/wheelhouse", "python_index: [first, wheels]")
+    text = text.replace("python_packages: [simreport==1.0]", "python_packages: [simreport==1.0, sbwheel]")
+    shutil.copytree(
+        ROOT / "stacks" / "reference", tmp_path / "stacks" / "reference", ignore=shutil.ignore_patterns("build")
+    )
+    (tmp_path / "stacks" / "m.yaml").write_text(text)
+    resolver = Resolver(
+        tmp_path / "stacks",
+        SiteConfig(),
+        Cache(tmp_path / "cache"),
+        HttpClient(),
+        lambda _: None,
+        lambda *_, **__: bootstrap.BaseTarball("0" * 64, {}),
+        lambda *_: {},
+    )
+    locked = resolve(manifest.load(tmp_path / "stacks" / "m.yaml"), resolver, [Arch.X86_64])
+    pins = {w.name: (w.version, w.index) for w in locked.architectures[Arch.X86_64].python["harness"]}
+    assert pins == {"sbwheel": ("1.0", "first"), "simreport": ("1.0", "wheels")}
+    written = json.loads(lock_io.text(locked))["architectures"]["x86_64"]["python"]["harness"]
+    assert [w["index"] for w in written] == ["first", "wheels"]
+
+
 def test_an_apt_repository_has_an_architectures_own_url() -> None:
     """8.5.0's -updates and -security: archive.ubuntu.com for x86_64, ports.ubuntu.com for arm64."""
     stack = manifests.load(ROOT / "stacks" / "8.5.0.yaml")
@@ -195,3 +238,69 @@ def test_an_apt_repository_has_an_architectures_own_url() -> None:
         (Arch.AARCH64, "http://ports.ubuntu.com/ubuntu-ports"),
     ):
         assert [(s.url, s.suite) for s in sources(stack, arch)] == [(url, "jammy-updates"), (url, "jammy-security")]
+
+
+def _simple_index(wheels: list[Path]) -> Callable[[http.server.BaseHTTPRequestHandler], None]:
+    """A PEP 503 simple index serving these wheel files (project pages with #sha256 links)."""
+
+    def get(h: http.server.BaseHTTPRequestHandler) -> None:
+        project = h.path.strip("/").split("/")[0]
+        named = [w for w in wheels if canonicalize_name(parse_wheel_filename(w.name)[0]) == project]
+        if h.path.startswith("/files/"):
+            found = [w for w in wheels if w.name == unquote(h.path.removeprefix("/files/"))]
+            body = found[0].read_bytes() if found else b""
+            code = 200 if found else 404
+        elif named:
+            links = "".join(
+                f'<a href="../files/{w.name}#sha256={hashlib.sha256(w.read_bytes()).hexdigest()}">{w.name}</a>\n'
+                for w in named
+            )
+            body, code = f"<html><body>\n{links}</body></html>\n".encode(), 200
+        else:
+            body, code = b"", 404
+        h.send_response(code)
+        h.send_header("Content-Type", "application/octet-stream" if h.path.startswith("/files/") else "text/html")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    return get
+
+
+def test_several_indexes_each_project_from_the_first_that_has_it(tmp_path: Path) -> None:
+    """A CPU index stand-in holding torch's +cpu build, then a PyPI stand-in holding a newer torch and
+    the rest: torch comes from the first only (never merged with the second's newer one), each wheel
+    pinned with its index and hash, and installed from the pins with no index."""
+    cpu_dir, pypi_dir = tmp_path / "cpu", tmp_path / "pypi"
+    cpu = [make_wheel(cpu_dir, "torch", "2.9.0+cpu")]
+    pypi = [
+        make_wheel(pypi_dir, "torch", "2.9.1"),
+        make_wheel(pypi_dir, "simplepkg", "1.0", modules={"simplepkg.py": ""}),
+    ]
+    cache = Cache(tmp_path / "cache")
+    target = wheels.Target("3.11", Arch.X86_64, 36)
+    with http_server(_simple_index(cpu)) as cpu_url, http_server(_simple_index(pypi)) as pypi_url:
+        indexes = [f"{cpu_url}/", f"{pypi_url}/"]
+        pinned = wheels.resolve(["torch>=2.9", "simplepkg"], indexes, tmp_path, target, cache)
+        assert [(w.name, w.version, w.index) for w in pinned] == [
+            ("simplepkg", "1.0", f"{pypi_url}/"),
+            ("torch", "2.9.0+cpu", f"{cpu_url}/"),
+        ]
+        assert all(w.sha256 == hashlib.sha256((cache.blob(w.sha256)).read_bytes()).hexdigest() for w in pinned)
+        # Fetched again on a machine without them: each from the index the lock names.
+        again = Cache(tmp_path / "another-cache")
+        wheels.fetch(pinned, indexes, tmp_path, target, again)
+        assert all(again.has(w.sha256) for w in pinned)
+    # Installed from the pinned files alone, as a component's stage does (--no-index --require-hashes).
+    house = tmp_path / "house"
+    house.mkdir()
+    for w in pinned:
+        shutil.copy(again.blob(w.sha256), house / w.file)
+    (house / "requirements.txt").write_text(wheels.requirements_text(pinned))
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--require-hashes",
+         "--find-links", str(house), "--target", str(tmp_path / "site"), "-r", str(house / "requirements.txt")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    assert (tmp_path / "site" / "simplepkg.py").is_file()
