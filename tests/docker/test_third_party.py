@@ -1,0 +1,87 @@
+"""A build that downloads its third-party pieces unless they are staged, as asc-devkit's does
+(`--cann_3rd_lib_path`), built with no network: its checks satisfied by `fetch:` inputs and the
+distribution's makeself, it attempts no download; without the fetch it fails at the download."""
+
+from __future__ import annotations
+
+import http.server
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from builder.model.arch import Arch
+from tests.docker.conftest import stackbuild, write_variant
+from tests.helpers import git, http_server, make_repo
+
+pytestmark = pytest.mark.docker
+
+# What asc-devkit v8.5.0's cmake/third_party does with CANN_3RD_LIB_PATH (facts; our own text):
+# makeself-fetch.cmake l.15 downloads makeself unless makeself/makeself.sh and makeself-header.sh
+# exist there; json.cmake downloads include.zip into pkg/ unless it is there, then extracts it.
+CMAKE = """cmake_minimum_required(VERSION 3.16)
+project(standin NONE)
+foreach(needed makeself/makeself.sh makeself/makeself-header.sh pkg/include.zip)
+  if(NOT EXISTS "${CANN_3RD_LIB_PATH}/${needed}")
+    message(STATUS "downloading ${needed}")
+    file(DOWNLOAD "https://gitcode.com/cann-src-third-party/${needed}" "${CANN_3RD_LIB_PATH}/${needed}" STATUS got)
+    list(GET got 0 code)
+    if(NOT code EQUAL 0)
+      message(FATAL_ERROR "cannot download ${needed}: ${got}")
+    endif()
+  endif()
+endforeach()
+file(ARCHIVE_EXTRACT INPUT "${CANN_3RD_LIB_PATH}/pkg/include.zip" DESTINATION "${CMAKE_BINARY_DIR}/json")
+"""
+STAGE_MAKESELF = (
+    "mkdir -p third_party/makeself && cp /usr/bin/makeself third_party/makeself/makeself.sh"
+    " && cp /usr/share/makeself/makeself-header.sh third_party/makeself/"
+)
+
+
+def _zip() -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("include/nlohmann/json.hpp", "// a stand-in header\n")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("staged", [True, False], ids=["staged", "not-staged"])
+def test_a_third_party_download_is_satisfied_by_what_is_staged(workspace: Path, tmp_path: Path, staged: bool) -> None:
+    project = tmp_path / "standin"
+    make_repo(project, "standin")
+    (project / "CMakeLists.txt").write_text(CMAKE)
+    git("add", "CMakeLists.txt", cwd=project)
+    git("commit", "-q", "-m", "third-party logic", cwd=project)
+    payload = _zip()
+
+    def serve(h: http.server.BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(payload)))
+        h.end_headers()
+        h.wfile.write(payload)
+
+    with http_server(serve) as server:
+        fetch = f"    fetch: [{{url: '{server}/include.zip', to: third_party/pkg/include.zip}}]\n" if staged else ""
+        component = (
+            "  - id: standin\n"
+            f"    source: {{git: 'file://{project}', ref: main}}\n"
+            "    system_packages: [makeself]\n"
+            f"{fetch}"
+            f"    build:\n      - {STAGE_MAKESELF}\n      - cmake -S . -B build -DCANN_3RD_LIB_PATH=$PWD/third_party\n"
+            "    artifacts: [{path: build/json/include/nlohmann/json.hpp}]\n"
+        )
+        name = write_variant(
+            workspace, f"reftest-3rd-{staged}".lower(), [("components:\n", "components:\n" + component)]
+        )
+        stackbuild(workspace, "lock", name, check=True)
+    run = stackbuild(workspace, "build", name, "--no-smoke")  # the server is gone: only the cache has the file
+    log = (workspace / ".stackbuild" / "logs" / name / str(Arch.host()) / "standin.log").read_text()
+    if staged:
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "downloading" not in log, log[-3000:]
+    else:
+        assert run.returncode != 0
+        assert "cannot download pkg/include.zip" in log, log[-3000:]
+        assert "downloading makeself" not in log  # the distribution's makeself satisfies its check
