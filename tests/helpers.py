@@ -39,6 +39,19 @@ def free_port() -> int:
 Handler = Callable[[http.server.BaseHTTPRequestHandler], None]
 
 
+def serving_bytes(body: Callable[[], bytes]) -> Handler:
+    """A GET handler answering every path with 200 and body() (read per request: a test may change it)."""
+
+    def get(h: http.server.BaseHTTPRequestHandler) -> None:
+        data = body()
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    return get
+
+
 @contextmanager
 def http_server(handle_get: Handler, handle_head: Handler | None = None) -> Iterator[str]:
     """An HTTP server on 127.0.0.1 whose GET/HEAD are the given functions; yields its base URL."""

@@ -10,7 +10,6 @@ through this index, with their sha256 in the links as a simple index gives them.
 
 from __future__ import annotations
 
-import hashlib
 import html
 import http.server
 import re
@@ -25,7 +24,7 @@ from urllib.parse import quote, unquote, urljoin
 import requests
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from builder.store.files import CHUNK
+from builder.store.files import CHUNK, sha256_file
 from builder.store.http import redact
 
 HREF = re.compile(r'href="([^"]*)"')
@@ -72,14 +71,6 @@ def _page(links: Sequence[tuple[str, str]]) -> bytes:
     return f"<!DOCTYPE html>\n<html><body>\n{body}</body></html>\n".encode()
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 class _Answers:
     """What the loopback index says: a project's page from the first source that has it."""
 
@@ -109,7 +100,7 @@ class _Answers:
         files = _wheelhouse_files(Path(source.where), project)
         if not files:
             return None
-        return _page([(f"/files/{n}/{quote(p.name)}#sha256={_sha256(p)}", p.name) for p in files])
+        return _page([(f"/files/{n}/{quote(p.name)}#sha256={sha256_file(p)}", p.name) for p in files])
 
     def file(self, n: int, name: str) -> Path | None:
         if n >= len(self.sources) or self.sources[n].is_url or "/" in name or name.startswith("."):

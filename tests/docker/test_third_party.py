@@ -4,7 +4,6 @@ distribution's makeself, it attempts no download; without the fetch it fails at 
 
 from __future__ import annotations
 
-import http.server
 import io
 import zipfile
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 
 from builder.model.arch import Arch
 from tests.docker.conftest import stackbuild, write_variant
-from tests.helpers import git, http_server, make_repo
+from tests.helpers import git, http_server, make_repo, serving_bytes
 
 pytestmark = pytest.mark.docker
 
@@ -55,14 +54,7 @@ def test_a_third_party_download_is_satisfied_by_what_is_staged(workspace: Path, 
     git("add", "CMakeLists.txt", cwd=project)
     git("commit", "-q", "-m", "third-party logic", cwd=project)
     payload = _zip()
-
-    def serve(h: http.server.BaseHTTPRequestHandler) -> None:
-        h.send_response(200)
-        h.send_header("Content-Length", str(len(payload)))
-        h.end_headers()
-        h.wfile.write(payload)
-
-    with http_server(serve) as server:
+    with http_server(serving_bytes(lambda: payload)) as server:
         fetch = f"    fetch: [{{url: '{server}/include.zip', to: third_party/pkg/include.zip}}]\n" if staged else ""
         component = (
             "  - id: standin\n"

@@ -4,7 +4,6 @@ dead address: all inputs came from the bundle."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import shutil
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.docker.conftest import SecondDaemon, stackbuild, write_variant
-from tests.helpers import http_server, lib_with_submodule
+from tests.helpers import http_server, lib_with_submodule, serving_bytes
 
 pytestmark = [
     pytest.mark.docker,
@@ -27,14 +26,7 @@ DEAD = "http://127.0.0.1:9/dead/"  # the discard port: nothing answers there
 def test_a_bundle_builds_with_the_network_to_every_source_cut(workspace: Path, tmp_path: Path) -> None:
     repos = lib_with_submodule(tmp_path)
     payload = b"a third-party archive the build script would download\n"
-
-    def serve(h: http.server.BaseHTTPRequestHandler) -> None:
-        h.send_response(200)
-        h.send_header("Content-Length", str(len(payload)))
-        h.end_headers()
-        h.wfile.write(payload)
-
-    with http_server(serve) as server:
+    with http_server(serving_bytes(lambda: payload)) as server:
         # A pinned download (fetch:) the build reads offline: stages build with --network none.
         component = (
             "  - id: gitdemo\n"

@@ -24,7 +24,18 @@ from builder.plan.make import make_plan
 from builder.plan.resolve import Request, resolve_inputs
 from builder.store.cache import Cache
 from tests.conftest import ROOT
-from tests.helpers import add_submodule, commit, free_port, git, git_daemon, hadolint, http_server, make_repo, run_cli
+from tests.helpers import (
+    add_submodule,
+    commit,
+    free_port,
+    git,
+    git_daemon,
+    hadolint,
+    http_server,
+    make_repo,
+    run_cli,
+    serving_bytes,
+)
 
 MANIFEST = """\
 schema: 1
@@ -693,12 +704,7 @@ def test_a_fetch_input_is_locked_cached_and_placed_in_the_context(
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
     payload = b"a third-party archive"
     served = [payload]
-
-    def serve(h: http.server.BaseHTTPRequestHandler) -> None:
-        h.send_response(200)
-        h.send_header("Content-Length", str(len(served[0])))
-        h.end_headers()
-        h.wfile.write(served[0])
+    serve = serving_bytes(lambda: served[0])
 
     root = tmp_path / "project"
     (root / "stacks" / "app").mkdir(parents=True)
