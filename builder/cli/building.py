@@ -106,14 +106,13 @@ def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
 
 
 def preflight(ctx: Context, args: argparse.Namespace, frozen: bool) -> bool:
-    """What stops a build before the engine or the host is touched: a known-bad combination first,
-    then, for a stack without a lock, everything its first lock still needs, all at once. Whether
-    the stack has a lock."""
+    """What stops a build of a stack without a lock before the engine or the host is touched: a
+    known-bad combination first, then everything its first lock still needs, all at once (a lock's
+    combination was accepted when it was made). Whether the stack has a lock."""
     from builder.cli.locking import steps_needed
     from builder.cli.stacks import refuse_unsupported
 
     loaded, _ = ctx.load(args.stack)
-    refuse_unsupported(loaded, args.allow_unsupported)
     target = ctx.lock_path(loaded.name)
     if target.exists():
         return True
@@ -121,6 +120,7 @@ def preflight(ctx: Context, args: argparse.Namespace, frozen: bool) -> bool:
         raise StackbuildError(
             f"{target}: no lock, and --frozen builds only from one: run `stackbuild lock {loaded.name}`"
         )
+    refuse_unsupported(loaded, args.allow_unsupported)
     if steps := steps_needed(ctx, loaded):
         listed = "\n".join(f"  {n}. {step}" for n, step in enumerate(steps, start=1))
         raise StackbuildError(f"{loaded.name} cannot be built yet; still needed:\n{listed}")

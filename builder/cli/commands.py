@@ -155,7 +155,7 @@ def add_build_commands(sub: SubParsers) -> None:
     )
     p.add_argument("--no-smoke", action="store_true", help="skip the smoke launch")
     p.add_argument(
-        "--allow-unsupported", action="store_true", help="build (and, without a lock, lock) a known-bad combination"
+        "--allow-unsupported", action="store_true", help="when the stack has no lock yet: lock a known-bad combination"
     )
     p.add_argument(
         "--preflight",
@@ -201,9 +201,6 @@ def add_publish_commands(sub: SubParsers) -> None:
         "<ver>-<chip>-<os><osver>-py<x.y>[-runtime], the immutable lock-<digest>[-runtime], and any --alias",
     )
     p.add_argument("stack", help="stack name or manifest path")
-    p.add_argument(
-        "--allow-unsupported", action="store_true", help="publish a known-bad combination (locked with that flag)"
-    )
     p.add_argument(
         "--registry",
         required=True,
