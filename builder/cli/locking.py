@@ -20,7 +20,7 @@ from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 
-UNREACHABLE = 3  # lock --check's exit code when a source could not be reached to compare
+UNREACHABLE = 3  # a source gave no answer: lock --check could not compare, lock left parts unresolved
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +49,8 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
         checked = check(current, loaded, resolver, str(path))
         for note in mirror_drift(current, resolver):
             print(f"note: {note}", file=sys.stderr)
+        for part in current.unresolved:
+            print(f"skipped: {part.what()} (unresolved in the lock: {part.reason})", file=sys.stderr)
         for line in checked.unreachable:
             print(f"unreachable: {line}", file=sys.stderr)
         if checked.drift:
@@ -65,7 +67,15 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     run_compat(loaded, options.allow_unsupported)
     if options.update and options.update not in {c.id for c in loaded.components}:
         raise StackbuildError(f"--update {options.update}: no such component in {path}")
-    print(write_lock(ctx, loaded, path, list(options.arches), options.update))
+    written = write_lock(ctx, loaded, path, list(options.arches), options.update)
+    print(written)
+    if unresolved := lock_io.read(written).unresolved:
+        print(
+            f"{written} leaves {len(unresolved)} part(s) unresolved (a build of them refuses until a lock resolves "
+            f"them): each source above gave no answer",
+            file=sys.stderr,
+        )
+        return UNREACHABLE
     return 0
 
 
@@ -91,6 +101,9 @@ def write_lock(ctx: Context, loaded: Manifest, path: Path, arches: list[Arch], u
     say(f"locking {loaded.name}")
     resolved = resolve(loaded, resolver, arches, previous=previous, update=update)
     lock_io.write(resolved, target)
+    where = site.path or f"./{SITE_FILE}"
+    for part in resolved.unresolved:
+        say(f"unresolved: {part.line(str(where))}")
     return target
 
 

@@ -27,6 +27,7 @@ from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
+from builder.store.http import must_answer
 
 SOURCE_DATE_EPOCH = 1704067200  # 2024-01-01T00:00:00Z; any fixed value works
 # Keyrings stackbuild ships, for archives a Debian host does not trust. ubuntu-keyring-2018-archive.gpg is
@@ -184,6 +185,7 @@ def _bootstrap(
         return known
     if not shutil.which("mmdebstrap"):
         raise StackbuildError("mmdebstrap is not installed: run `python -m builder.hostsetup --docker`")
+    must_answer(mirror, f"the {arch} mirror of {spec.suite}", spec.mirror_for(arch))
     if arch != Arch.host() and not emulated(arch):
         raise StackbuildError(
             f"bootstrapping {arch} on this {Arch.host()} machine runs its binaries under emulation, which is not "

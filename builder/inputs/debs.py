@@ -24,7 +24,7 @@ from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
-from builder.store.http import DownloadError, HttpClient, redact
+from builder.store.http import DownloadError, HttpClient, must_answer, redact
 
 DEB_FILE = r"^[A-Za-z0-9][A-Za-z0-9.+~%_-]*\.deb$"
 _INST = re.compile(r"^Inst (\S+) (?:\[[^\]]*\] )?\((\S+) .*\[([a-z0-9-]+)\]\)", re.M)
@@ -311,6 +311,8 @@ def resolve(
     cache: Cache,
 ) -> dict[str, list[Deb]]:
     """The closure of each scope's packages on the base (one `apt-get update` for all)."""
+    for source in sources:
+        must_answer(rewrite(source.url), f"apt repository {source.suite}", source.url)
     with cache.temp_dir() as tmp:
         apt = PrivateApt(tmp, base, sources, arch, rewrite)
         apt.run("update")

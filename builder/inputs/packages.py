@@ -12,7 +12,7 @@ from builder.model.errors import StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
-from builder.store.http import HttpClient, Progress, Unreachable
+from builder.store.http import HttpClient, NoAnswer, Progress, Unreachable, must_answer
 
 
 def generate(command: str, file: str, manifest_dir: Path, cache: Cache, expected: str | None = None) -> str:
@@ -60,8 +60,13 @@ def download(url: str, file: str, sha256: str | None, site: SiteConfig, cache: C
         return cache.add_file(local, sha256)
     say(f"downloading {file}")
     try:
+        must_answer(site.rewrite(url), file, url)  # seconds, where a download's retries take a minute
         client = HttpClient(headers=site.headers)
         return client.download(site.rewrite(url), cache, sha256, Progress(file, say), catalog.vendor_headers(vendor))
+    except NoAnswer as err:  # its host is down or out of reach: the lock records the part unresolved
+        missing = NoAnswer(_missing(file, site, err), url)
+        missing.reason = err.reason
+        raise missing from err
     except Unreachable as err:  # a wrong sha256 or a full disk is said as it is
         raise StackbuildError(_missing(file, site, err)) from err
 

@@ -22,7 +22,7 @@ from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
-from builder.store.http import redact
+from builder.store.http import must_answer, redact
 
 # The glibc each base ships: the newest manylinux wheels it runs. Unknown bases get manylinux2014.
 GLIBC_MINOR = {("debian", "12"): 36, ("debian", "13"): 41, ("ubuntu", "22.04"): 35, ("ubuntu", "24.04"): 39}
@@ -136,6 +136,8 @@ def resolve(
     with several indexes, each with the index its project came from."""
     if not requirements:
         return []
+    for url in [i for i in ([index] if isinstance(index, str) else index) if _is_url(i)]:
+        must_answer(rewrite(url), "python index", url)
     with cache.temp_dir() as dest, _where(index, manifest_dir, rewrite) as (options, chosen):
         done = pip(
             [

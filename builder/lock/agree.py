@@ -63,7 +63,8 @@ def _components(lock: Lock, manifest: Manifest) -> Iterator[str]:
         spec = wanted[comp.id]
         yield from _differs(f"components.{comp.id}.depends_on", comp.depends_on, spec.depends_on)
         yield from _differs(f"components.{comp.id}.network", comp.network, spec.network)
-        yield from _fetch_differences(comp, spec)
+        offline = {u.path for u in lock.unresolved if u.kind == "fetch" and u.component == comp.id}
+        yield from _fetch_differences(comp, spec, offline)
         match comp.source, spec.source:
             case LockedGit(url=url, ref=ref, skip_submodules=skip), GitSource(git=want_url, ref=want_ref):
                 yield from _differs(f"components.{comp.id}.source.url", url, want_url)
@@ -75,11 +76,13 @@ def _components(lock: Lock, manifest: Manifest) -> Iterator[str]:
                 yield f"components.{comp.id}.source: the lock has a {comp.source.kind} source, the manifest does not"
 
 
-def _fetch_differences(locked: LockedComponent, spec: Component) -> Iterator[str]:
-    """Where the files a component's build needs are not the ones the manifest names (url, place, a pin)."""
+def _fetch_differences(locked: LockedComponent, spec: Component, unresolved: set[str]) -> Iterator[str]:
+    """Where the files a component's build needs are not the ones the manifest names (url, place, a pin);
+    those the lock records as unresolved are not pinned."""
     field = f"components.{spec.id}.fetch"
-    yield from _differs(field, [(f.url, f.to) for f in locked.fetched], [(f.url, f.to) for f in spec.fetch])
-    for pinned, asked in zip(locked.fetched, spec.fetch, strict=False):
+    asked_for = [f for f in spec.fetch if f.to not in unresolved]
+    yield from _differs(field, [(f.url, f.to) for f in locked.fetched], [(f.url, f.to) for f in asked_for])
+    for pinned, asked in zip(locked.fetched, asked_for, strict=False):
         if asked.sha256 is not None:
             yield from _differs(f"{field}[{asked.to}].sha256", pinned.sha256, asked.sha256)
 

@@ -228,6 +228,38 @@ class LockedToolkit(Frozen):
     chip: str = Field(pattern=CHIP_PATTERN)
 
 
+UnresolvedKind = Literal["base", "system", "python", "fetch"]
+
+
+class Unresolved(Frozen):
+    """A part of the lock no source answered for when it was made (an outage, or a host this machine
+    does not reach: a site points it at a mirror). Recorded instead of a pin, never guessed: a build
+    of it refuses, `lock --check` skips it and says so, the next lock tries again."""
+
+    kind: UnresolvedKind
+    arch: Arch | None = None  # None: every architecture (a component's fetch: entry)
+    component: Line = ""  # python, fetch
+    path: Line = ""  # fetch: where in the context
+    url: Line  # the source as the manifest names it (before site rewrites), redacted
+    reason: Line
+
+    def what(self) -> str:
+        match self.kind:
+            case "base":
+                return f"{self.arch} base (and its system packages)"
+            case "system":
+                return f"{self.arch} system packages"
+            case "python":
+                return f"{self.arch} python packages of {self.component}"
+            case "fetch":
+                return f"fetch {self.path} of {self.component}"
+
+    def line(self, site_file: str) -> str:
+        """One line: the part, why, and the site-configuration line that points its source at a mirror."""
+        fix = f'url_rewrites: [{{from: "{self.url}", to: "<a mirror of it>"}}]'
+        return f"{self.what()}: {self.reason}; point it at a mirror in {site_file}: {fix}"
+
+
 class Lock(Frozen):
     lock_version: Literal[2]
     stack: str = Field(pattern=NAME_PATTERN)
@@ -237,7 +269,19 @@ class Lock(Frozen):
     components: list[LockedComponent]
     order: list[Line]
     architectures: dict[Arch, ArchSection]
+    unresolved: list[Unresolved] = Field(default_factory=list)
     lock_sha256: str = ""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_unresolved(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No `unresolved: []` in the lock file: complete locks read and write as before it existed."""
+        data: dict[str, Any] = handler(self)
+        if not self.unresolved:
+            data.pop("unresolved", None)
+        return data
+
+    def unresolved_for(self, arch: Arch) -> list[Unresolved]:
+        return [u for u in self.unresolved if u.arch in (None, arch)]
 
     def content_sha256(self) -> str:
         return digest(self.model_dump(mode="json", exclude={"lock_sha256"}, exclude_defaults=True))

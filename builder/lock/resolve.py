@@ -25,9 +25,12 @@ from builder.lock.model import (
     LockedImageBase,
     LockedPath,
     LockedSubmodule,
+    LockedSystem,
     LockedTarball,
     LockedToolkit,
     LockedWheel,
+    Unresolved,
+    UnresolvedKind,
 )
 from builder.lock.system import ResolveDebs, lock_system
 from builder.manifest import catalog
@@ -51,7 +54,7 @@ from builder.model.canonical import digest
 from builder.model.errors import StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
-from builder.store.http import HttpClient, Progress, redact
+from builder.store.http import HttpClient, NoAnswer, Progress, redact
 
 
 @dataclass(frozen=True)
@@ -160,13 +163,27 @@ def _kept_source(previous: Lock | None, update: str | None, comp_id: str, source
     return old if (old.url, old.ref, old.skip_submodules) == (source.git, source.ref, source.skip_submodules) else None
 
 
+def _unresolved(kind: UnresolvedKind, arch: Arch | None, err: NoAnswer, **where: str) -> Unresolved:
+    return Unresolved(kind=kind, arch=arch, url=err.source, reason=err.reason, **where)
+
+
 def _section(
     manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, update: str | None, resolver: Resolver
-) -> ArchSection:
-    bases = _bases(manifest, arch, wanted, previous, resolver)
-    system = lock_system(
-        manifest, arch, bases, previous, wanted, resolver.site, resolver.cache, resolver.say, resolver.resolve_debs
-    )
+) -> tuple[ArchSection, list[Unresolved]]:
+    """The arch's section, and the parts of it no source answered for (left out, never guessed)."""
+    unresolved = []
+    try:
+        bases = _bases(manifest, arch, wanted, previous, resolver)
+    except NoAnswer as err:
+        bases = {}
+        unresolved.append(_unresolved("base", arch, err))
+    try:
+        system = lock_system(
+            manifest, arch, bases, previous, wanted, resolver.site, resolver.cache, resolver.say, resolver.resolve_debs
+        )
+    except NoAnswer as err:
+        system = LockedSystem()
+        unresolved.append(_unresolved("system", arch, err))
     pinned = []
     old = previous.architectures.get(arch) if previous else None
     for role in PACKAGE_ROLES:
@@ -180,20 +197,21 @@ def _section(
             continue
         resolver.say(f"  package {role} {arch}: {package.file}")
         pinned.append(resolver.package(role, package, manifest.toolkit.vendor))
-    python, python_keys = _python(manifest, arch, wanted, previous, update, resolver)
-    return ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
+    python, python_keys, no_index = _python(manifest, arch, wanted, previous, update, resolver)
+    section = ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
+    return section, unresolved + no_index
 
 
 def _python(
     manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, update: str | None, resolver: Resolver
-) -> tuple[dict[str, list[LockedWheel]], dict[str, str]]:
+) -> tuple[dict[str, list[LockedWheel]], dict[str, str], list[Unresolved]]:
     """Each component's python_packages as the wheels its Python on arch installs, with what they were
     resolved from. An architecture not asked for, or a component other than --update's, keeps its pins
     while that is unchanged: a relock never moves unpinned dependencies nobody asked to move."""
     target = wheels.Target.of_stack(manifest, arch)
     index = wheels.index_of(manifest, resolver.site)
     old = previous.architectures.get(arch) if previous else None
-    found, keys = {}, {}
+    found, keys, unresolved = {}, {}, []
     for comp in manifest.components:
         if not comp.python_packages:
             continue
@@ -205,11 +223,15 @@ def _python(
         if not wanted:
             continue  # --arch: another architecture is not resolved
         resolver.say(f"  python packages {comp.id} {arch}: {', '.join(comp.python_packages)}")
-        pinned = wheels.resolve(
-            comp.python_packages, index, resolver.manifest_dir, target, resolver.cache, resolver.site.rewrite
-        )
+        try:
+            pinned = wheels.resolve(
+                comp.python_packages, index, resolver.manifest_dir, target, resolver.cache, resolver.site.rewrite
+            )
+        except NoAnswer as err:
+            unresolved.append(_unresolved("python", arch, err, component=comp.id))
+            continue
         found[comp.id], keys[comp.id] = [LockedWheel(**asdict(w)) for w in pinned], key
-    return found, keys
+    return found, keys, unresolved
 
 
 def _bases(
@@ -231,16 +253,19 @@ def _bases(
     return kept if len(kept) == len(bootstrap.FLAVORS) else {}
 
 
-def _fetched(comp: Component, previous: Lock | None, resolver: Resolver) -> list[LockedFetch]:
-    """The component's fetch: entries pinned and in the cache; a failure names the component and the file."""
+def _fetched(comp: Component, previous: Lock | None, resolver: Resolver) -> tuple[list[LockedFetch], list[Unresolved]]:
+    """The component's fetch: entries pinned and in the cache, and those whose host gave no answer; any
+    other failure names the component and the file."""
     before = {f.to: f for c in (previous.components if previous else []) if c.id == comp.id for f in c.fetched}
-    pinned = []
+    pinned, unresolved = [], []
     for wanted in comp.fetch:
         try:
             pinned.append(resolver.fetched(wanted, before.get(wanted.to)))
+        except NoAnswer as err:
+            unresolved.append(_unresolved("fetch", None, err, component=comp.id, path=wanted.to))
         except StackbuildError as err:
             raise StackbuildError(f"component {comp.id}: fetch {wanted.to}: {err}") from err
-    return pinned
+    return pinned, unresolved
 
 
 def resolve(
@@ -253,23 +278,24 @@ def resolve(
     """A lock for the manifest. With previous and update, git commits of the other components stay."""
     arches = arches or default_arches(manifest)
     # Sources first: they are cheap and catch configuration mistakes before any download.
-    components = []
+    components, unresolved = [], []
     for comp in manifest.components:
         try:
             source = _kept_source(previous, update, comp.id, comp.source) or resolver.source(comp.source)
         except git.SourceError as err:
             raise git.SourceError(f"component {comp.id}: {err}") from err
         resolver.say(f"  component {comp.id}: {source.describe()}")
-        fetched = _fetched(comp, previous, resolver)
+        fetched, offline = _fetched(comp, previous, resolver)
+        unresolved += offline
         components.append(
             LockedComponent(
                 id=comp.id, depends_on=list(comp.depends_on), source=source, network=comp.network, fetched=fetched
             )
         )
-    sections = {
-        arch: _section(manifest, arch, arch in arches, previous, update, resolver)
-        for arch in manifest.platform.architectures
-    }
+    sections = {}
+    for arch in manifest.platform.architectures:
+        sections[arch], offline = _section(manifest, arch, arch in arches, previous, update, resolver)
+        unresolved += offline if arch in arches else _still_unresolved(previous, arch, sections[arch])
     match manifest.base:
         case BootstrapBase(bootstrap=boot):
             base: LockedImageBase | LockedBootstrapBase = LockedBootstrapBase(
@@ -291,4 +317,18 @@ def resolve(
         components=components,
         order=topological_order({c.id: c.depends_on for c in manifest.components}),
         architectures=sections,
+        unresolved=unresolved,
     )
+
+
+def _still_unresolved(previous: Lock | None, arch: Arch, kept: ArchSection) -> list[Unresolved]:
+    """An architecture not locked now keeps its unresolved parts while its kept section still lacks them."""
+    missing = {
+        "base": not kept.base,
+        "system": not kept.system.spec_key,
+    }
+    return [
+        u
+        for u in (previous.unresolved if previous else [])
+        if u.arch == arch and missing.get(u.kind, u.component not in kept.python)
+    ]

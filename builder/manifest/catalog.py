@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from packaging.version import Version
+
 from builder.model.errors import StackbuildError
 
 CHIPS = ("910b", "910", "310p", "a3")
@@ -82,6 +84,12 @@ def framework_pairs(framework: str) -> dict[str, str]:
         for key, value in data.items()
         if key.startswith(prefix) and isinstance(value, str)
     }
+
+
+def paired_torch_npu(release: str) -> list[str]:
+    """The torch-npu versions the catalog pairs with a CANN release, oldest first."""
+    pairs = framework_pairs("Torch-npu")
+    return sorted((npu for npu, cann in pairs.items() if cann == release), key=Version)
 
 
 @cache

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import Version
 
 from builder.manifest import catalog
 from builder.manifest.model import PACKAGE_ROLES, BootstrapBase, GitSource, Manifest
@@ -74,7 +73,7 @@ def _check_frameworks(manifest: Manifest, report: Report) -> None:
     versions and the ones it does pair (ascend-deployer's version_match.json)."""
     version = manifest.toolkit.version
     pairs = catalog.framework_pairs("Torch-npu")
-    paired = sorted((npu for npu, cann in pairs.items() if cann == version), key=Version)
+    paired = catalog.paired_torch_npu(version)
     for comp in manifest.components:
         for line in comp.python_packages:
             requirement = Requirement(line)

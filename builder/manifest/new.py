@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from builder.manifest import catalog
 from builder.manifest.upstream import upstream_of
@@ -68,9 +70,22 @@ def _upstream_components(data: dict[str, Any], version: str, chip: str) -> set[s
     return dropped
 
 
+def _pin_torch(data: dict[str, Any], version: str) -> None:
+    """Unpinned torch and torch-npu in python_packages pinned to the catalog's newest pairing for the
+    release (torch-npu X.Y.Z[.postN] is built against torch X.Y.Z); left as they are without one."""
+    paired = catalog.paired_torch_npu(version)
+    if not paired:
+        return
+    pins = {"torch-npu": f"torch-npu=={paired[-1]}", "torch": f"torch=={Version(paired[-1]).base_version}"}
+    for comp in data["components"]:
+        comp_packages = comp.get("python_packages", [])
+        comp_packages[:] = [pins.get(canonicalize_name(line), line) for line in comp_packages]
+
+
 def new_manifest(template: dict[str, Any], version: str, chip: str, name: str) -> dict[str, Any]:
     """template: a manifest as data (a stack's, or the packaged one)."""
     data = copy.deepcopy(template)
+    _pin_torch(data, version)
     arches = [a for a in ARCHITECTURES if a in data["platform"]["architectures"]] or ARCHITECTURES
     packages = catalog_packages(version, chip, arches)  # raises, with the known releases, if none
     release = catalog.releases()[version]

@@ -157,6 +157,9 @@ def _obtain_package(request: Request, package: LockedDownload | LockedGenerated,
     return obtain
 
 
+UNRESOLVED = "unresolved"  # what a rendering names a base by that the lock could not resolve
+
+
 def _drift_message(flavor: Flavor, made: bootstrap.BaseTarball, locked: LockedTarball, stack: str) -> str:
     changed = sorted(
         p for p in set(made.packages) | set(locked.packages) if made.packages.get(p) != locked.packages.get(p)
@@ -198,6 +201,8 @@ def _bases(request: Request, prepare: bool, say: Say) -> dict[Flavor, Located]:
     base = request.manifest.base
     if isinstance(base, ImageBase):
         return {flavor: Located((), ContextInput("image", base.image)) for flavor in bootstrap.FLAVORS}
+    if not prepare and any(u.kind == "base" for u in request.lock.unresolved_for(request.arch)):
+        return {flavor: Located((), ContextInput("base tarball", UNRESOLVED)) for flavor in bootstrap.FLAVORS}
     shas = bootstrap.each_flavor(lambda flavor: _base_tarball(request, base.bootstrap, flavor, prepare, say))
     return {
         flavor: Located((FileItem("rootfs.tar", _cached(request.cache, sha)),), ContextInput("base tarball", sha))
@@ -217,6 +222,7 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
             f"the lock of {manifest.name} does not match its manifest: {problems[0]}{more}: "
             f"relock with `stackbuild lock {manifest.name}`"
         )
+    _refuse_unresolved(request, prepare, say)
     section = lock.section(request.arch)
     if section.package("toolkit") is None and not manifest.toolkit.preinstalled:  # the lock is not complete yet
         raise InputError(
@@ -258,6 +264,23 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
         debs=debs,
         wheels=wheels,
         origin=origin_of(request.manifest_dir),
+    )
+
+
+def _refuse_unresolved(request: Request, prepare: bool, say: Say) -> None:
+    """A build needs every part of the lock: what no source answered for is named, with the way on; a
+    rendering goes on without it, saying so."""
+    name, arch = request.manifest.name, request.arch
+    missing = request.lock.unresolved_for(arch)
+    if not missing:
+        return
+    parts = "; ".join(f"{u.what()} ({u.url} gave no answer when it was locked)" for u in missing)
+    if not prepare:
+        say(f"[stackbuild] note: unresolved in the lock of {name} for {arch}, left out: {parts}")
+        return
+    raise InputError(
+        f"the lock of {name} leaves {len(missing)} part(s) unresolved for {arch}: {parts}: make them reachable "
+        f"(a site's url_rewrites can point them at mirrors) and run `stackbuild lock {name} --arch {arch}`"
     )
 
 

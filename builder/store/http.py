@@ -75,6 +75,24 @@ class Unreachable(DownloadError):
     """The file could not be had from there (no answer, an HTTP error, no such file): another source may have it."""
 
 
+class NoAnswer(Unreachable):
+    """The host gave no answer at all (no connection, no name, HTTP 5xx): an outage, or a host this
+    machine does not reach, not a wrong URL. source: the URL as the manifest names it (before site
+    rewrites), redacted, for the site-configuration line that points it at a mirror."""
+
+    def __init__(self, message: str, source: str = "") -> None:
+        super().__init__(message)
+        self.source = redact(source) if source else ""
+        self.reason = message
+
+
+def must_answer(url: str, what: str, source: str) -> None:
+    """Raise NoAnswer (naming what needs it) unless url's host answers; before work that would fail
+    deep inside another tool (apt, pip, mmdebstrap) with its own words for an outage."""
+    if (reason := HttpClient(attempts=2, timeout=10.0).no_answer(url)) is not None:
+        raise NoAnswer(f"{what}: {reason}", source)
+
+
 class _Retryable(Exception):
     """A failure worth another try (connection reset, timeout, 5xx)."""
 
@@ -147,6 +165,24 @@ class HttpClient:
         except (_Retryable, requests.RequestException) as err:
             raise Unreachable(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
 
+    def no_answer(self, url: str) -> str | None:
+        """Why url's host gives no answer at all (no connection, no name, HTTP 5xx), or None when it
+        answers anything: a 404 is an answer (a wrong URL is the manifest's mistake, said where the
+        URL is used), an outage is not. A local path always answers (a missing file is said as such)."""
+        if not url.startswith(("http://", "https://")):
+            return None
+
+        def attempt() -> None:
+            resp = self.session.head(url, headers=self.session.of(url), timeout=self.timeout, allow_redirects=False)
+            if resp.status_code >= 500:
+                raise _Retryable(f"HTTP {resp.status_code}")
+
+        try:
+            self._retrying()(attempt)
+        except (_Retryable, requests.RequestException) as err:
+            return f"{redact(url)}: {why(err)} (after {self.attempts} attempts)"
+        return None
+
     def download(
         self,
         url: str,
@@ -168,7 +204,7 @@ class HttpClient:
             try:
                 self._retrying()(lambda: self._transfer(url, part, progress, pinning, headers or {}))
             except (_Retryable, requests.RequestException) as err:
-                raise Unreachable(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
+                raise NoAnswer(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
             except OSError as err:  # a full disk: nothing partial stays behind (the temp dir goes)
                 where = cache.root
                 raise DownloadError(f"{redact(url)}: cannot write into the cache {where}: {err.strerror}") from err

@@ -77,3 +77,37 @@ def test_a_third_party_download_is_satisfied_by_what_is_staged(workspace: Path, 
         assert run.returncode != 0
         assert "cannot download pkg/include.zip" in log, log[-3000:]
         assert "downloading makeself" not in log  # the distribution's makeself satisfies its check
+
+
+@pytest.mark.parametrize("locked", [True, False], ids=["locked", "not-locked"])
+def test_a_build_whose_own_pip_finds_its_locked_requirements_satisfied_needs_no_network(
+    workspace: Path, tmp_path: Path, locked: bool
+) -> None:
+    """As tilelang-ascend's install_ascend.sh does, the build pip-installs an unpinned requirements file;
+    its requirements as python_packages (pinned by the lock, installed before the build) leave that pip
+    nothing to download, so it passes with no network; without them it fails for want of one."""
+    project = tmp_path / "pipping"
+    make_repo(project, "pipping")
+    (project / "requirements.txt").write_text("simreport\n")
+    git("add", "requirements.txt", cwd=project)
+    git("commit", "-q", "-m", "requirements", cwd=project)
+    python_packages = "    python_packages: [simreport==1.0]\n" if locked else ""
+    component = (
+        "  - id: pipping\n"
+        f"    source: {{git: 'file://{project}', ref: main}}\n"
+        f"{python_packages}"
+        # Debian 12 marks its Python externally managed (PEP 668); Ubuntu 22.04's does not need the flag.
+        "    build:\n      - python3 -m pip install --break-system-packages -r requirements.txt\n"
+        "      - python3 -c 'import simreport' && touch built\n"
+        "    artifacts: [{path: built}]\n"
+    )
+    name = write_variant(workspace, f"reftest-pip-{locked}".lower(), [("components:\n", "components:\n" + component)])
+    stackbuild(workspace, "lock", name, check=True)
+    run = stackbuild(workspace, "build", name, "--no-smoke")
+    log = (workspace / ".stackbuild" / "logs" / name / str(Arch.host()) / "pipping.log").read_text()
+    if locked:
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "Requirement already satisfied: simreport" in log, log[-3000:]
+    else:
+        assert run.returncode != 0
+        assert "No matching distribution found for simreport" in log, log[-3000:]

@@ -256,11 +256,19 @@ def on_image(manifest_text: str, image: str = UBUNTU_IMAGE) -> str:
     return manifest_text[:start] + f"base:\n  image: {image}\n" + manifest_text[end:]
 
 
+def unanswering() -> str:
+    """Site rewrites sending the other hosts the 8.5.0 stack names (gitcode's third-party files, the
+    Python indexes) to loopback ports where nothing listens: a test never reaches the network."""
+    hosts = ("https://gitcode.com/", "https://download.pytorch.org/", "https://pypi.org/")
+    return "".join(f"  - {{from: '{host}', to: 'http://127.0.0.1:{free_port()}/'}}\n" for host in hosts)
+
+
 def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Its packages' sha256 are pinned in the manifest: locking needs no vendor host at all (an
-    air-gapped site fetches them at build time, or puts them in installer_dirs)."""
+    air-gapped site fetches them at build time, or puts them in installer_dirs). What no host answers
+    for here (gitcode's third-party files, PyTorch's CPU index) is left unresolved, one line each."""
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
     github = upstream_8_5_0(tmp_path)
     root = tmp_path / "project"
@@ -275,10 +283,17 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
         "url_rewrites:\n"
         f"  - {{from: 'https://github.com/', to: 'file://{github}/'}}\n"
         f"  - {{from: 'https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/', to: 'http://127.0.0.1:{free_port()}/'}}\n"
+        + unanswering()
     )
     both = ["--arch", "x86_64", "--arch", "aarch64"]
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "8.5.0", *both)
-    assert code == 0, err
+    unresolved = sorted(line.split(": ")[1] for line in err.splitlines() if line.startswith("unresolved: "))
+    assert code == 3 and unresolved == [
+        "aarch64 python packages of tilelang-ascend",
+        "fetch third_party/pkg/include.zip of asc-devkit",
+        "fetch third_party/pkg/llvm-project-llvmorg-15.0.4.tar.gz of asc-devkit",
+        "x86_64 python packages of tilelang-ascend",
+    ], err
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "with-debs")
     assert code != 0 and f"system packages are resolved against the base image {UBUNTU_IMAGE}: " in err
     assert [line for line in err.splitlines() if "error:" in line] == [err.strip().splitlines()[-1]]
@@ -624,11 +639,11 @@ def test_an_official_cann_image_as_base_with_the_toolkit_preinstalled(
     (root / "stacks").mkdir(parents=True)
     (root / "stacks" / "8.5.0.yaml").write_text(text)
     site = tmp_path / "site.yaml"
-    site.write_text(f"url_rewrites: [{{from: 'https://github.com/', to: 'file://{github}/'}}]\n")
+    site.write_text(f"url_rewrites:\n  - {{from: 'https://github.com/', to: 'file://{github}/'}}\n" + unanswering())
     base = ["--root", str(root), "--site-config", str(site)]
     assert run_cli(capsys, *base, "check", "8.5.0")[0] == 0
     code, _, err = run_cli(capsys, *base, "lock", "8.5.0", "--arch", "x86_64", "--arch", "aarch64")
-    assert code == 0, err
+    assert code == 3 and err.count("unresolved: ") == 4, err  # gitcode's two files, the CPU index twice
     data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
     assert all(section["packages"] == [] for section in data["architectures"].values())
     out = tmp_path / "rendered"
@@ -651,8 +666,9 @@ def test_the_committed_8_5_0_lock_pins_upstreams_commits_and_renders_hadolint_cl
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """lockfiles/8.5.0.lock.json was made against mirrors of the real repositories (README): it agrees
-    with its manifest, and renders offline from an empty cache. Its aarch64 side is not resolved yet
-    (Ubuntu's arm64 archive, ports.ubuntu.com, was out of reach), and building it says what to run."""
+    with its manifest, and renders offline from an empty cache for both architectures. What no machine
+    here reached is recorded unresolved, never pinned by guess: Ubuntu's arm64 archive
+    (ports.ubuntu.com), PyTorch's CPU index, gitcode's third-party files."""
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
     data = json.loads((ROOT / "lockfiles" / "8.5.0.lock.json").read_text())
     commits = {c["id"]: (c["source"]["ref"], c["source"]["commit"]) for c in data["components"]}
@@ -665,13 +681,26 @@ def test_the_committed_8_5_0_lock_pins_upstreams_commits_and_renders_hadolint_cl
     tvm = next(s for s in tilelang["submodules"] if s["path"] == "3rdparty/tvm")
     assert tvm["url"] == "https://github.com/TileLang/tvm"
     assert tvm["commit"] == "c2921fdaf795b1103d21abc962e83a209c7258d7"
-    out = tmp_path / "rendered"
-    assert run_cli(capsys, "--root", str(ROOT), "render", "8.5.0", "--arch", "x86_64", "-o", str(out))[0] == 0
-    lint = hadolint(sorted(out.glob("*.Dockerfile")))
-    assert lint.returncode == 0, lint.stdout + lint.stderr
-    assert 'cann-asc-devkit_*_linux-"$(uname -m)".run' in (out / "asc-devkit" / "steps" / "step-2.sh").read_text()
-    code, _, err = run_cli(capsys, "--root", str(ROOT), "render", "8.5.0", "--arch", "aarch64", "-o", str(out))
-    assert code != 0 and "run `stackbuild lock 8.5.0 --arch aarch64`" in err
+    unresolved = {(u["kind"], u.get("arch"), u["url"]) for u in data["unresolved"]}
+    assert unresolved == {
+        ("base", "aarch64", "http://ports.ubuntu.com/ubuntu-ports"),
+        ("python", "x86_64", "https://download.pytorch.org/whl/cpu"),
+        ("python", "aarch64", "https://download.pytorch.org/whl/cpu"),
+        ("fetch", None, "https://gitcode.com/cann-src-third-party/llvm/releases/download/15.0.4/llvm-project-llvmorg-15.0.4.tar.gz"),
+        ("fetch", None, "https://gitcode.com/cann-src-third-party/json/releases/download/v3.11.3/include.zip"),
+    }  # fmt: skip
+    x86 = data["architectures"]["x86_64"]
+    assert not x86["python"] and not data["architectures"]["aarch64"]["base"]
+    assert {(d["name"], d["version"]) for d in x86["system"]["stack"]} >= {("libssl3", "3.0.2-0ubuntu1.30")}
+    for arch in ("x86_64", "aarch64"):
+        out = tmp_path / "rendered" / arch
+        code, _, err = run_cli(capsys, "--root", str(ROOT), "render", "8.5.0", "--arch", arch, "-o", str(out))
+        assert code == 0 and f"note: unresolved in the lock of 8.5.0 for {arch}" in err, err
+        lint = hadolint(sorted(out.glob("*.Dockerfile")))
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+    steps = tmp_path / "rendered" / "x86_64" / "asc-devkit" / "steps"
+    assert 'cann-asc-devkit_*_linux-"$(uname -m)".run' in (steps / "step-5.sh").read_text()
+    assert '--cann_3rd_lib_path="$PWD/third_party"' in (steps / "step-4.sh").read_text()
 
 
 FETCHING = """schema: 1

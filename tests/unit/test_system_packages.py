@@ -304,3 +304,87 @@ def test_several_indexes_each_project_from_the_first_that_has_it(tmp_path: Path)
     )  # fmt: skip
     assert installed.returncode == 0, installed.stderr
     assert (tmp_path / "site" / "simplepkg.py").is_file()
+
+
+UNREACHED = """schema: 1
+name: offline
+toolkit:
+  vendor: cpusim
+  version: 8.3.RC1
+  chip: 910b
+  packages:
+    toolkit:
+      x86_64: {file: tk.run, generate: "printf 'toolkit-v1' > {output_dir}/tk.run"}
+host: {driver: none}
+platform: {os: debian, os_version: "12", python: "3.11", architectures: [x86_64]}
+base:
+  image: debian@sha256:1111111111111111111111111111111111111111111111111111111111111111
+python_index: ["CPU/simple/", "PYPI/"]
+components:
+  - id: app
+    source: {path: app}
+    python_packages: ["torch==2.9.0", simplepkg]
+    fetch:
+      - {url: "FILES/llvm.tar.gz", to: third_party/pkg/llvm.tar.gz}
+smoke: {command: "true", expect: ""}
+"""
+
+
+def test_what_no_source_answers_for_is_left_unresolved_and_a_site_line_resolves_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CPU index and a file host nobody reaches: `lock` pins everything else, records those two parts
+    as unresolved (exit 3, one line each with the site-configuration line that points it at a mirror);
+    `lock --check` skips them, a build refuses naming them; the site line, pointed at loopback
+    stand-ins, resolves them."""
+    from builder import lock as lock_io
+    from builder.inputs.site import SiteConfig
+    from builder.model.errors import InputError
+    from builder.plan.resolve import Request, resolve_inputs
+    from tests.helpers import free_port, run_cli, serving_bytes
+
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("STACKBUILD_SITE_CONFIG", raising=False)
+    cpu = [make_wheel(tmp_path / "cpu", "torch", "2.9.0+cpu")]
+    pypi = [make_wheel(tmp_path / "pypi", "torch", "2.9.1"), make_wheel(tmp_path / "pypi", "simplepkg", "1.0")]
+    root = tmp_path / "project"
+    (root / "stacks" / "app").mkdir(parents=True)
+    (root / "stacks" / "app" / "main.py").write_text("print('v1')\n")
+    stack = root / "stacks" / "offline.yaml"
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens: the host gives no answer
+    with http_server(_simple_index(pypi)) as pypi_url:
+        stack.write_text(UNREACHED.replace("CPU", dead).replace("PYPI", pypi_url).replace("FILES", dead))
+        code, _, err = run_cli(capsys, "--root", str(root), "lock", "offline")
+        assert code == 3, err
+        lines = [line for line in err.splitlines() if line.startswith("unresolved: ")]
+        assert len(lines) == 2, err
+        python_line = next(line for line in lines if "x86_64 python packages of app" in line)
+        assert f'url_rewrites: [{{from: "{dead}/simple/", to: "<a mirror of it>"}}]' in python_line, python_line
+        fetch_line = next(line for line in lines if "fetch third_party/pkg/llvm.tar.gz of app" in line)
+        assert f'{{from: "{dead}/llvm.tar.gz"' in fetch_line, fetch_line
+        written = lock_io.read(root / "lockfiles" / "offline.lock.json")
+        assert "app" not in written.architectures[Arch.X86_64].python and not written.components[0].fetched
+        assert sorted(u.kind for u in written.unresolved) == ["fetch", "python"]
+
+        code, out, err = run_cli(capsys, "--root", str(root), "lock", "--check", "offline")
+        assert code == 0 and "up to date" in out, err
+        assert "skipped: x86_64 python packages of app" in err and "skipped: fetch third_party/pkg" in err, err
+        request = Request(manifests.load(stack), stack, written, SiteConfig(), Cache(tmp_path / "cache"), Arch.X86_64)
+        with pytest.raises(InputError, match=r"leaves 2 part\(s\) unresolved for x86_64: .*python packages of app"):
+            resolve_inputs(request, prepare=True, say=print)
+
+        # The site lines as printed, each pointed at a loopback stand-in of what nobody reached.
+        with http_server(_simple_index(cpu)) as cpu_url, http_server(serving_bytes(lambda: b"llvm")) as files:
+            site = tmp_path / "site.yaml"
+            site.write_text(
+                "url_rewrites:\n"
+                f'  - {{from: "{dead}/simple/", to: "{cpu_url}/"}}\n'
+                f'  - {{from: "{dead}/llvm.tar.gz", to: "{files}/llvm.tar.gz"}}\n'
+            )
+            code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "offline")
+    assert code == 0 and "unresolved" not in err, err
+    relocked = lock_io.read(root / "lockfiles" / "offline.lock.json")
+    assert not relocked.unresolved
+    torch = next(w for w in relocked.architectures[Arch.X86_64].python["app"] if w.name == "torch")
+    assert (torch.version, torch.index) == ("2.9.0+cpu", f"{dead}/simple/")  # the manifest's URL, as locked
+    assert relocked.components[0].fetched[0].sha256 == hashlib.sha256(b"llvm").hexdigest()

@@ -17,6 +17,4 @@ WORKDIR /opt/stack/asc-devkit
 # The build steps and artifact checks are scripts in the build context (steps/), never
 # Dockerfile text: whatever they hold, they cannot add an instruction here.
 COPY ["steps/", "/opt/stackbuild/steps/asc-devkit/"]
-# This stage builds with network access (network: true): what it downloads is not pinned. The
-# argument keeps Docker's layer cache from reusing a run made without network, and the reverse.
-RUN ["/bin/bash", "/opt/stackbuild/steps/asc-devkit/build.sh", "with-network"]
+RUN ["/bin/bash", "/opt/stackbuild/steps/asc-devkit/build.sh"]

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:8bff9d4892669579b0cd91fe4ae667d17a14fd3bea4352059fe36b503a50d876
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:3b5394feaeb43e15f187503ebc5045a81b86cc7f0ea2e44f85c47d198bc9da5a
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

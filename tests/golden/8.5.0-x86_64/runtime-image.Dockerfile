@@ -1,9 +1,9 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:e91ca3e96c0f18d9f6b5ca62e01c46a739de09fc5abdb17a1f9398106a44f821
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:8bff9d4892669579b0cd91fe4ae667d17a14fd3bea4352059fe36b503a50d876
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:fdafa1068838c1af5a3532af0395d1b7a3368ef3584f1289caf923ea31c53e65
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:aa566cdb6a1eee71858605ca2b55f3666f97f347b05842e4b48eba58e1aeb164
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:3b5394feaeb43e15f187503ebc5045a81b86cc7f0ea2e44f85c47d198bc9da5a
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:e9c63f4a28027376d6cd2889393a2b2129046a18d4bebea04618e42e59dbf2d6
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:e16f5b1e664984b45d8363b4aad3331904792b2fb604496b9933e95b7dd0fca7
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
@@ -26,7 +26,7 @@ COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="8.5.0 runtime image" \
       org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10-runtime" \
       org.opencontainers.image.created="2024-01-01T00:00:00Z" \
-      org.stackbuild.lock.sha256="e1c502547a7e505affd9cf0046f36b5db12735ce7f533137356d4df676d99150" \
+      org.stackbuild.lock.sha256="269cc3af9151117ce123b8d763802fe53a765ab91301310443cc5637c970f6b2" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \
       org.stackbuild.host.driver="25.5.0" \

@@ -1,1 +1,1 @@
-bash build_out/cann-asc-devkit_*_linux-"$(uname -m)".run --full --quiet --install-for-all --install-path=/usr/local/Ascend
+mkdir -p third_party/json && cmake -E chdir third_party/json cmake -E tar xf ../pkg/include.zip --format=zip

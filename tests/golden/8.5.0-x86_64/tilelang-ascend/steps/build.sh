@@ -5,9 +5,6 @@
 # artifact checks after them.
 set -o pipefail
 cd /opt/stack/tilelang-ascend || exit 1
-# What the install paths hold before the steps (the parents' files): after them, only what the steps
-# added or changed there is this component's installs (installs.py beside this file).
-python3 /opt/stackbuild/steps/tilelang-ascend/installs.py before /tmp/stackbuild-installs-tilelang-ascend.json /usr/local/lib/python3.10/dist-packages || exit 1
 echo 'stackbuild: tilelang-ascend: step 1/1: bash install_ascend.sh'
 bash -eo pipefail /opt/stackbuild/steps/tilelang-ascend/step-1.sh || { code=$?; echo 'stackbuild: tilelang-ascend: build step 1/1: bash install_ascend.sh failed'" (exit code $code)" >&2; exit "$code"; }
 test -e set_env.sh || { echo 'stackbuild: tilelang-ascend did not produce the artifact set_env.sh' >&2; exit 1; }
@@ -19,7 +16,6 @@ test -e 3rdparty/catlass/include || { echo 'stackbuild: tilelang-ascend did not 
 test -e 3rdparty/shmem/include || { echo 'stackbuild: tilelang-ascend did not produce the artifact 3rdparty/shmem/include' >&2; exit 1; }
 test -e 3rdparty/shmem/src/device || { echo 'stackbuild: tilelang-ascend did not produce the artifact 3rdparty/shmem/src/device' >&2; exit 1; }
 test -e 3rdparty/pto-isa/include || { echo 'stackbuild: tilelang-ascend did not produce the artifact 3rdparty/pto-isa/include' >&2; exit 1; }
-python3 /opt/stackbuild/steps/tilelang-ascend/installs.py stage /tmp/stackbuild-installs-tilelang-ascend.json /opt/stackbuild/installs/tilelang-ascend /usr/local/lib/python3.10/dist-packages || exit 1
 # Python byte code the steps made, made again reproducibly: checked-hash .pyc (valid whatever the
 # sources' mtimes), compiled in path order with a fixed hash seed (set constants in one order).
 if command -v python3 >/dev/null; then
