@@ -8,11 +8,14 @@ import re
 import sys
 from pathlib import Path
 
+from builder import lock as lock_io
 from builder.cli.common import Context, say
+from builder.lock import requires
 from builder.manifest import compat, load, new
 from builder.manifest.load import json_schema
 from builder.manifest.model import NAME_PATTERN, PACKAGE_ROLES, DownloadPackage, Manifest
 from builder.model.errors import InputError, ManifestError, StackbuildError
+from builder.store.cache import Cache
 
 
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> int:
@@ -72,6 +75,18 @@ def refuse_unsupported(loaded: Manifest, allow_unsupported: bool) -> None:
 def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
     loaded, _ = ctx.load(args.stack)
     run_compat(loaded, args.allow_unsupported)
+    target = ctx.lock_path(loaded.name)
+    if target.exists():
+        found = requires.unmet(lock_io.read(target), loaded.platform.python, Cache())
+        for line in found.unchecked:
+            say(f"check: note: not in the cache here, its Requires-Dist not checked: {line}")
+        for line in found.problems:
+            say(f"check: error: {line} ({target})")
+        if found.problems:
+            raise StackbuildError(
+                f"the lock of {loaded.name} pins wheels that do not meet each other's requirements: "
+                f"fix the pins in python_packages and run `stackbuild lock {loaded.name}`"
+            )
     print(f"compatible: {loaded.name}")
     return 0
 

@@ -1,12 +1,21 @@
+import re
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
+from builder import lock as lock_io
 from builder import manifest
+from builder.inputs import wheels
+from builder.lock.model import LockedWheel
 from builder.manifest import compat
 from builder.manifest.versions import version_key
+from builder.model.arch import Arch
+from builder.store.cache import Cache
 from tests.conftest import ROOT
-from tests.helpers import run_cli
+from tests.helpers import http_server, run_cli
+from tests.unit.test_system_packages import _simple_index
+from tests.wheelhouse import make_wheel
 
 
 def load(name: str) -> manifest.Manifest:
@@ -116,3 +125,68 @@ def test_torch_npu_is_checked_against_the_catalogs_pairing(pin: str, error: str 
         (only,) = errors
         assert only.startswith(f"component tilelang-ascend: {error}; ")
         assert "pairs CANN 8.5.0 with torch-npu 2.6.0.post5, 2.7.1.post2, 2.8.0.post2, 2.9.0" in only
+
+
+def _paired_stack(text: str, indexes: str) -> str:
+    """The 8.5.0 manifest on an image base, with no system packages and one path component pinning
+    the catalog's pairing (torch 2.9.0, torch-npu 2.9.0) from these indexes."""
+    start, end = text.index("\nbase:") + 1, text.index("\n", text.index("keyring:")) + 1
+    text = text[:start] + f"base:\n  image: ubuntu@sha256:{'0' * 64}\n" + text[end:]
+    text = re.sub(r"(?m)^ *(runtime_)?system_packages: .*\n", "", text).replace("name: 8.5.0", "name: paired")
+    text = re.sub(r"(?m)^python_index: .*$", f"python_index: {indexes}", text)
+    components = (
+        "components:\n  - id: app\n    source: {path: app}\n    python_packages: [torch==2.9.0, torch-npu==2.9.0]\n"
+    )
+    return text[: text.index("components:\n")] + components + text[text.index("smoke:\n") :]
+
+
+@pytest.mark.parametrize("arch", ["aarch64", "x86_64"])
+def test_check_accepts_the_catalogs_pairing_as_locked_and_refuses_a_lock_that_breaks_its_requires_dist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], arch: str
+) -> None:
+    """torch-npu 2.9.0 requires torch==2.9.0 on aarch64 (PyPI has it) and torch==2.9.0+cpu on x86_64
+    (only PyTorch's CPU index has it: a loopback stand-in here, first in python_index). Locked from
+    stand-ins of those indexes, `check` accepts the pair; with torch swapped for PyPI's plain 2.9.0 in
+    the lock on x86_64 (the CUDA build), it refuses, naming both versions."""
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    platform = f"cp310-cp310-manylinux_2_28_{arch}"
+    npu_requires = "torch==2.9.0+cpu" if arch == "x86_64" else "torch==2.9.0"
+    pypi = [
+        make_wheel(tmp_path / "pypi", "torch", "2.9.0", tag=platform),
+        make_wheel(tmp_path / "pypi", "torch_npu", "2.9.0", tag=platform, requires=[npu_requires]),
+    ]
+    cpu = [make_wheel(tmp_path / "cpu", "torch", "2.9.0+cpu", tag=platform)]
+    root = tmp_path / "project"
+    (root / "stacks" / "app").mkdir(parents=True)
+    (root / "stacks" / "app" / "main.py").write_text("print('app')\n")
+    with http_server(_simple_index(pypi)) as pypi_url, http_server(_simple_index(cpu)) as cpu_url:
+        indexes = f'["{cpu_url}/", "{pypi_url}/"]' if arch == "x86_64" else f'["{pypi_url}/"]'
+        text = _paired_stack((ROOT / "stacks" / "8.5.0.yaml").read_text(), indexes)
+        (root / "stacks" / "paired.yaml").write_text(text)
+        code, _, err = run_cli(capsys, "--root", str(root), "lock", "paired", "--arch", arch)
+        assert code == 0, err
+        if arch == "x86_64":  # PyPI's plain torch fetched too, to swap it in below
+            pypi_torch = wheels.resolve(["torch==2.9.0"], f"{pypi_url}/", tmp_path, _target(arch), Cache())[0]
+    locked = lock_io.read(root / "lockfiles" / "paired.lock.json")
+    torch = next(w for w in locked.architectures[Arch(arch)].python["app"] if w.name == "torch")
+    assert torch.version == ("2.9.0+cpu" if arch == "x86_64" else "2.9.0")
+    code, out, err = run_cli(capsys, "--root", str(root), "check", "paired")
+    assert code == 0 and "compatible: paired" in out, err
+    if arch == "aarch64":
+        return
+    section = locked.architectures[Arch.X86_64]
+    swapped = [LockedWheel(**asdict(pypi_torch)) if w.name == "torch" else w for w in section.python["app"]]
+    broken = locked.model_copy(
+        update={
+            "architectures": locked.architectures
+            | {Arch.X86_64: section.model_copy(update={"python": {"app": swapped}})}
+        }
+    )
+    lock_io.write(broken.sealed(), root / "lockfiles" / "paired.lock.json")
+    code, _, err = run_cli(capsys, "--root", str(root), "check", "paired")
+    assert code == 1, err
+    assert "torch_npu 2.9.0 requires torch==2.9.0+cpu, the lock has torch 2.9.0" in err, err
+
+
+def _target(arch: str) -> wheels.Target:
+    return wheels.Target("3.10", Arch(arch), 35)
