@@ -5,6 +5,7 @@ distribution's makeself, it attempts no download; without the fetch it fails at 
 from __future__ import annotations
 
 import io
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -18,10 +19,11 @@ pytestmark = pytest.mark.docker
 
 # What asc-devkit v8.5.0's cmake/third_party does with CANN_3RD_LIB_PATH (facts; our own text):
 # makeself-fetch.cmake l.15 downloads makeself unless makeself/makeself.sh and makeself-header.sh
-# exist there; json.cmake downloads include.zip into pkg/ unless it is there, then extracts it.
+# exist there; json.cmake downloads include.zip into pkg/ unless it is there, then extracts it;
+# llvm_clang.cmake l.219 downloads the LLVM source unless llvm-15/ exists there.
 CMAKE = """cmake_minimum_required(VERSION 3.16)
 project(standin NONE)
-foreach(needed makeself/makeself.sh makeself/makeself-header.sh pkg/include.zip)
+foreach(needed makeself/makeself.sh makeself/makeself-header.sh pkg/include.zip llvm-15/llvm/CMakeLists.txt)
   if(NOT EXISTS "${CANN_3RD_LIB_PATH}/${needed}")
     message(STATUS "downloading ${needed}")
     file(DOWNLOAD "https://gitcode.com/cann-src-third-party/${needed}" "${CANN_3RD_LIB_PATH}/${needed}" STATUS got)
@@ -33,10 +35,24 @@ foreach(needed makeself/makeself.sh makeself/makeself-header.sh pkg/include.zip)
 endforeach()
 file(ARCHIVE_EXTRACT INPUT "${CANN_3RD_LIB_PATH}/pkg/include.zip" DESTINATION "${CMAKE_BINARY_DIR}/json")
 """
+# As stacks/8.5.0.yaml unpacks the LLVM source tarball (FetchContent would, without its top directory).
+STAGE_LLVM = (
+    "mkdir -p third_party/llvm-15 && tar -xzf third_party/pkg/llvm.tar.gz --strip-components=1 -C third_party/llvm-15"
+)
 STAGE_MAKESELF = (
     "mkdir -p third_party/makeself && cp /usr/bin/makeself third_party/makeself/makeself.sh"
     " && cp /usr/share/makeself/makeself-header.sh third_party/makeself/"
 )
+
+
+def _tarball() -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as archive:
+        text = b"project(llvm)\n"
+        member = tarfile.TarInfo("llvm-project-llvmorg-15.0.4/llvm/CMakeLists.txt")
+        member.size = len(text)
+        archive.addfile(member, io.BytesIO(text))
+    return out.getvalue()
 
 
 def _zip() -> bytes:
@@ -53,15 +69,20 @@ def test_a_third_party_download_is_satisfied_by_what_is_staged(workspace: Path, 
     (project / "CMakeLists.txt").write_text(CMAKE)
     git("add", "CMakeLists.txt", cwd=project)
     git("commit", "-q", "-m", "third-party logic", cwd=project)
-    payload = _zip()
-    with http_server(serving_bytes(lambda: payload)) as server:
-        fetch = f"    fetch: [{{url: '{server}/include.zip', to: third_party/pkg/include.zip}}]\n" if staged else ""
+    payload, llvm = _zip(), _tarball()
+    with http_server(serving_bytes(lambda: payload)) as server, http_server(serving_bytes(lambda: llvm)) as sources:
+        fetch = (
+            f"    fetch:\n      - {{url: '{server}/include.zip', to: third_party/pkg/include.zip}}\n"
+            f"      - {{url: '{sources}/llvm.tar.gz', to: third_party/pkg/llvm.tar.gz}}\n"
+        )
+        steps = f"      - {STAGE_MAKESELF}\n" + (f"      - {STAGE_LLVM}\n" if staged else "")
+        fetch = fetch if staged else ""
         component = (
             "  - id: standin\n"
             f"    source: {{git: 'file://{project}', ref: main}}\n"
             "    system_packages: [makeself]\n"
             f"{fetch}"
-            f"    build:\n      - {STAGE_MAKESELF}\n      - cmake -S . -B build -DCANN_3RD_LIB_PATH=$PWD/third_party\n"
+            f"    build:\n{steps}      - cmake -S . -B build -DCANN_3RD_LIB_PATH=$PWD/third_party\n"
             "    artifacts: [{path: build/json/include/nlohmann/json.hpp}]\n"
         )
         name = write_variant(
