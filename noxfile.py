@@ -47,8 +47,10 @@ def lock(session: nox.Session) -> None:
     """Lock a stack, or check its lock: nox -s lock -- STACK [--check] [--arch A ...]."""
     session.install("-e", ".")
     session.run("python", "-m", "builder.hostsetup", *_foreign(session.posargs))
-    # Exit 3 (`lock --check`: a source did not answer) is an outage, not drift: tried again first.
-    for wait in (*OUTAGE_RETRY_SECONDS, None):
+    # Exit 3 from `lock --check` (a source did not answer) is an outage, not drift: tried again
+    # first. A lock that leaves parts unresolved (exit 3 too) is written: it is said, not retried.
+    retries = OUTAGE_RETRY_SECONDS if "--check" in session.posargs else ()
+    for wait in (*retries, None):
         try:
             session.run("stackbuild", "lock", *session.posargs)
             return

@@ -21,7 +21,7 @@ from pathlib import Path
 from builder import __version__
 from builder.cli import commands
 from builder.cli.common import Context
-from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError
+from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
 from builder.model.registry import registry_of
 
 EPILOG = """\
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     except ManifestError as err:
         print(err, file=sys.stderr)
         return err.exit_code
-    except (InputError, LoggedFailure) as err:
+    except (InputError, LoggedFailure, Unreached) as err:
         print(f"stackbuild: error: {err}", file=sys.stderr)
         return err.exit_code
     except StackbuildError as err:  # a failure: one line, and where its traceback is

@@ -10,6 +10,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from builder import lock as lock_io
 from builder.cli.common import Context, say
 from builder.engine import Engine
 from builder.engine.docker_engine import DockerEngine
@@ -20,7 +21,7 @@ from builder.execute.stage import RegistryCache
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.plan.make import make_plan
-from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.resolve import Request, refuse_unresolved, resolve_inputs
 from builder.plan.stage import Plan
 from builder.plan.why import why
 from builder.verify.diagnose import diagnose
@@ -105,16 +106,18 @@ def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
     return 0
 
 
-def preflight(ctx: Context, args: argparse.Namespace, frozen: bool) -> bool:
-    """What stops a build of a stack without a lock before the engine or the host is touched: a
-    known-bad combination first, then everything its first lock still needs, all at once (a lock's
-    combination was accepted when it was made). Whether the stack has a lock."""
+def preflight(ctx: Context, args: argparse.Namespace, frozen: bool, arch: Arch) -> bool:
+    """What stops a build before the engine or the host is touched: for a stack with a lock, the parts
+    it leaves unresolved for an architecture to build; for one without, a known-bad combination first,
+    then everything its first lock still needs, all at once (a lock's combination was accepted when it
+    was made). Whether the stack has a lock."""
     from builder.cli.locking import steps_needed
     from builder.cli.stacks import refuse_unsupported
 
     loaded, _ = ctx.load(args.stack)
     target = ctx.lock_path(loaded.name)
     if target.exists():
+        refuse_unresolved(lock_io.read(target), arch)
         return True
     if frozen:
         raise StackbuildError(
@@ -127,15 +130,14 @@ def preflight(ctx: Context, args: argparse.Namespace, frozen: bool) -> bool:
     return False
 
 
-def lock_first(ctx: Context, args: argparse.Namespace, frozen: bool) -> None:
+def lock_first(ctx: Context, args: argparse.Namespace, frozen: bool, arch: Arch) -> None:
     """A stack without a lock is locked for this build's architecture first (not with --frozen)."""
     from builder.cli.locking import write_lock
     from builder.cli.stacks import run_compat
 
-    if preflight(ctx, args, frozen):
+    if preflight(ctx, args, frozen, arch):
         return
     loaded, path = ctx.load(args.stack)
-    arch = target_arch(args)
     say(f"[stackbuild] {loaded.name} has no lock: locking it first (`stackbuild lock {loaded.name} --arch {arch}`)")
     run_compat(loaded, args.allow_unsupported)
     say(f"[stackbuild] wrote {write_lock(ctx, loaded, path, [arch])}")
@@ -151,7 +153,7 @@ class Result:
 def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool) -> Result:
     """Build the stack for arch from its lock (locking it first unless frozen), and tag the finals."""
     started = time.monotonic()
-    lock_first(ctx, args, frozen)
+    lock_first(ctx, args, frozen, arch)
     request = ctx.request(args.stack, arch, frozen)
     site = ctx.site()
     registry = RegistryCache(
@@ -194,7 +196,7 @@ def run_smoke_of(result: Result) -> int:
 
 def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
     if args.preflight:
-        preflight(ctx, args, args.frozen)
+        preflight(ctx, args, args.frozen, target_arch(args))
         print(f"preflight: {args.stack} can be built here once the host is set up")
         return 0
     result = build_arch(ctx, args, target_arch(args), args.frozen)

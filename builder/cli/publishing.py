@@ -11,6 +11,7 @@ from builder.execute.publish import immutable_tag, publish
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.plan.labels import release_name
+from builder.plan.resolve import refuse_unresolved
 
 
 def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
@@ -18,9 +19,11 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
     arches = [Arch(a) for a in args.arch] if args.arch else list(loaded.platform.architectures)
     if unlisted := [a.value for a in arches if a not in loaded.platform.architectures]:
         raise StackbuildError(f"{args.stack} does not list {', '.join(unlisted)} in platform.architectures")
+    locked = ctx.request(args.stack, arches[0], frozen=True).lock
+    for arch in arches:  # every architecture's lock complete before any is built
+        refuse_unresolved(locked, arch)
     # The registry is asked first: a refused login or an unreachable registry fails now, not after the builds.
     client = RegistryClient(args.registry.split("/", 1)[0])
-    locked = ctx.request(args.stack, arches[0], frozen=True).lock
     client.manifest(f"{args.registry.partition('/')[2]}/{locked.stack.lower()}", immutable_tag(locked))
     results: dict[Arch, Result] = {}
     for arch in arches:

@@ -78,8 +78,9 @@ def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
     target = ctx.lock_path(loaded.name)
     if target.exists():
         found = requires.unmet(lock_io.read(target), loaded.platform.python, Cache())
-        for line in found.unchecked:
-            say(f"check: note: not in the cache here, its Requires-Dist not checked: {line}")
+        if found.unchecked:
+            more = f" (and {len(found.unchecked) - 3} more)" if len(found.unchecked) > 3 else ""
+            say(f"check: note: Requires-Dist not checked for {'; '.join(found.unchecked[:3])}{more}")
         for line in found.problems:
             say(f"check: error: {line} ({target})")
         if found.problems:

@@ -185,12 +185,12 @@ def _bootstrap(
         return known
     if not shutil.which("mmdebstrap"):
         raise StackbuildError("mmdebstrap is not installed: run `python -m builder.hostsetup --docker`")
-    must_answer(mirror, f"the {arch} mirror of {spec.suite}", spec.mirror_for(arch))
     if arch != Arch.host() and not emulated(arch):
         raise StackbuildError(
             f"bootstrapping {arch} on this {Arch.host()} machine runs its binaries under emulation, which is not "
             f"set up: run `python -m builder.hostsetup --foreign {arch}` (as root)"
         )
+    must_answer(mirror, f"the {arch} mirror of {spec.suite}", spec.mirror_for(arch))
     # apt reads the keyring as its unprivileged _apt user: it cannot sit in a private cache directory.
     with cache.temp_dir() as tmp, tempfile.TemporaryDirectory(prefix="stackbuild-keyring-") as key_dir:
         out = tmp / "base.tar"

@@ -101,7 +101,13 @@ def stale_system(manifest: Manifest, arch: Arch, section: ArchSection) -> str | 
 
 
 def _system_drift(lock: Lock, manifest: Manifest) -> list[str]:
-    return [f"{stale}" for arch, s in lock.architectures.items() if (stale := stale_system(manifest, arch, s))]
+    """Stale system sections, but not those the lock records as unresolved (skipped, not drift)."""
+    unresolved = {u.arch for u in lock.unresolved if u.kind in ("base", "system")}
+    return [
+        stale
+        for arch, section in lock.architectures.items()
+        if arch not in unresolved and (stale := stale_system(manifest, arch, section))
+    ]
 
 
 def mirror_drift(lock: Lock, resolver: Resolver) -> list[str]:

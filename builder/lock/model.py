@@ -82,7 +82,7 @@ class LockedFetch(Frozen):
     url: DownloadUrl
     to: CopyPath
     sha256: str = Field(pattern=SHA256)
-    size: int
+    size: int | None = None  # None: pinned by the manifest while its host gave no answer (fetched at build time)
 
     @field_validator("to")
     @classmethod

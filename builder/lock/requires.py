@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from packaging.markers import default_environment
 from packaging.metadata import Metadata
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from builder.lock.model import Lock, LockedWheel
 from builder.model.arch import Arch
@@ -21,7 +22,7 @@ from builder.store.cache import Cache
 @dataclass(frozen=True)
 class Unmet:
     problems: list[str]  # a requirement the lock's pin does not satisfy, naming both versions
-    unchecked: list[str]  # wheels not in the cache here: their metadata could not be read
+    unchecked: list[str]  # wheels whose metadata could not be read here (not in the cache, unreadable)
 
 
 def _environment(python: str, arch: Arch) -> dict[str, str]:
@@ -40,10 +41,24 @@ def _environment(python: str, arch: Arch) -> dict[str, str]:
     return env
 
 
-def _metadata(wheel: LockedWheel, cache: Cache) -> Metadata:
-    with zipfile.ZipFile(cache.blob(wheel.sha256)) as archive:
-        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1)
-        return Metadata.from_email(archive.read(name), validate=False)
+def _requirements(wheel: LockedWheel, cache: Cache) -> list[Requirement]:
+    """Its Requires-Dist, from the METADATA of the wheel in the cache; raises ValueError when unreadable."""
+    try:
+        with zipfile.ZipFile(cache.blob(wheel.sha256)) as archive:
+            names = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1]
+            if not names:
+                raise ValueError("it has no .dist-info/METADATA")
+            return Metadata.from_email(archive.read(names[0]), validate=False).requires_dist or []
+    except (zipfile.BadZipFile, ValueError) as err:  # InvalidMetadata is a ValueError
+        raise ValueError(f"its metadata cannot be read: {str(err)[:200]}") from err
+
+
+def _version(text: str) -> Version | str:
+    """A PEP 440 version, or the text as it is (a specifier then matches only by ===)."""
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return text
 
 
 def unmet(lock: Lock, python: str, cache: Cache) -> Unmet:
@@ -55,14 +70,19 @@ def unmet(lock: Lock, python: str, cache: Cache) -> Unmet:
             pinned = {canonicalize_name(w.name): w for w in wheels}
             for wheel in wheels:
                 if not cache.has(wheel.sha256):
-                    unchecked.append(f"{arch} {wheel.file}")
+                    unchecked.append(f"{arch} {wheel.file}: not in the cache here")
                     continue
-                for requirement in _metadata(wheel, cache).requires_dist or []:
+                try:
+                    requirements = _requirements(wheel, cache)
+                except ValueError as err:
+                    unchecked.append(f"{arch} {wheel.file}: {err}")
+                    continue
+                for requirement in requirements:
                     other = pinned.get(canonicalize_name(requirement.name))
                     applies = requirement.marker is None or requirement.marker.evaluate({**env, "extra": ""})
                     if other is None or not applies:
                         continue
-                    if not requirement.specifier.contains(Version(other.version), prereleases=True):
+                    if not requirement.specifier.contains(_version(other.version), prereleases=True):
                         problems.append(
                             f"component {component} on {arch}: {wheel.name} {wheel.version} requires "
                             f"{requirement}, the lock has {other.name} {other.version}"

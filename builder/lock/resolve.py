@@ -32,7 +32,7 @@ from builder.lock.model import (
     Unresolved,
     UnresolvedKind,
 )
-from builder.lock.system import ResolveDebs, lock_system
+from builder.lock.system import ResolveDebs, lock_system, wants_system
 from builder.manifest import catalog
 from builder.manifest.graph import topological_order
 from builder.manifest.load import manifest_digest
@@ -128,7 +128,15 @@ class Resolver:
                 return previous
             pin = pin or previous.sha256  # a relock elsewhere never takes other bytes silently
         self.say(f"  fetch {wanted.to}: {redact(wanted.url)}")
-        sha = packages.download(wanted.url, wanted.file, pin, self.site, self.cache, self.say, vendor="")
+        try:
+            sha = packages.download(wanted.url, wanted.file, pin, self.site, self.cache, self.say, vendor="")
+        except NoAnswer as err:
+            if pin is None:
+                raise
+            # As for installers the manifest pins: taken as pinned, fetched at build time.
+            self.say(f"  fetch {wanted.to}: {err.reason}; keeping its pin {pin[:12]} (fetched when a build needs it)")
+            kept = previous if previous is not None and previous.sha256 == pin else None
+            return kept or LockedFetch(url=wanted.url, to=wanted.to, sha256=pin)
         return LockedFetch(url=wanted.url, to=wanted.to, sha256=sha, size=self.cache.blob(sha).stat().st_size)
 
     def tarball(self, spec: BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
@@ -174,16 +182,14 @@ def _section(
     unresolved = []
     try:
         bases = _bases(manifest, arch, wanted, previous, resolver)
-    except NoAnswer as err:
-        bases = {}
-        unresolved.append(_unresolved("base", arch, err))
+    except NoAnswer as err:  # the lock's tarballs while their spec is the manifest's, else unresolved
+        bases = _bases(manifest, arch, False, previous, resolver)
+        unresolved += _kept_or_unresolved(bool(bases), "base", arch, err, resolver)
     try:
-        system = lock_system(
-            manifest, arch, bases, previous, wanted, resolver.site, resolver.cache, resolver.say, resolver.resolve_debs
-        )
+        system = _system(manifest, arch, bases, previous, wanted, resolver)
     except NoAnswer as err:
-        system = LockedSystem()
-        unresolved.append(_unresolved("system", arch, err))
+        system = _system(manifest, arch, bases, previous, False, resolver)
+        unresolved += _kept_or_unresolved(bool(system.spec_key), "system", arch, err, resolver)
     pinned = []
     old = previous.architectures.get(arch) if previous else None
     for role in PACKAGE_ROLES:
@@ -200,6 +206,25 @@ def _section(
     python, python_keys, no_index = _python(manifest, arch, wanted, previous, update, resolver)
     section = ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
     return section, unresolved + no_index
+
+
+def _system(
+    manifest: Manifest, arch: Arch, bases: dict[bootstrap.Flavor, LockedTarball], previous: Lock | None, wanted: bool,
+    resolver: Resolver,
+) -> LockedSystem:  # fmt: skip
+    site, cache, say = resolver.site, resolver.cache, resolver.say
+    return lock_system(manifest, arch, bases, previous, wanted, site, cache, say, resolver.resolve_debs)
+
+
+def _kept_or_unresolved(
+    kept: bool, kind: UnresolvedKind, arch: Arch | None, err: NoAnswer, resolver: Resolver, component: str = ""
+) -> list[Unresolved]:
+    """A part whose source gave no answer keeps the previous lock's pin while that still fits the
+    manifest (said); with none, it is recorded unresolved."""
+    if kept:
+        resolver.say(f"  {err.reason}: keeping the lock's pins")
+        return []
+    return [_unresolved(kind, arch, err, component=component)]
 
 
 def _python(
@@ -228,7 +253,10 @@ def _python(
                 comp.python_packages, index, resolver.manifest_dir, target, resolver.cache, resolver.site.rewrite
             )
         except NoAnswer as err:
-            unresolved.append(_unresolved("python", arch, err, component=comp.id))
+            still = old is not None and old.python_keys.get(comp.id) == key
+            if still and old is not None:
+                found[comp.id], keys[comp.id] = old.python[comp.id], key
+            unresolved += _kept_or_unresolved(still, "python", arch, err, resolver, comp.id)
             continue
         found[comp.id], keys[comp.id] = [LockedWheel(**asdict(w)) for w in pinned], key
     return found, keys, unresolved
@@ -295,7 +323,10 @@ def resolve(
     sections = {}
     for arch in manifest.platform.architectures:
         sections[arch], offline = _section(manifest, arch, arch in arches, previous, update, resolver)
-        unresolved += offline if arch in arches else _still_unresolved(previous, arch, sections[arch])
+        if arch in arches:
+            unresolved += offline
+        else:
+            unresolved += _still_unresolved(manifest, previous, arch, sections[arch], resolver.site)
     match manifest.base:
         case BootstrapBase(bootstrap=boot):
             base: LockedImageBase | LockedBootstrapBase = LockedBootstrapBase(
@@ -321,14 +352,29 @@ def resolve(
     )
 
 
-def _still_unresolved(previous: Lock | None, arch: Arch, kept: ArchSection) -> list[Unresolved]:
-    """An architecture not locked now keeps its unresolved parts while its kept section still lacks them."""
-    missing = {
-        "base": not kept.base,
-        "system": not kept.system.spec_key,
-    }
+def _asked_from(manifest: Manifest, arch: Arch, part: Unresolved, site: SiteConfig) -> set[str]:
+    """The sources the manifest still takes that part from (none: it no longer asks for it)."""
+    match part.kind:
+        case "base" if isinstance(manifest.base, BootstrapBase):
+            return {redact(manifest.base.bootstrap.mirror_for(arch))}
+        case "system" if wants_system(manifest):
+            return {redact(r.url_for(arch)) for r in manifest.apt_repositories}
+        case "python" if any(c.id == part.component and c.python_packages for c in manifest.components):
+            index = wheels.index_of(manifest, site)
+            return {redact(i) for i in ([index] if isinstance(index, str) else index)}
+    return set()
+
+
+def _still_unresolved(
+    manifest: Manifest, previous: Lock | None, arch: Arch, kept: ArchSection, site: SiteConfig
+) -> list[Unresolved]:
+    """An architecture not locked now keeps its unresolved parts while the manifest still takes them
+    from the same source and its kept section still lacks them."""
+    lacking = {"base": not kept.base, "system": not kept.system.spec_key}
     return [
-        u
-        for u in (previous.unresolved if previous else [])
-        if u.arch == arch and missing.get(u.kind, u.component not in kept.python)
+        part
+        for part in (previous.unresolved if previous else [])
+        if part.arch == arch
+        and part.url in _asked_from(manifest, arch, part, site)
+        and lacking.get(part.kind, part.component not in kept.python)
     ]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -71,15 +72,24 @@ def _upstream_components(data: dict[str, Any], version: str, chip: str) -> set[s
 
 
 def _pin_torch(data: dict[str, Any], version: str) -> None:
-    """Unpinned torch and torch-npu in python_packages pinned to the catalog's newest pairing for the
-    release (torch-npu X.Y.Z[.postN] is built against torch X.Y.Z); left as they are without one."""
-    paired = catalog.paired_torch_npu(version)
-    if not paired:
-        return
-    pins = {"torch-npu": f"torch-npu=={paired[-1]}", "torch": f"torch=={Version(paired[-1]).base_version}"}
+    """A component's unpinned torch-npu (and unpinned torch beside it) pinned to the catalog's newest
+    pairing for the release that fits a torch it already pins (torch-npu X.Y.Z[.postN] is built
+    against torch X.Y.Z); left as they are without one."""
     for comp in data["components"]:
-        comp_packages = comp.get("python_packages", [])
-        comp_packages[:] = [pins.get(canonicalize_name(line), line) for line in comp_packages]
+        lines = comp.get("python_packages", [])
+        names = [canonicalize_name(Requirement(line).name) for line in lines]
+        if "torch-npu" not in [canonicalize_name(line) for line in lines]:
+            continue  # no torch-npu, or one pinned already
+        torch = next((Requirement(line) for line, name in zip(lines, names, strict=True) if name == "torch"), None)
+        paired = [
+            npu
+            for npu in catalog.paired_torch_npu(version)
+            if torch is None or torch.specifier.contains(Version(npu).base_version)
+        ]
+        if not paired:
+            continue
+        pins = {"torch-npu": f"torch-npu=={paired[-1]}", "torch": f"torch=={Version(paired[-1]).base_version}"}
+        lines[:] = [pins.get(canonicalize_name(line), line) for line in lines]
 
 
 def new_manifest(template: dict[str, Any], version: str, chip: str, name: str) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Errors a user acts on: each names the file, the line, the field and the fix.
 
 Deep code raises these; the CLI is the one place that turns them into a line on stderr and
-an exit code (InputError: 2, bad input; StackbuildError: 1, a failure).
+an exit code (InputError: 2, bad input; Unreached: 3, a source out of reach; StackbuildError: 1,
+a failure).
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ class StackbuildError(Exception):
 
 class LoggedFailure(StackbuildError):
     """A failure whose message already names the log that holds its details (a stage's build log)."""
+
+
+class Unreached(StackbuildError):
+    """What a command needs was not reached: a source gave no answer, or the lock records a part as
+    unresolved because none did when it was made: exit code 3 (try again, or point it at a mirror)."""
+
+    exit_code = 3
 
 
 class InputError(StackbuildError):

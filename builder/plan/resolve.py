@@ -30,11 +30,12 @@ from builder.lock.model import (
     LockedSubmodule,
     LockedTarball,
     LockedWheel,
+    Unresolved,
 )
 from builder.manifest.model import Bootstrap, GitSource, ImageBase, Manifest
 from builder.model.arch import Arch
 from builder.model.canonical import digest
-from builder.model.errors import InputError, StackbuildError
+from builder.model.errors import InputError, StackbuildError, Unreached
 from builder.model.say import Say
 from builder.plan.stage import ContextInput, sha256_text
 from builder.plan.system import at_hand, context_digest, context_items, scoped
@@ -222,7 +223,7 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
             f"the lock of {manifest.name} does not match its manifest: {problems[0]}{more}: "
             f"relock with `stackbuild lock {manifest.name}`"
         )
-    _refuse_unresolved(request, prepare, say)
+    _unresolved_parts(lock, request.arch, prepare, say)
     section = lock.section(request.arch)
     if section.package("toolkit") is None and not manifest.toolkit.preinstalled:  # the lock is not complete yet
         raise InputError(
@@ -267,18 +268,26 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
     )
 
 
-def _refuse_unresolved(request: Request, prepare: bool, say: Say) -> None:
-    """A build needs every part of the lock: what no source answered for is named, with the way on; a
-    rendering goes on without it, saying so."""
-    name, arch = request.manifest.name, request.arch
-    missing = request.lock.unresolved_for(arch)
+def _unresolved_parts(lock: Lock, arch: Arch, prepare: bool, say: Say) -> None:
+    """A build refuses what its lock leaves unresolved; a rendering goes on, saying what it leaves out."""
+    if prepare:
+        refuse_unresolved(lock, arch)
+    elif missing := lock.unresolved_for(arch):
+        parts = "; ".join(_named(u) for u in missing)
+        say(f"[stackbuild] note: unresolved in the lock of {lock.stack} for {arch}, left out: {parts}")
+
+
+def _named(part: Unresolved) -> str:
+    return f"{part.what()} ({part.url} gave no answer when it was locked)"
+
+
+def refuse_unresolved(lock: Lock, arch: Arch) -> None:
+    """A build needs every part of the lock: what no source answered for is named, with the way on."""
+    name, missing = lock.stack, lock.unresolved_for(arch)
     if not missing:
         return
-    parts = "; ".join(f"{u.what()} ({u.url} gave no answer when it was locked)" for u in missing)
-    if not prepare:
-        say(f"[stackbuild] note: unresolved in the lock of {name} for {arch}, left out: {parts}")
-        return
-    raise InputError(
+    parts = "; ".join(_named(u) for u in missing)
+    raise Unreached(
         f"the lock of {name} leaves {len(missing)} part(s) unresolved for {arch}: {parts}: make them reachable "
         f"(a site's url_rewrites can point them at mirrors) and run `stackbuild lock {name} --arch {arch}`"
     )

@@ -97,6 +97,25 @@ class _Retryable(Exception):
     """A failure worth another try (connection reset, timeout, 5xx)."""
 
 
+class _ServerError(_Retryable):
+    """HTTP 5xx: the host is there but cannot serve now (501, a method it does not implement, is an answer)."""
+
+
+def _server_error(status: int) -> None:
+    if status >= 500 and status != 501:
+        raise _ServerError(f"HTTP {status}")
+    if status == 501:
+        raise _Retryable(f"HTTP {status}")
+
+
+def _gave_no_answer(err: BaseException) -> bool:
+    """No connection (refused, no route, no name), a timeout, or 5xx: not a TLS failure (a missing CA
+    is this machine's setup), a malformed URL or a transfer the host broke off."""
+    if isinstance(err, requests.exceptions.SSLError):
+        return False
+    return isinstance(err, (_ServerError, requests.ConnectionError, requests.Timeout))
+
+
 def _is_retryable(err: BaseException) -> bool:
     return isinstance(
         err, (_Retryable, requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
@@ -174,12 +193,14 @@ class HttpClient:
 
         def attempt() -> None:
             resp = self.session.head(url, headers=self.session.of(url), timeout=self.timeout, allow_redirects=False)
-            if resp.status_code >= 500:
-                raise _Retryable(f"HTTP {resp.status_code}")
+            if resp.status_code >= 500 and resp.status_code != 501:
+                raise _ServerError(f"HTTP {resp.status_code}")
 
         try:
             self._retrying()(attempt)
         except (_Retryable, requests.RequestException) as err:
+            if not _gave_no_answer(err):
+                return None  # it answered, if only with a failure: said where the URL is used
             return f"{redact(url)}: {why(err)} (after {self.attempts} attempts)"
         return None
 
@@ -204,7 +225,8 @@ class HttpClient:
             try:
                 self._retrying()(lambda: self._transfer(url, part, progress, pinning, headers or {}))
             except (_Retryable, requests.RequestException) as err:
-                raise NoAnswer(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
+                failed = NoAnswer if _gave_no_answer(err) else Unreachable
+                raise failed(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
             except OSError as err:  # a full disk: nothing partial stays behind (the temp dir goes)
                 where = cache.root
                 raise DownloadError(f"{redact(url)}: cannot write into the cache {where}: {err.strerror}") from err
@@ -257,8 +279,7 @@ class HttpClient:
 
 def _check_answer(resp: requests.Response, have: int, part: Path) -> str:
     """The file mode to write the body with ('wb' from the start, 'ab' to resume), or why not to."""
-    if resp.status_code >= 500:
-        raise _Retryable(f"HTTP {resp.status_code}")
+    _server_error(resp.status_code)
     if resp.status_code == 416 and have:
         part.write_bytes(b"")
         raise _Retryable("the server refused to resume (HTTP 416): starting again")

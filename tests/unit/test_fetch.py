@@ -5,6 +5,7 @@ import http.server
 import os
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from builder.inputs.site import SiteConfig
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
 from builder.store.http import DownloadError, HttpClient, Progress, redact
-from tests.helpers import http_server
+from tests.helpers import free_port, http_server
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 SHA = hashlib.sha256(PAYLOAD).hexdigest()
@@ -286,3 +287,33 @@ def test_a_hosts_own_header_does_not_follow_a_redirect_to_another_host(tmp_path:
                 f"{url}/x.run", Cache(tmp_path), SHA
             )
     assert got == {"first": ["npu"], "second": [None]}
+
+
+def _answering(status: int) -> Callable[[http.server.BaseHTTPRequestHandler], None]:
+    def answer(h: http.server.BaseHTTPRequestHandler) -> None:
+        h.send_response(status)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    return answer
+
+
+def test_only_a_host_that_gives_no_answer_is_told_apart_from_a_wrong_url(tmp_path: Path) -> None:
+    """No connection and 5xx are no answer (the lock records the part unresolved); 404, and 501 for a
+    method the host does not implement, are answers (a wrong URL stays an error where it is used)."""
+    from builder.store.http import NoAnswer
+
+    with http_server(_answering(503)) as down, http_server(_answering(404)) as missing:
+        with http_server(_answering(501)) as no_head:
+            assert client().no_answer(f"{no_head}/x") is None
+        assert client().no_answer(f"{missing}/x") is None
+        assert "HTTP 503" in str(client().no_answer(f"{down}/x"))
+        with pytest.raises(NoAnswer, match="HTTP 503"):
+            client().download(f"{down}/x.run", Cache(tmp_path), SHA)
+        with pytest.raises(DownloadError, match="HTTP 404") as raised:
+            client().download(f"{missing}/x.run", Cache(tmp_path), SHA)
+        assert not isinstance(raised.value, NoAnswer)
+    dead = f"http://127.0.0.1:{free_port()}/x"
+    assert "refused" in str(client().no_answer(dead)).lower()
+    with pytest.raises(NoAnswer):
+        client().download(dead, Cache(tmp_path), SHA)

@@ -112,3 +112,26 @@ def test_check_refuses_a_layer_on_a_release_or_chip_it_does_not_support(tmp_path
         e.startswith("component catlass (catlass) does not support chip 310p (only 910b, a3, 950") for e in errors
     )
     assert any(e.startswith("component asc-devkit (asc-devkit) does not support chip 310p") for e in errors)
+
+
+def test_new_pins_torch_npu_to_the_catalogs_newest_pairing_that_fits_a_pinned_torch() -> None:
+    """The template leaves torch and torch-npu unpinned: `new` pins both to the newest pair the catalog
+    lists for the release; a torch pinned already (a stack given to --from) picks the pair it fits,
+    and a torch-npu pinned already is left alone."""
+    from builder.manifest import new
+
+    def pinned(packages: list[str], version: str = "8.5.0") -> list[str]:
+        template = new.packaged_template(version)
+        comp = next(c for c in template["components"] if c["id"] == "tilelang-ascend")
+        comp["python_packages"] = packages
+        data = new.new_manifest(template, version, "910b", "x")
+        packages_now: list[str] = next(c for c in data["components"] if c["id"] == "tilelang-ascend")["python_packages"]
+        return packages_now
+
+    template = new.packaged_template("8.5.0")
+    lines = next(c for c in template["components"] if c["id"] == "tilelang-ascend")["python_packages"]
+    assert "torch" in lines and "torch-npu" in lines  # as upstream's requirements have them
+    assert pinned(["numpy", "torch", "torch-npu"]) == ["numpy", "torch==2.9.0", "torch-npu==2.9.0"]
+    assert pinned(["torch==2.7.1", "torch-npu"]) == ["torch==2.7.1", "torch-npu==2.7.1.post2"]
+    assert pinned(["torch", "torch-npu==2.8.0.post2"]) == ["torch", "torch-npu==2.8.0.post2"]
+    assert pinned(["torch==1.0", "torch-npu"]) == ["torch==1.0", "torch-npu"]  # no pair fits: left for check

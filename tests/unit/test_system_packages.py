@@ -339,7 +339,7 @@ def test_what_no_source_answers_for_is_left_unresolved_and_a_site_line_resolves_
     stand-ins, resolves them."""
     from builder import lock as lock_io
     from builder.inputs.site import SiteConfig
-    from builder.model.errors import InputError
+    from builder.model.errors import Unreached
     from builder.plan.resolve import Request, resolve_inputs
     from tests.helpers import free_port, run_cli, serving_bytes
 
@@ -370,7 +370,7 @@ def test_what_no_source_answers_for_is_left_unresolved_and_a_site_line_resolves_
         assert code == 0 and "up to date" in out, err
         assert "skipped: x86_64 python packages of app" in err and "skipped: fetch third_party/pkg" in err, err
         request = Request(manifests.load(stack), stack, written, SiteConfig(), Cache(tmp_path / "cache"), Arch.X86_64)
-        with pytest.raises(InputError, match=r"leaves 2 part\(s\) unresolved for x86_64: .*python packages of app"):
+        with pytest.raises(Unreached, match=r"leaves 2 part\(s\) unresolved for x86_64: .*python packages of app"):
             resolve_inputs(request, prepare=True, say=print)
 
         # The site lines as printed, each pointed at a loopback stand-in of what nobody reached.
@@ -388,3 +388,101 @@ def test_what_no_source_answers_for_is_left_unresolved_and_a_site_line_resolves_
     torch = next(w for w in relocked.architectures[Arch.X86_64].python["app"] if w.name == "torch")
     assert (torch.version, torch.index) == ("2.9.0+cpu", f"{dead}/simple/")  # the manifest's URL, as locked
     assert relocked.components[0].fetched[0].sha256 == hashlib.sha256(b"llvm").hexdigest()
+
+
+def _reference_copy(tmp_path: Path, text: str) -> Path:
+    shutil.copytree(
+        ROOT / "stacks" / "reference", tmp_path / "stacks" / "reference", ignore=shutil.ignore_patterns("build")
+    )
+    (tmp_path / "stacks" / "m.yaml").write_text(text)
+    return tmp_path / "stacks" / "m.yaml"
+
+
+APT_REPO = "apt_repositories:\n  - {url: 'http://apt.example/debian', suite: bookworm-updates}\n"
+APT_REPO += "runtime_system_packages:"
+
+
+def test_a_base_or_apt_repository_that_gives_no_answer_is_unresolved_kept_for_others_and_dropped_when_moot(
+    tmp_path: Path,
+) -> None:
+    """aarch64's mirror and the apt repository give no answer: its base and x86_64's system packages
+    are recorded unresolved (lock --check's drift check skips them); a lock of x86_64 alone keeps
+    aarch64's record while the manifest still takes its base from that mirror, and drops it once the
+    manifest names another."""
+    from builder import manifest
+    from builder.inputs import bootstrap
+    from builder.inputs.site import SiteConfig
+    from builder.lock.check import check
+    from builder.lock.resolve import Resolver, resolve
+    from builder.store.http import NoAnswer
+
+    text = (ROOT / "stacks" / "reference.yaml").read_text().replace("runtime_system_packages:", APT_REPO, 1)
+    path = _reference_copy(tmp_path, text.replace("mirror: http://deb.debian.org/debian", ARM_MIRROR, 1))
+
+    def base(spec: object, arch: Arch, *_: object) -> bootstrap.BaseTarball:
+        if arch == Arch.AARCH64:
+            raise NoAnswer(
+                "the aarch64 mirror of bookworm: cannot resolve ports.example", "http://ports.example/debian"
+            )
+        return bootstrap.BaseTarball("0" * 64, {})
+
+    def apt(_base: object, repos: list[debs.AptSource], *_: object) -> dict[str, list[debs.Deb]]:
+        raise NoAnswer(f"apt repository {repos[0].suite}: cannot resolve apt.example", repos[0].url)
+
+    resolver = Resolver(tmp_path / "stacks", SiteConfig(), Cache(tmp_path / "cache"), HttpClient(), print, base, apt)
+    locked = resolve(manifest.load(path), resolver, [Arch.X86_64, Arch.AARCH64])
+    assert {(u.kind, u.arch, u.url) for u in locked.unresolved} == {
+        ("system", Arch.X86_64, "http://apt.example/debian"),
+        ("base", Arch.AARCH64, "http://ports.example/debian"),
+    }
+    assert locked.architectures[Arch.X86_64].base and not locked.architectures[Arch.AARCH64].base
+    assert check(locked, manifest.load(path), resolver, str(path)).drift == []
+
+    again = resolve(manifest.load(path), resolver, [Arch.X86_64], previous=locked)
+    assert {(u.kind, u.arch) for u in again.unresolved} == {("system", Arch.X86_64), ("base", Arch.AARCH64)}
+    path.write_text(path.read_text().replace("http://ports.example/debian", "http://ports.example/other"))
+    moved = resolve(manifest.load(path), resolver, [Arch.X86_64], previous=again)
+    assert {(u.kind, u.arch) for u in moved.unresolved} == {("system", Arch.X86_64)}
+
+
+ARM_MIRROR = "mirror: http://deb.debian.org/debian\n    mirrors: {aarch64: 'http://ports.example/debian'}"
+
+
+def test_a_relock_whose_sources_give_no_answer_keeps_the_locks_pins(tmp_path: Path) -> None:
+    """Locked once; then the base's mirror, the Python index and a fetch: URL give no answer, on a
+    machine whose cache lacks the fetched file: each part keeps the lock's pin (its spec unchanged),
+    said, and nothing is recorded unresolved."""
+    from builder import manifest
+    from builder.inputs import bootstrap
+    from builder.inputs.site import SiteConfig
+    from builder.lock.resolve import Resolver, resolve
+    from builder.store.http import NoAnswer
+    from tests.helpers import free_port, serving_bytes
+
+    pypi = [make_wheel(tmp_path / "pypi", "simreport", "1.0")]
+    with http_server(_simple_index(pypi)) as index, http_server(serving_bytes(lambda: b"third")) as files:
+        text = (ROOT / "stacks" / "reference.yaml").read_text()
+        text = text.replace("python_index: reference/wheelhouse", f"python_index: ['{index}/']")
+        text = text.replace("  - id: harness\n", f"  - id: harness\n    fetch: [{{url: '{files}/t.zip', to: t.zip}}]\n")
+        path = _reference_copy(tmp_path, text)
+        cache = Cache(tmp_path / "cache")
+        tarball = bootstrap.BaseTarball("1" * 64, {})
+        first = Resolver(tmp_path / "stacks", SiteConfig(), cache, HttpClient(), print, lambda *_: tarball, _no_debs)
+        locked = resolve(manifest.load(path), first, [Arch.X86_64])
+
+    def down(spec: object, arch: Arch, *_: object) -> bootstrap.BaseTarball:
+        raise NoAnswer("the x86_64 mirror of bookworm: cannot resolve deb.debian.org", "http://deb.debian.org/debian")
+
+    dead = f"http://127.0.0.1:{free_port()}/"
+    site = SiteConfig.model_validate({"url_rewrites": [{"from": index + "/", "to": dead}, {"from": files, "to": dead}]})
+    said: list[str] = []
+    other = Cache(tmp_path / "other")
+    elsewhere = Resolver(tmp_path / "stacks", site, other, HttpClient(), said.append, down, _no_debs)
+    relocked = resolve(manifest.load(path), elsewhere, [Arch.X86_64], previous=locked)
+    assert relocked.unresolved == []
+    assert relocked.architectures == locked.architectures and relocked.components == locked.components
+    assert sum("keeping" in line for line in said) == 3, said  # base, python packages, the fetch
+
+
+def _no_debs(*_: object) -> dict[str, list[debs.Deb]]:
+    return {}

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:3b5394feaeb43e15f187503ebc5045a81b86cc7f0ea2e44f85c47d198bc9da5a
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:954b5b5e14429a69dc9bcf3deee89d47f7f287720051c3244b590ea4357f4f0f
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:3b5394feaeb43e15f187503ebc5045a81b86cc7f0ea2e44f85c47d198bc9da5a
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:954b5b5e14429a69dc9bcf3deee89d47f7f287720051c3244b590ea4357f4f0f
 ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:e9c63f4a28027376d6cd2889393a2b2129046a18d4bebea04618e42e59dbf2d6
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:e16f5b1e664984b45d8363b4aad3331904792b2fb604496b9933e95b7dd0fca7
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:2c79f13d59907ee334c402310a53f394423b19a20526096f44462b6a35e61416
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
@@ -32,7 +32,7 @@ COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="8.5.0 devel image" \
       org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10" \
       org.opencontainers.image.created="2024-01-01T00:00:00Z" \
-      org.stackbuild.lock.sha256="269cc3af9151117ce123b8d763802fe53a765ab91301310443cc5637c970f6b2" \
+      org.stackbuild.lock.sha256="39b3f9f9f3f144824e39f1a31c0797df56e829c4fa958af10acdcd2b62c38524" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \
       org.stackbuild.host.driver="25.5.0" \
