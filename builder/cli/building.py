@@ -175,14 +175,15 @@ def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool)
         more_engines=tuple((url, DockerEngine(url)) for url in more),
         engine_name=first or os.environ.get("DOCKER_HOST") or "the local engine",
     )
-    plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+    inputs = resolve_inputs(request, prepare=True, say=say)
+    plan = make_plan(inputs)
     record_run(plan, request)
     built = execute(find_cached(plan, engine), engine, request.cache, options, say)
     tagged = tag_finals(built, engine)
     took = time.monotonic() - started
     pulled = f", {len(built.pulled)} pulled" if built.pulled else ""
     say(f"[stackbuild] {len(built.built)} built{pulled}, {len(built.cached)} cached in {took:.2f}s")
-    record = provenance(tagged, request.lock, options.engine_name, took)
+    record = provenance(tagged, request.lock, options.engine_name, took, inputs.origin)
     say(f"[stackbuild] provenance: {write_provenance(ctx.root / '.stackbuild' / 'provenance', record)}")
     for tag in tagged.tags.values():
         print(f"{tag}  {engine.image_id(tag)}  ({engine.size(tag) / 1e6:.0f} MB)")

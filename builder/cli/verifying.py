@@ -54,10 +54,7 @@ def _both(
             "umask 077, TZ set otherwise"
         )
         moved_request = dataclasses.replace(request, manifest=load(moved), manifest_path=moved)
-        # The same commit checked out elsewhere: the finals name the same origin.
-        second_plan = dataclasses.replace(
-            make_plan(resolve_inputs(moved_request, prepare=True, say=say)), final_labels=plan.final_labels
-        )
+        second_plan = make_plan(resolve_inputs(moved_request, prepare=True, say=say))
         _same_keys(plan, second_plan)
         started = time.monotonic()
         second = fresh_build(StageBuilder(second_plan, second_engine, request.cache, ctx.log_dir()), "second", say)

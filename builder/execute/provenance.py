@@ -1,6 +1,7 @@
 """The provenance record of a build: what made the final images (builder version, lock digest, each
-stage's key and image, the bases) and when and where, written next to the build's logs, outside the
-images: only what the lock decides goes inside them (/etc/stackbuild/stack.lock.json and labels)."""
+stage's key and image, the bases), from which checkout (origin URL and commit), and when and where,
+written next to the build's logs, outside the images: only what the lock decides goes inside them
+(/etc/stackbuild/stack.lock.json and labels)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from typing import Any
 
 from builder import __version__
 from builder.execute.pipeline import Tagged
+from builder.inputs.project import Origin
 from builder.lock.model import Lock, LockedBootstrapBase, LockedImageBase
 from builder.store.files import write_atomic
 
 
-def provenance(tagged: Tagged, lock: Lock, engine: str, seconds: float) -> dict[str, Any]:
+def provenance(tagged: Tagged, lock: Lock, engine: str, seconds: float, origin: Origin) -> dict[str, Any]:
     built = tagged.built
     plan = built.plan
     section = lock.architectures.get(plan.arch)
@@ -37,6 +39,8 @@ def provenance(tagged: Tagged, lock: Lock, engine: str, seconds: float) -> dict[
             for name, stage in plan.stages.items()
         },
         "images": {tag: built.image_ids[final] for final, tag in tagged.tags.items()},
+        # The checkout the stack's definition came from: here, not in the images (their bytes are the lock's).
+        "source": {"origin": origin.source, "commit": origin.revision},
         "build": {
             "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "seconds": round(seconds, 2),

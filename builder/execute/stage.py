@@ -20,7 +20,7 @@ from builder.inputs.contexts import write_context
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import LoggedFailure, StackbuildError
-from builder.plan.stage import FINALS, Plan, Stage, parent_arg
+from builder.plan.stage import Plan, Stage, parent_arg
 from builder.store.cache import Cache
 from builder.verify.diagnose import diagnose, install_failure
 from builder.verify.installs import added_files, collisions, installed_files
@@ -109,9 +109,7 @@ class StageBuilder:
         return self.log_dir / self.plan.stack.lower() / self.plan.arch.value / f"{stage.name}.log"
 
     def labels(self, stage: Stage) -> dict[str, str]:
-        outside_the_key = self.plan.final_labels if stage.name in FINALS else {}
         return {
-            **outside_the_key,
             "org.stackbuild.stack": self.plan.stack,
             "org.stackbuild.stage": stage.name,
             "org.stackbuild.key": stage.key,

@@ -103,10 +103,6 @@ class Contents:
             "components": self.components(),
             "system_packages": self.system_packages(),
             "python_packages": self.python_packages(),
-            "built_from": {
-                "source": labels.get("org.opencontainers.image.source"),
-                "revision": labels.get("org.opencontainers.image.revision"),
-            },
         }
 
 
@@ -154,6 +150,4 @@ def summary(contents: Contents) -> list[str]:
     lines.append(f"system packages  {len(about['system_packages'])} (dpkg names and versions: --json)")
     lines.append(f"python packages  {len(about['python_packages'])}")
     lines += [f"  {name}=={version}" for name, version in about["python_packages"].items()]
-    if about["built_from"]["revision"]:
-        lines.append(f"built from    {about['built_from']['source'] or '?'} @ {about['built_from']['revision']}")
     return lines

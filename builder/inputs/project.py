@@ -1,5 +1,5 @@
-"""Where a stack's definition comes from: the git checkout holding its manifest, for the images'
-org.opencontainers.image.source and .revision labels (as docker/metadata-action sets them)."""
+"""Where a stack's definition comes from: the git checkout holding its manifest (origin URL and
+commit), for the build's provenance; never in an image, whose bytes only the lock decides."""
 
 from __future__ import annotations
 

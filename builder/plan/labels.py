@@ -1,15 +1,14 @@
 """What the final images say about themselves: OCI labels and the embedded lock.
 
-What follows from the lock is in the rendered Dockerfile (so in the stage key); where the stack's
-definition was checked out from (source, revision) is given to the build as --label, outside the
-key, so a new commit that changes nothing in the lock reuses the images (and their digests). Either
-way the image that was smoke-tested is the one published, with nothing added after it."""
+All of it follows from the lock and is in the rendered Dockerfile (so in the stage key): nothing of
+the checkout, the host, the time or the engine, so the same lock gives the same bytes from any clone
+on any machine. Where the stack's definition was checked out from (origin, commit) is provenance,
+recorded beside the image (execute.provenance), never in it."""
 
 from __future__ import annotations
 
 import datetime
 
-from builder.inputs.project import Origin
 from builder.lock.model import Lock, LockedBootstrapBase, LockedGit, LockedPath
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
@@ -35,16 +34,6 @@ def release_name(manifest: Manifest) -> str:
     """The images' name as the official CANN images spell theirs: <ver>-<chip>-<os><osver>-py<x.y>."""
     m = manifest
     return f"{m.toolkit.version.lower()}-{m.toolkit.chip}-{m.platform.os}{m.platform.os_version}-py{m.platform.python}"
-
-
-def origin_labels(origin: Origin) -> dict[str, str]:
-    """The checkout the final images were built from (build-time labels, not in the key)."""
-    labels = {}
-    if origin.source:
-        labels["org.opencontainers.image.source"] = origin.source
-    if origin.revision:
-        labels["org.opencontainers.image.revision"] = origin.revision
-    return labels
 
 
 # What follows the release in each final image's tags and version label. The devel image carries the

@@ -9,7 +9,7 @@ from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
 from builder.plan import render
-from builder.plan.labels import FINAL_SUFFIXES, LOCK_IN_IMAGE, as_built, image_labels, origin_labels, release_name
+from builder.plan.labels import FINAL_SUFFIXES, LOCK_IN_IMAGE, as_built, image_labels, release_name
 from builder.plan.resolve import Inputs, Located
 from builder.plan.stage import Bake, ContextInput, Plan, Stage, StageInputs, StageKind, parent_arg, sha256_text
 from builder.verify import probes as probe_specs
@@ -191,6 +191,5 @@ def make_plan(inputs: Inputs) -> Plan:
         final_tags(inputs),
         installs,
         {cid: frozenset(deps) for cid, deps in needs.items()},
-        origin_labels(inputs.origin),
         lock.base.source_date_epoch if isinstance(lock.base, LockedBootstrapBase) else None,
     )

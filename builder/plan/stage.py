@@ -129,8 +129,6 @@ class Plan:
     # Component -> the paths it installs outside its directory, and -> every component it needs.
     installs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     needs: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # Given to the final images' builds as --label, outside their keys (source, revision).
-    final_labels: Mapping[str, str] = field(default_factory=dict)
     # The lock's source date: built images are normalised to it (None: an image base, left as built).
     source_date_epoch: int | None = None
 

@@ -5,6 +5,7 @@ not, and is named with its file. (The reference stack's run is measured outside 
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.docker.conftest import SecondDaemon, emu_workspace, stackbuild
-from tests.helpers import registry
+from tests.helpers import git, registry
 
 pytestmark = pytest.mark.docker
 HELLO_BUILD = "    build: [python3 make_launcher.py]\n"
@@ -61,3 +62,49 @@ def test_a_component_writing_the_time_differs_by_name_and_one_differing_in_mtime
     assert found["hello"] == "same" and found["clock"] == "differs", run.stdout
     assert re.search(r"^\s+layer \d+: opt/stack/clock/stamp.txt: content$", run.stdout, re.M), run.stdout
     assert "launch.py" not in run.stdout
+
+
+def _stage_images(root: Path) -> dict[str, str]:
+    record = json.loads((root / ".stackbuild" / "provenance" / "emu" / "x86_64.json").read_text())
+    return {name: stage["image"] for name, stage in record["stages"].items()}
+
+
+def test_another_clone_at_another_commit_on_another_daemon_gives_the_same_images(tmp_path: Path) -> None:
+    """Built from a checkout, then from a clone of it with another origin URL and one more commit
+    touching only README.md, on a second daemon with no stage image to reuse: every stage and both
+    finals are the same image (nothing of the checkout is in them); each build's provenance names
+    its own origin and commit."""
+    first = emu_workspace(tmp_path)
+    git("init", "-q", "-b", "main", cwd=first)
+    git("remote", "add", "origin", "https://git.example.com/team/stacks.git", cwd=first)
+    git("add", "-A", cwd=first)
+    git("commit", "-q", "-m", "the emu stack", cwd=first)
+    built = stackbuild(first, "build", "emu", "--arch", "x86_64", "--no-smoke", timeout=2400)
+    assert built.returncode == 0, built.stderr[-3000:]
+
+    second = tmp_path / "elsewhere" / "clone"
+    git("clone", "-q", str(first), str(second), cwd=tmp_path)
+    git("remote", "set-url", "origin", "https://mirror.example.org/other/stacks.git", cwd=second)
+    (second / "README.md").write_text("a clone with one more commit\n")
+    git("add", "README.md", cwd=second)
+    git("commit", "-q", "-m", "a README", cwd=second)
+    daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-c-", dir="/tmp")))
+    daemon.start()
+    try:
+        again = stackbuild(
+            second, "build", "emu", "--arch", "x86_64", "--no-smoke", "--engine", daemon.host, timeout=2400
+        )
+    finally:
+        daemon.remove()
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert _stage_images(second) == _stage_images(first)
+    assert set(_stage_images(first)) >= {"base-devel", "toolkit", "hello", "devel-image", "runtime-image"}
+    sources = [
+        json.loads((r / ".stackbuild/provenance/emu/x86_64.json").read_text())["source"] for r in (first, second)
+    ]
+    assert sources[0]["origin"] == "https://git.example.com/team/stacks.git"
+    assert sources[1] == {
+        "origin": "https://mirror.example.org/other/stacks.git",
+        "commit": git("rev-parse", "HEAD", cwd=second),
+    }
+    assert sources[0]["commit"] != sources[1]["commit"]

@@ -3,7 +3,6 @@ and the lock itself copied in."""
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from builder.lock import io as lock_io
 from builder.lock.model import LockedPath
 from builder.model.arch import Arch
 from builder.plan import render
-from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels, origin_labels
+from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels
 from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
@@ -62,19 +61,17 @@ def test_the_carried_lock_names_the_trees_that_were_built() -> None:
     assert moved.lock_sha256 == moved.content_sha256() != locked.lock_sha256
 
 
-def test_the_checkout_is_named_by_build_time_labels_outside_the_key(tmp_path: Path) -> None:
-    origin = Origin("https://git.example.com/team/stacks.git", "a" * 40)
-    assert origin_labels(origin) == {
-        "org.opencontainers.image.source": origin.source,
-        "org.opencontainers.image.revision": "a" * 40,
-    }
+def test_nothing_of_the_checkout_reaches_an_image(tmp_path: Path) -> None:
+    """The final images' labels and Dockerfiles follow from the lock alone: no origin, no commit
+    (those are the build's provenance), so another clone at another commit gives the same bytes."""
     plan = golden_plan()
-    moved = dataclasses.replace(plan, final_labels=origin_labels(origin))
-    builder = StageBuilder(moved, FakeEngine(), Cache(tmp_path / "cache"), tmp_path / "logs")
-    final, component = moved.stages["devel-image"], moved.stages["devkit"]
-    assert builder.labels(final)["org.opencontainers.image.revision"] == "a" * 40
-    assert "org.opencontainers.image.revision" not in builder.labels(component)
-    assert "revision" not in final.dockerfile  # a new commit alone does not change the key
+    builder = StageBuilder(plan, FakeEngine(), Cache(tmp_path / "cache"), tmp_path / "logs")
+    for stage in plan.stages.values():
+        labels = builder.labels(stage)
+        assert not [
+            k for k in labels if k.startswith("org.opencontainers.image.") and k.endswith(("source", "revision"))
+        ]
+        assert "image.source" not in stage.dockerfile and "image.revision" not in stage.dockerfile
 
 
 def test_label_values_cannot_leave_their_quotes_or_expand_variables() -> None:

@@ -14,6 +14,7 @@ from builder.execute.pipeline import Built, Tagged
 from builder.execute.provenance import provenance, write_provenance
 from builder.handoff.contents import read_contents
 from builder.handoff.sbom import make_sbom
+from builder.inputs.project import Origin
 from builder.lock.model import LockedPath
 from builder.model.arch import Arch
 from tests.fake_engine import FakeEngine
@@ -51,12 +52,14 @@ def test_the_sbom_lists_the_stack_the_toolkit_and_every_package_with_versions() 
     assert document["serialNumber"] == sbom()["serialNumber"]  # the same image, the same SBOM
 
 
-def test_the_provenance_record_names_the_builder_lock_stages_and_bases(tmp_path: Path) -> None:
+def test_the_provenance_record_names_the_builder_lock_stages_bases_and_checkout(tmp_path: Path) -> None:
     plan = golden_plan()
     request = golden_request()
     ids = {name: f"sha256:{stage.key}" for name, stage in plan.stages.items()}
     tagged = Tagged(Built(plan, ids, built=("kernels",), cached=()), dict(plan.final_tags))
-    record = provenance(tagged, request.lock, "the local engine", 12.345)
+    origin = Origin("https://git.example.com/team/stacks.git", "a" * 40)
+    record = provenance(tagged, request.lock, "the local engine", 12.345, origin)
+    assert record["source"] == {"origin": "https://git.example.com/team/stacks.git", "commit": "a" * 40}
     assert record["builder"] == {"name": "stackbuild", "version": __version__}
     assert record["lock_sha256"] == request.lock.lock_sha256
     assert record["stages"]["kernels"] == {
