@@ -4,7 +4,8 @@ then one OCI image index per tag so `docker pull` picks the host's architecture.
 Tags, as the official CANN images name theirs: `<ver>-<chip>-<os><osver>-py<x.y>` (the devel image, as
 the official full image) and `...-runtime`; an immutable `lock-<digest>` (and `-runtime`) from the
 lock's digest, refused when it already names another index; optional aliases (`latest`, and
-`latest-runtime`).
+`latest-runtime`). The same lock gives the same images wherever it is built, so a second publish
+of it finds each tag already naming its index and moves none.
 """
 
 from __future__ import annotations
@@ -67,12 +68,17 @@ def publish(
         if existing is not None and existing.digest != ours:
             raise StackbuildError(
                 f"{registry}/{repository}:{immutable}{suffix} already names {existing.digest}, not this build's "
-                f"index {ours}: an immutable tag is never moved (the same lock built "
-                "elsewhere gives other image digests until builds are bit-for-bit; pull and publish that one)"
+                f"index {ours}: an immutable tag is never moved (the same lock gave other images here: "
+                "`stackbuild verify-reproducible` names what differs)"
             )
     platforms = ", ".join(a.value for a in sorted(images, key=lambda a: a.value))
     for suffix, body in indexes.items():
+        ours = f"sha256:{hashlib.sha256(body).hexdigest()}"
         for tag in (release + suffix, immutable + suffix, *(alias + suffix for alias in aliases)):
+            existing = client.manifest(repository, tag)
+            if existing is not None and existing.digest == ours:  # published before, from this lock: not moved
+                pushed.append(Pushed(f"{registry}/{repository}:{tag}", ours, f"index of {platforms}, already there"))
+                continue
             digest = client.put_manifest(repository, tag, body, OCI_INDEX)
             pushed.append(Pushed(f"{registry}/{repository}:{tag}", digest, f"index of {platforms}"))
     return pushed

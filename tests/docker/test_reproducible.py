@@ -108,3 +108,29 @@ def test_another_clone_at_another_commit_on_another_daemon_gives_the_same_images
         "commit": git("rev-parse", "HEAD", cwd=second),
     }
     assert sources[0]["commit"] != sources[1]["commit"]
+
+
+def test_the_same_lock_published_from_two_daemons_converges(tmp_path: Path) -> None:
+    """One lock published from the local daemon, then from a second one that builds it from nothing:
+    the second finds every index tag already naming its index, says so and moves none, and reports
+    the same digests."""
+    root = emu_workspace(tmp_path)
+    daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-p-", dir="/tmp")))
+    daemon.start()
+    try:
+        with registry(tmp_path / "registry") as address:
+            publish = ["publish", "emu", "--registry", f"{address}/team", "--arch", "x86_64"]
+            first = stackbuild(root, *publish, timeout=2400)
+            assert first.returncode == 0, first.stderr[-3000:]
+            second = stackbuild(root, *publish, "--engine", daemon.host, timeout=2400)
+    finally:
+        daemon.remove()
+    assert second.returncode == 0, second.stderr[-3000:]
+
+    def pushed(stdout: str) -> dict[str, str]:
+        return dict(re.findall(r"^(\S+)  (sha256:[0-9a-f]{64})  \(", stdout, re.M))
+
+    assert pushed(second.stdout) == pushed(first.stdout) and len(pushed(first.stdout)) == 6  # 2 images, 4 tags
+    indexes = [line for line in second.stdout.splitlines() if "(index of" in line]
+    assert len(indexes) == 4 and all(line.endswith("already there)") for line in indexes), second.stdout
+    assert not any("already there" in line for line in first.stdout.splitlines())
