@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 
 from builder.cli.building import Result, build_arch, run_smoke_of
 from builder.cli.common import Context, say
 from builder.engine.registry_api import RegistryClient
-from builder.execute.publish import immutable_tag, publish
+from builder.execute.publish import Built, immutable_tag, publish
+from builder.inputs.project import origin_of
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.plan.labels import release_name
@@ -26,6 +28,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
     client = RegistryClient(args.registry.split("/", 1)[0])
     client.manifest(f"{args.registry.partition('/')[2]}/{locked.stack.lower()}", immutable_tag(locked))
     results: dict[Arch, Result] = {}
+    started = datetime.datetime.now(datetime.timezone.utc)
     for arch in arches:
         say(f"[stackbuild] publish: building {loaded.name} for {arch} from its lock (frozen)")
         results[arch] = build_arch(ctx, args, arch, frozen=True)
@@ -34,7 +37,10 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
     last = results[arches[-1]]
     images = {arch: result.tagged.tags for arch, result in results.items()}
     say(f"[stackbuild] publish: pushing to {args.registry}")
-    pushed = publish(images, last.request.lock, release_name(loaded), args.registry, args.alias, last.engine, client)
+    built = Built(origin_of(last.request.manifest_dir), started)
+    pushed = publish(
+        images, last.request.lock, release_name(loaded), args.registry, args.alias, last.engine, client, built
+    )
     for item in pushed:
         print(f"{item.ref}  {item.digest}  ({item.what})")
     return 0

@@ -1,5 +1,6 @@
-"""The distribution API, for what the Docker engine cannot do: read a manifest by tag and put an
-image index (docker-py and skopeo 1.9 cannot create one).
+"""The distribution API, for what the Docker engine cannot do: read a manifest by tag, put an image
+index (docker-py and skopeo 1.9 cannot create one), and attach an artifact to it as an OCI 1.1
+referrer (blobs, the referrers API where the registry has it, else the referrers tag schema).
 
 One retrying client: connection errors and 5xx are retried with backoff; 401/403 after
 authenticating is one line naming the registry, never what was sent. Credentials come from
@@ -17,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urljoin, urlsplit
 
 import docker.auth
 import docker.errors
@@ -149,6 +150,26 @@ class RegistryClient:
         self._check(response, repository, reference)
         return f"sha256:{hashlib.sha256(body).hexdigest()}"
 
+    def put_blob(self, repository: str, data: bytes) -> str:
+        """Upload data as a blob (POST then PUT, the spec's two-step upload) unless it is there; its digest."""
+        digest = f"sha256:{hashlib.sha256(data).hexdigest()}"
+        if self._retrying("HEAD", repository, f"blobs/{digest}", {}).status_code == 200:
+            return digest
+        started = self._retrying("POST", repository, "blobs/uploads/", {"Content-Length": "0"})
+        self._check(started, repository, "a blob upload")
+        location = urljoin(f"{self.base}/{repository}/", started.headers.get("Location", ""))
+        if not location.startswith(f"{self.base}/"):  # credentials go to this registry's API only
+            raise EngineError(f"registry {self.registry} sent a blob upload elsewhere ({urlsplit(location).netloc})")
+        target = f"{location}{'&' if '?' in location else '?'}{urlencode({'digest': digest})}"
+        done = self._retrying("PUT", repository, target, {"Content-Type": "application/octet-stream"}, data)
+        self._check(done, repository, digest)
+        return digest
+
+    def has_referrers_api(self, repository: str, digest: str) -> bool:
+        """Whether the registry answers the OCI 1.1 referrers API (else: the referrers tag schema)."""
+        response = self._retrying("GET", repository, f"referrers/{digest}", {"Accept": OCI_INDEX})
+        return response.status_code == 200 and response.headers.get("Content-Type", "").startswith(OCI_INDEX)
+
     def _check(self, response: requests.Response, repository: str, reference: str) -> None:
         if response.status_code >= 400:
             detail = response.text.strip().replace("\n", " ")[:300]
@@ -173,7 +194,8 @@ class RegistryClient:
     def _send(
         self, method: str, repository: str, path: str, headers: dict[str, str], body: bytes | None
     ) -> requests.Response:
-        url = f"{self.base}/{repository}/{path}"
+        # path: below the repository, or an upload location already checked to be on this registry
+        url = path if path.startswith(self.base) else f"{self.base}/{repository}/{path}"
         try:
             response = self._request(method, url, repository, headers, body)
             if response.status_code == 401:

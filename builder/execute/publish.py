@@ -5,17 +5,24 @@ Tags, as the official CANN images name theirs: `<ver>-<chip>-<os><osver>-py<x.y>
 the official full image) and `...-runtime`; an immutable `lock-<digest>` (and `-runtime`) from the
 lock's digest, refused when it already names another index; optional aliases (`latest`, and
 `latest-runtime`). The same lock gives the same images wherever it is built, so a second publish
-of it finds each tag already naming its index and moves none.
+of it finds each tag already naming its index and moves none. Each index newly put gets its
+provenance (execute.attestation) as an OCI 1.1 referrer: through the referrers API where the
+registry has one, else the referrers tag schema (`sha256-<index digest>`, an index of referrers).
 """
 
 from __future__ import annotations
 
+import datetime
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from builder.engine import Engine
-from builder.engine.registry_api import OCI_INDEX, RegistryClient, index_body
+from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient, index_body
+from builder.execute import attestation
+from builder.inputs.project import Origin
 from builder.lock.model import Lock
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
@@ -33,6 +40,14 @@ def immutable_tag(lock: Lock) -> str:
     return f"lock-{lock.lock_sha256[:16]}"
 
 
+@dataclass(frozen=True)
+class Built:
+    """Where and when the images were made: for their provenance."""
+
+    origin: Origin
+    started: datetime.datetime
+
+
 def publish(
     images: Mapping[Arch, Mapping[str, str]],
     lock: Lock,
@@ -41,6 +56,7 @@ def publish(
     aliases: Sequence[str],
     engine: Engine,
     client: RegistryClient,
+    built: Built,
 ) -> list[Pushed]:
     """Push images (per architecture: final stage -> local tag) to target (REGISTRY/NAMESPACE) as
     <target>/<stack>; what was pushed, with digests."""
@@ -74,6 +90,7 @@ def publish(
     platforms = ", ".join(a.value for a in sorted(images, key=lambda a: a.value))
     for suffix, body in indexes.items():
         ours = f"sha256:{hashlib.sha256(body).hexdigest()}"
+        attested = False
         for tag in (release + suffix, immutable + suffix, *(alias + suffix for alias in aliases)):
             existing = client.manifest(repository, tag)
             if existing is not None and existing.digest == ours:  # published before, from this lock: not moved
@@ -81,4 +98,39 @@ def publish(
                 continue
             digest = client.put_manifest(repository, tag, body, OCI_INDEX)
             pushed.append(Pushed(f"{registry}/{repository}:{tag}", digest, f"index of {platforms}"))
+            if tag == immutable + suffix and not attested:  # its first publish: its provenance beside it
+                pushed.append(attest(client, f"{registry}/{repository}", body, lock, built))
+                attested = True
     return pushed
+
+
+def attest(client: RegistryClient, where: str, index: bytes, lock: Lock, built: Built) -> Pushed:
+    """The index's provenance statement pushed as a referrer whose subject is the index."""
+    repository = where.partition("/")[2]
+    digest = f"sha256:{hashlib.sha256(index).hexdigest()}"
+    manifests = [entry["digest"] for entry in json.loads(index)["manifests"]]
+    now = datetime.datetime.now(datetime.timezone.utc)
+    document = attestation.statement(where, manifests, lock, built.origin, built.started, now)
+    layer = client.put_blob(repository, document)
+    client.put_blob(repository, b"{}")  # the empty config every artifact manifest names
+    subject = {"mediaType": OCI_INDEX, "digest": digest, "size": len(index)}
+    body = attestation.referrer_manifest(layer, len(document), subject)
+    referrer = client.put_manifest(repository, f"sha256:{hashlib.sha256(body).hexdigest()}", body, OCI_MANIFEST)
+    if not client.has_referrers_api(repository, digest):
+        _add_to_referrers_tag(client, repository, digest, {"digest": referrer, "size": len(body)})
+    return Pushed(f"{where}@{referrer}", referrer, f"provenance of {digest[:19]}")
+
+
+def _add_to_referrers_tag(client: RegistryClient, repository: str, subject: str, referrer: dict[str, Any]) -> None:
+    """The referrers tag schema (OCI distribution 1.1, for registries without the API): the tag
+    sha256-<subject hex> names an index of the subject's referrers; this one added to it."""
+    tag = subject.replace(":", "-")
+    existing = client.manifest(repository, tag)
+    entries = json.loads(existing.body)["manifests"] if existing is not None else []
+    entry = {
+        "mediaType": OCI_MANIFEST,
+        **referrer,
+        "artifactType": attestation.IN_TOTO,
+        "annotations": {"in-toto.io/predicate-type": attestation.SLSA_PROVENANCE},
+    }
+    client.put_manifest(repository, tag, index_body([*entries, entry]), OCI_INDEX)

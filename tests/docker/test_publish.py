@@ -76,6 +76,14 @@ def test_publish_pushes_one_index_per_tag_with_labels_and_the_lock(
     printed = re.search(rf"^{re.escape(repository)}:{immutable}  (sha256:\w+)", run.stdout, re.M)
     assert printed and printed.group(1) == "sha256:" + hashlib.sha256(raw[immutable].encode()).hexdigest()
 
+    # The build's provenance is beside the index (a referrer, through the referrers tag schema: this
+    # registry has no referrers API), never in it: the index lists the images only.
+    referrers = json.loads(skopeo("inspect", "--raw", f"docker://{repository}:{printed.group(1).replace(':', '-')}"))
+    (referrer,) = referrers["manifests"]
+    assert referrer["artifactType"] == "application/vnd.in-toto+json"
+    assert all("artifactType" not in m for m in index["manifests"])
+    assert re.search(rf"^{re.escape(repository)}@{referrer['digest']}  \S+  \(provenance of", run.stdout, re.M)
+
     # The release's own tag is the devel image's, as the official full image's; the runtime's is -runtime.
     devel = json.loads(skopeo("inspect", f"docker://{repository}:{RELEASE}"))["Labels"]
     assert devel["org.opencontainers.image.version"] == RELEASE

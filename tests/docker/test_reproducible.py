@@ -128,9 +128,11 @@ def test_the_same_lock_published_from_two_daemons_converges(tmp_path: Path) -> N
     assert second.returncode == 0, second.stderr[-3000:]
 
     def pushed(stdout: str) -> dict[str, str]:
-        return dict(re.findall(r"^(\S+)  (sha256:[0-9a-f]{64})  \(", stdout, re.M))
+        return dict(re.findall(r"^([^@\s]+)  (sha256:[0-9a-f]{64})  \(", stdout, re.M))  # tags, not referrers
 
     assert pushed(second.stdout) == pushed(first.stdout) and len(pushed(first.stdout)) == 6  # 2 images, 4 tags
+    # The provenance went up with the first publish (one per index); the second attaches none.
+    assert first.stdout.count("(provenance of") == 2 and "(provenance of" not in second.stdout
     indexes = [line for line in second.stdout.splitlines() if "(index of" in line]
     assert len(indexes) == 4 and all(line.endswith("already there)") for line in indexes), second.stdout
     assert not any("already there" in line for line in first.stdout.splitlines())

@@ -1,0 +1,119 @@
+"""Provenance beside the image, not in it: an in-toto statement with an SLSA provenance v1 predicate
+for one published image index, built and checked with the in-toto-attestation bindings.
+
+Its subjects are the index's platform manifests; the build definition is the lock (its digest) and
+the resolved dependencies are each git source at its commit and the checkout the stack's
+definition came from; the run details name the builder and when it ran. It is attached to the
+index as an OCI 1.1 referrer (`referrer_manifest`), so the index bytes stay what the lock decides.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import google.protobuf.json_format as pb_json
+from google.protobuf.timestamp_pb2 import Timestamp
+from in_toto_attestation.predicates.provenance.v1 import provenance_pb2
+from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor
+from in_toto_attestation.v1.statement import Statement
+
+from builder import __version__
+from builder.inputs.project import Origin
+from builder.lock.model import Lock, LockedGit
+from builder.model.errors import StackbuildError
+from builder.store.http import redact
+
+SLSA_PROVENANCE = "https://slsa.dev/provenance/v1"
+BUILD_TYPE = "https://stackbuild.dev/build-type/lock/v1"  # a stackbuild build from a lock
+BUILDER_ID = "https://stackbuild.dev/builder/publish"
+IN_TOTO = "application/vnd.in-toto+json"  # the layer's and the referrer's artifact type
+EMPTY_CONFIG = {  # the OCI 1.1 empty descriptor: an artifact manifest with no config of its own
+    "mediaType": "application/vnd.oci.empty.v1+json",
+    "digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+    "size": 2,
+}
+
+
+class BadStatement(StackbuildError):
+    """A statement the in-toto bindings refuse (a malformed or foreign attestation)."""
+
+
+def _timestamp(when: datetime.datetime) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(when.astimezone(datetime.timezone.utc))
+    return stamp
+
+
+def _dependencies(lock: Lock, origin: Origin) -> list[ResourceDescriptor]:
+    found = [
+        ResourceDescriptor(
+            name=component.id, uri=f"git+{redact(component.source.url)}", digest={"gitCommit": component.source.commit}
+        )
+        for component in lock.components
+        if isinstance(component.source, LockedGit)
+    ]
+    if origin.source and origin.revision:
+        found.append(
+            ResourceDescriptor(name="checkout", uri=f"git+{origin.source}", digest={"gitCommit": origin.revision})
+        )
+    return found
+
+
+def statement(
+    repository: str,
+    manifests: Sequence[str],
+    lock: Lock,
+    origin: Origin,
+    started: datetime.datetime,
+    finished: datetime.datetime,
+) -> bytes:
+    """The statement for an index whose platform manifests are these digests (sha256:...), as JSON."""
+    predicate = provenance_pb2.Provenance()
+    definition = predicate.build_definition
+    definition.build_type = BUILD_TYPE
+    definition.external_parameters.update({"stack": lock.stack, "lock_sha256": lock.lock_sha256})
+    definition.resolved_dependencies.extend(d.pb for d in _dependencies(lock, origin))
+    run = predicate.run_details
+    run.builder.id = BUILDER_ID
+    run.builder.version["stackbuild"] = __version__
+    run.metadata.started_on.CopyFrom(_timestamp(started))
+    run.metadata.finished_on.CopyFrom(_timestamp(finished))
+    subjects = [
+        ResourceDescriptor(name=f"{repository}@{digest}", digest={"sha256": digest.removeprefix("sha256:")}).pb
+        for digest in manifests
+    ]
+    made = Statement(subjects, SLSA_PROVENANCE, pb_json.MessageToDict(predicate))
+    made.validate()
+    return json.dumps(pb_json.MessageToDict(made.pb), indent=2, sort_keys=True).encode()
+
+
+def read_statement(body: bytes) -> dict[str, Any]:
+    """A statement as the bindings accept it (an in-toto v1 statement with an SLSA provenance v1
+    predicate), as a dict; BadStatement naming why not."""
+    try:
+        proto = pb_json.Parse(body, Statement([], "", {}).pb)
+        Statement.copy_from_pb(proto).validate()
+        if proto.predicate_type != SLSA_PROVENANCE:
+            raise ValueError(f"predicate type {proto.predicate_type!r}, not {SLSA_PROVENANCE}")
+        pb_json.ParseDict(pb_json.MessageToDict(proto.predicate), provenance_pb2.Provenance())
+    except (pb_json.ParseError, ValueError) as err:
+        raise BadStatement(f"not an in-toto provenance statement: {str(err)[:200]}") from err
+    parsed: dict[str, Any] = pb_json.MessageToDict(proto)
+    return parsed
+
+
+def referrer_manifest(layer_digest: str, layer_size: int, subject: dict[str, Any]) -> bytes:
+    """An OCI 1.1 artifact manifest holding the statement (one layer) whose subject is the index."""
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "artifactType": IN_TOTO,
+        "config": EMPTY_CONFIG,
+        "layers": [{"mediaType": IN_TOTO, "digest": layer_digest, "size": layer_size}],
+        "subject": subject,
+        "annotations": {"in-toto.io/predicate-type": SLSA_PROVENANCE},
+    }
+    return json.dumps(manifest, indent=2).encode()
