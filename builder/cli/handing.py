@@ -8,8 +8,10 @@ import json
 
 from builder.cli.common import Context, say
 from builder.engine.docker_engine import DockerEngine
+from builder.engine.protocol import EngineError
 from builder.handoff.compare import compare
 from builder.handoff.contents import read_contents, summary
+from builder.handoff.provenance import provenance_lines, published_provenance
 from builder.handoff.sbom import debian_packages, make_sbom, os_id, python_packages
 from builder.model.arch import Arch
 from builder.model.errors import InputError
@@ -22,10 +24,15 @@ def _arch(args: argparse.Namespace) -> Arch:
 
 def cmd_inspect(ctx: Context, args: argparse.Namespace) -> int:
     contents = read_contents(DockerEngine(), args.image, _arch(args))
+    try:  # a published image: its provenance, attached beside it in the registry
+        statements, unread = published_provenance(args.image), ""
+    except EngineError as err:
+        statements, unread = [], str(err)
     if args.json:
-        print(json.dumps(contents.describe(), indent=2))
+        print(json.dumps({**contents.describe(), "provenance": statements}, indent=2))
     else:
-        print("\n".join(summary(contents)))
+        lines = summary(contents) + provenance_lines(statements)
+        print("\n".join(lines + ([f"provenance    cannot be read: {unread}"] if unread else [])))
     return 0
 
 

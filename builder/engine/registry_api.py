@@ -165,6 +165,24 @@ class RegistryClient:
         self._check(done, repository, digest)
         return digest
 
+    def blob(self, repository: str, digest: str) -> bytes:
+        """A blob (at most MAX_BODY: statements and configs, never layers), checked against its digest."""
+        response = self._retrying("GET", repository, f"blobs/{digest}", {})
+        self._check(response, repository, digest)
+        if f"sha256:{hashlib.sha256(response.content).hexdigest()}" != digest:
+            raise EngineError(f"registry {self.registry} answered {repository}@{digest} with other bytes")
+        return response.content
+
+    def referrers(self, repository: str, digest: str) -> list[dict[str, Any]]:
+        """The descriptors of what refers to digest: the referrers API's index, else the referrers tag's."""
+        response = self._retrying("GET", repository, f"referrers/{digest}", {"Accept": OCI_INDEX})
+        if response.status_code == 200 and response.headers.get("Content-Type", "").startswith(OCI_INDEX):
+            found = _json(response.content, self.registry).get("manifests", [])
+        else:
+            tagged = self.manifest(repository, digest.replace(":", "-"))
+            found = _json(tagged.body, self.registry).get("manifests", []) if tagged is not None else []
+        return [entry for entry in found if isinstance(entry, dict)]
+
     def has_referrers_api(self, repository: str, digest: str) -> bool:
         """Whether the registry answers the OCI 1.1 referrers API (else: the referrers tag schema)."""
         response = self._retrying("GET", repository, f"referrers/{digest}", {"Accept": OCI_INDEX})

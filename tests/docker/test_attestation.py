@@ -19,6 +19,7 @@ from builder import lock as lock_io
 from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient, index_body
 from builder.execute import attestation
 from builder.execute.publish import Built, attest
+from builder.handoff.provenance import provenance_lines, published_provenance
 from builder.inputs.project import Origin
 from tests.conftest import ROOT
 from tests.helpers import registry
@@ -76,6 +77,11 @@ def test_the_provenance_is_a_referrer_of_the_index_through_the_referrers_tag(tmp
         # The index itself: only the two images, nothing of the attestation.
         again = client.manifest(repository, "lock-0123")
         assert again is not None and json.loads(again.body)["manifests"] == entries
+        # What `inspect` shows of a published image: the statement, read back and checked.
+        (shown,) = published_provenance(f"{address}/{repository}:lock-0123", client)
+        assert shown == document
+        (line,) = provenance_lines([shown])
+        assert "from https://git.example.com/team/stacks.git @ " + "a" * 40 in line
     subjects = {s["digest"]["sha256"] for s in document["subject"]}
     assert subjects == {str(e["digest"]).removeprefix("sha256:") for e in entries}
     definition = document["predicate"]["buildDefinition"]

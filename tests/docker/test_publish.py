@@ -84,6 +84,10 @@ def test_publish_pushes_one_index_per_tag_with_labels_and_the_lock(
     assert all("artifactType" not in m for m in index["manifests"])
     assert re.search(rf"^{re.escape(repository)}@{referrer['digest']}  \S+  \(provenance of", run.stdout, re.M)
 
+    shown = stackbuild(workspace, "inspect", f"{repository}:{RELEASE}", env=env)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert re.search(r"^provenance    stackbuild \S+, from ", shown.stdout, re.M), shown.stdout
+
     # The release's own tag is the devel image's, as the official full image's; the runtime's is -runtime.
     devel = json.loads(skopeo("inspect", f"docker://{repository}:{RELEASE}"))["Labels"]
     assert devel["org.opencontainers.image.version"] == RELEASE

@@ -67,3 +67,13 @@ def test_the_referrer_is_an_artifact_manifest_whose_subject_is_the_index() -> No
     assert manifest["artifactType"] == attestation.IN_TOTO and manifest["subject"] == subject
     assert manifest["config"] == attestation.EMPTY_CONFIG
     assert manifest["layers"] == [{"mediaType": attestation.IN_TOTO, "digest": "sha256:" + "4" * 64, "size": 99}]
+
+
+def test_only_a_reference_that_names_a_registry_is_asked_for_its_provenance() -> None:
+    from builder.handoff.provenance import registry_ref
+
+    assert registry_ref("127.0.0.1:5000/team/reftest:lock-0123") == ("127.0.0.1:5000", "team/reftest", "lock-0123")
+    assert registry_ref("registry.example/team/x:8.5.0-910b") == ("registry.example", "team/x", "8.5.0-910b")
+    assert registry_ref("localhost/team/x:latest") == ("localhost", "team/x", "latest")
+    for local in ("stackbuild/stage/toolkit:abc", "ubuntu:22.04", "team/x", "registry.example/team/x"):
+        assert registry_ref(local) is None, local
