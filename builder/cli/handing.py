@@ -29,7 +29,8 @@ def cmd_inspect(ctx: Context, args: argparse.Namespace) -> int:
     except EngineError as err:
         statements, unread = [], str(err)
     if args.json:
-        print(json.dumps({**contents.describe(), "provenance": statements}, indent=2))
+        unreadable = {"provenance_unreadable": unread} if unread else {}
+        print(json.dumps({**contents.describe(), "provenance": statements, **unreadable}, indent=2))
     else:
         lines = summary(contents) + provenance_lines(statements)
         print("\n".join(lines + ([f"provenance    cannot be read: {unread}"] if unread else [])))

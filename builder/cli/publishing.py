@@ -8,7 +8,7 @@ import datetime
 from builder.cli.building import Result, build_arch, run_smoke_of
 from builder.cli.common import Context, say
 from builder.engine.registry_api import RegistryClient
-from builder.execute.publish import Built, immutable_tag, publish
+from builder.execute.publish import BuildRecord, immutable_tag, publish
 from builder.inputs.project import origin_of
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
@@ -37,7 +37,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
     last = results[arches[-1]]
     images = {arch: result.tagged.tags for arch, result in results.items()}
     say(f"[stackbuild] publish: pushing to {args.registry}")
-    built = Built(origin_of(last.request.manifest_dir), started)
+    built = BuildRecord(origin_of(last.request.manifest_dir), started)
     pushed = publish(
         images, last.request.lock, release_name(loaded), args.registry, args.alias, last.engine, client, built
     )

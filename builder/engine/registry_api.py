@@ -14,6 +14,7 @@ import base64
 import hashlib
 import ipaddress
 import json
+import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -157,9 +158,13 @@ class RegistryClient:
             return digest
         started = self._retrying("POST", repository, "blobs/uploads/", {"Content-Length": "0"})
         self._check(started, repository, "a blob upload")
-        location = urljoin(f"{self.base}/{repository}/", started.headers.get("Location", ""))
-        if not location.startswith(f"{self.base}/"):  # credentials go to this registry's API only
-            raise EngineError(f"registry {self.registry} sent a blob upload elsewhere ({urlsplit(location).netloc})")
+        given = started.headers.get("Location", "")
+        location = urljoin(f"{self.base}/{repository}/", given)
+        ours, theirs = urlsplit(self.base), urlsplit(location)
+        within = posixpath.normpath(theirs.path).startswith(f"{ours.path}/")
+        if not given or (theirs.scheme, theirs.netloc) != (ours.scheme, ours.netloc) or not within:
+            # the credentials go to this registry's API only
+            raise EngineError(f"registry {self.registry} sent no blob upload location of its own ({given[:80]!r})")
         target = f"{location}{'&' if '?' in location else '?'}{urlencode({'digest': digest})}"
         done = self._retrying("PUT", repository, target, {"Content-Type": "application/octet-stream"}, data)
         self._check(done, repository, digest)

@@ -30,6 +30,7 @@ SLSA_PROVENANCE = "https://slsa.dev/provenance/v1"
 BUILD_TYPE = "https://stackbuild.dev/build-type/lock/v1"  # a stackbuild build from a lock
 BUILDER_ID = "https://stackbuild.dev/builder/publish"
 IN_TOTO = "application/vnd.in-toto+json"  # the layer's and the referrer's artifact type
+PREDICATE_ANNOTATION = "in-toto.io/predicate-type"
 EMPTY_CONFIG = {  # the OCI 1.1 empty descriptor: an artifact manifest with no config of its own
     "mediaType": "application/vnd.oci.empty.v1+json",
     "digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
@@ -55,10 +56,9 @@ def _dependencies(lock: Lock, origin: Origin) -> list[ResourceDescriptor]:
         for component in lock.components
         if isinstance(component.source, LockedGit)
     ]
-    if origin.source and origin.revision:
-        found.append(
-            ResourceDescriptor(name="checkout", uri=f"git+{origin.source}", digest={"gitCommit": origin.revision})
-        )
+    if origin.source and origin.revision:  # a URI only for a URL origin (not scp-style or a local path)
+        uri = f"git+{origin.source}" if "://" in origin.source else ""
+        found.append(ResourceDescriptor(name="checkout", uri=uri, digest={"gitCommit": origin.revision}))
     return found
 
 
@@ -114,6 +114,6 @@ def referrer_manifest(layer_digest: str, layer_size: int, subject: dict[str, Any
         "config": EMPTY_CONFIG,
         "layers": [{"mediaType": IN_TOTO, "digest": layer_digest, "size": layer_size}],
         "subject": subject,
-        "annotations": {"in-toto.io/predicate-type": SLSA_PROVENANCE},
+        "annotations": {PREDICATE_ANNOTATION: SLSA_PROVENANCE},
     }
     return json.dumps(manifest, indent=2).encode()

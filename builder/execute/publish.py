@@ -41,7 +41,7 @@ def immutable_tag(lock: Lock) -> str:
 
 
 @dataclass(frozen=True)
-class Built:
+class BuildRecord:
     """Where and when the images were made: for their provenance."""
 
     origin: Origin
@@ -56,7 +56,7 @@ def publish(
     aliases: Sequence[str],
     engine: Engine,
     client: RegistryClient,
-    built: Built,
+    built: BuildRecord,
 ) -> list[Pushed]:
     """Push images (per architecture: final stage -> local tag) to target (REGISTRY/NAMESPACE) as
     <target>/<stack>; what was pushed, with digests."""
@@ -90,7 +90,11 @@ def publish(
     platforms = ", ".join(a.value for a in sorted(images, key=lambda a: a.value))
     for suffix, body in indexes.items():
         ours = f"sha256:{hashlib.sha256(body).hexdigest()}"
-        attested = False
+        # The index by digest, then its provenance, then the tags: a publish that fails in between
+        # leaves no tag naming an index without provenance, and the next one attaches it.
+        client.put_manifest(repository, ours, body, OCI_INDEX)
+        if not _attested(client, repository, ours):
+            pushed.append(attest(client, f"{registry}/{repository}", body, lock, built))
         for tag in (release + suffix, immutable + suffix, *(alias + suffix for alias in aliases)):
             existing = client.manifest(repository, tag)
             if existing is not None and existing.digest == ours:  # published before, from this lock: not moved
@@ -98,13 +102,21 @@ def publish(
                 continue
             digest = client.put_manifest(repository, tag, body, OCI_INDEX)
             pushed.append(Pushed(f"{registry}/{repository}:{tag}", digest, f"index of {platforms}"))
-            if tag == immutable + suffix and not attested:  # its first publish: its provenance beside it
-                pushed.append(attest(client, f"{registry}/{repository}", body, lock, built))
-                attested = True
     return pushed
 
 
-def attest(client: RegistryClient, where: str, index: bytes, lock: Lock, built: Built) -> Pushed:
+def _attested(client: RegistryClient, repository: str, index: str) -> bool:
+    """Whether the index already has a provenance referrer (published before, from this lock)."""
+    return any(_is_provenance(entry) for entry in client.referrers(repository, index))
+
+
+def _is_provenance(entry: dict[str, Any]) -> bool:
+    annotations = entry.get("annotations")
+    predicate = annotations.get(attestation.PREDICATE_ANNOTATION) if isinstance(annotations, dict) else None
+    return entry.get("artifactType") == attestation.IN_TOTO and predicate == attestation.SLSA_PROVENANCE
+
+
+def attest(client: RegistryClient, where: str, index: bytes, lock: Lock, built: BuildRecord) -> Pushed:
     """The index's provenance statement pushed as a referrer whose subject is the index."""
     repository = where.partition("/")[2]
     digest = f"sha256:{hashlib.sha256(index).hexdigest()}"
@@ -125,12 +137,11 @@ def _add_to_referrers_tag(client: RegistryClient, repository: str, subject: str,
     """The referrers tag schema (OCI distribution 1.1, for registries without the API): the tag
     sha256-<subject hex> names an index of the subject's referrers; this one added to it."""
     tag = subject.replace(":", "-")
-    existing = client.manifest(repository, tag)
-    entries = json.loads(existing.body)["manifests"] if existing is not None else []
+    entries = [e for e in client.referrers(repository, subject) if e.get("digest") != referrer["digest"]]
     entry = {
         "mediaType": OCI_MANIFEST,
         **referrer,
         "artifactType": attestation.IN_TOTO,
-        "annotations": {"in-toto.io/predicate-type": attestation.SLSA_PROVENANCE},
+        "annotations": {attestation.PREDICATE_ANNOTATION: attestation.SLSA_PROVENANCE},
     }
     client.put_manifest(repository, tag, index_body([*entries, entry]), OCI_INDEX)

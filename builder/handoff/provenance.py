@@ -7,9 +7,9 @@ import json
 import re
 from typing import Any
 
+from builder.engine.protocol import EngineError
 from builder.engine.registry_api import RegistryClient
 from builder.execute import attestation
-from builder.model.errors import StackbuildError
 
 # registry host (with a dot or a port, or localhost) / repository path : tag
 REGISTRY_REF = re.compile(
@@ -40,16 +40,18 @@ def published_provenance(image: str, client: RegistryClient | None = None) -> li
         return []
     statements = []
     for entry in client.referrers(repository, index.digest):
-        if entry.get("artifactType") != attestation.IN_TOTO or not isinstance(entry.get("digest"), str):
-            continue
-        manifest = client.manifest(repository, entry["digest"])
+        annotations = entry.get("annotations")
+        predicate = annotations.get(attestation.PREDICATE_ANNOTATION) if isinstance(annotations, dict) else None
+        if predicate != attestation.SLSA_PROVENANCE:
+            continue  # another kind of referrer (a signature, an SBOM): not ours to read
+        manifest = client.manifest(repository, str(entry.get("digest", "")))
         layers = json.loads(manifest.body).get("layers", []) if manifest is not None else []
         for layer in layers:
-            if layer.get("mediaType") == attestation.IN_TOTO:
+            if isinstance(layer, dict) and layer.get("mediaType") == attestation.IN_TOTO:
                 try:
-                    statements.append(attestation.read_statement(client.blob(repository, layer["digest"])))
-                except attestation.BadStatement as err:
-                    raise StackbuildError(f"{image}: its attestation {entry['digest']}: {err}") from err
+                    statements.append(attestation.read_statement(client.blob(repository, str(layer.get("digest")))))
+                except attestation.BadStatement as err:  # said as an unreadable attestation, not a crash
+                    raise EngineError(f"its attestation {entry.get('digest')}: {err}") from err
     return statements
 
 
@@ -57,14 +59,13 @@ def provenance_lines(statements: list[dict[str, Any]]) -> list[str]:
     """One line per statement: who built it, from which checkout, when."""
     lines = []
     for document in statements:
-        predicate = document["predicate"]
-        dependencies = {d.get("name"): d for d in predicate["buildDefinition"].get("resolvedDependencies", [])}
-        checkout = dependencies.get("checkout")
-        where = (
-            f"{checkout['uri'].removeprefix('git+')} @ {checkout['digest']['gitCommit']}" if checkout else "no checkout"
-        )
-        run = predicate["runDetails"]
-        version = run["builder"].get("version", {}).get("stackbuild", "?")
+        predicate = document.get("predicate", {})
+        definition, run = predicate.get("buildDefinition", {}), predicate.get("runDetails", {})
+        dependencies = {d.get("name"): d for d in definition.get("resolvedDependencies", [])}
+        checkout = dependencies.get("checkout", {})
+        commit = checkout.get("digest", {}).get("gitCommit")
+        where = f"{checkout.get('uri', '').removeprefix('git+') or '?'} @ {commit}" if commit else "no checkout"
+        version = run.get("builder", {}).get("version", {}).get("stackbuild", "?")
         finished = run.get("metadata", {}).get("finishedOn", "?")
         lines.append(f"provenance    stackbuild {version}, from {where}, finished {finished}")
     return lines

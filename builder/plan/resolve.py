@@ -78,7 +78,7 @@ class Inputs:
     wheels: Mapping[str, Located]  # component -> its Python packages' wheels and requirements file
     origin: Origin = field(
         default_factory=Origin
-    )  # the checkout holding the manifest (the images' source and revision labels)
+    )  # the checkout holding the manifest (for the build's provenance, never in an image)
 
 
 def _source(request: Request, source: LockedGit | LockedPath, keep_git: bool) -> tuple[Located, str | None]:

@@ -18,7 +18,7 @@ import pytest
 from builder import lock as lock_io
 from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient, index_body
 from builder.execute import attestation
-from builder.execute.publish import Built, attest
+from builder.execute.publish import BuildRecord, attest
 from builder.handoff.provenance import provenance_lines, published_provenance
 from builder.inputs.project import Origin
 from tests.conftest import ROOT
@@ -53,7 +53,7 @@ def test_the_provenance_is_a_referrer_of_the_index_through_the_referrers_tag(tmp
         index = index_body(entries)
         client.put_manifest(repository, "lock-0123", index, OCI_INDEX)
         started = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
-        pushed = attest(client, f"{address}/{repository}", index, locked, Built(origin, started))
+        pushed = attest(client, f"{address}/{repository}", index, locked, BuildRecord(origin, started))
         assert not client.has_referrers_api(repository, f"sha256:{hashlib.sha256(index).hexdigest()}")
 
         subject = f"sha256:{hashlib.sha256(index).hexdigest()}"

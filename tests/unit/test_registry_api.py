@@ -46,7 +46,7 @@ def server(
             self.end_headers()
             self.wfile.write(body)
 
-        do_GET = do_PUT = do_HEAD = handle_one
+        do_GET = do_PUT = do_HEAD = do_POST = handle_one
 
         def log_message(self, *args: object) -> None:
             pass
@@ -247,3 +247,48 @@ def test_the_site_cache_a_command_uses_unasked_counts_as_a_registry_it_names(
 def test_a_registry_is_named_as_the_engine_names_it() -> None:
     assert registry_of("myorg/cache") == "docker.io"  # no host: Docker Hub's, for scoping and pushes alike
     assert registry_of("localhost:5000/c") == "localhost:5000" and registry_of("[::1]:5000/c/x:t") == "[::1]:5000"
+
+
+@pytest.mark.parametrize(
+    "location",
+    ["http://127.0.0.2:{port}/v2/team/x/blobs/uploads/1", "/v2/../elsewhere/1", "", "http://127.0.0.1:{port}/o/1"],
+    ids=["another-host", "out-of-the-api", "none", "another-path"],
+)
+def test_a_blob_upload_goes_only_to_the_registrys_own_api(location: str) -> None:
+    """The upload Location a registry answers with gets the credentials: one on another host, outside
+    /v2/, or none at all is refused before any byte or credential is sent there."""
+
+    def answer(request: http.server.BaseHTTPRequestHandler) -> Answer:
+        if request.headers.get("Authorization") != basic("ci", "right"):
+            return 401, {"WWW-Authenticate": 'Basic realm="test"'}, b""
+        if request.command == "HEAD":
+            return 404, {}, b""
+        return 202, {"Location": location.format(port=where["address"].rpartition(":")[2])}, b""
+
+    where: dict[str, str] = {}
+    with server(answer) as (address, seen):
+        where["address"] = address
+        client = RegistryClient(address, {"username": "ci", "password": "right"})
+        with pytest.raises(EngineError, match="no blob upload location of its own"):
+            client.put_blob("team/x", b"statement")
+    assert not [line for line in seen if line.startswith("PUT")]
+
+
+def test_a_blob_upload_follows_the_registrys_location_with_the_digest() -> None:
+    """Distribution answers an absolute Location with a query string: the digest is added to it."""
+    data = b"a statement"
+    digest = f"sha256:{hashlib.sha256(data).hexdigest()}"
+
+    def answer(request: http.server.BaseHTTPRequestHandler) -> Answer:
+        if request.command == "HEAD":
+            return 404, {}, b""
+        if request.command == "POST":
+            return 202, {"Location": f"http://{where['address']}/v2/team/x/blobs/uploads/u1?_state=abc"}, b""
+        ok = request.path == f"/v2/team/x/blobs/uploads/u1?_state=abc&digest={digest.replace(':', '%3A')}"
+        return (201 if ok and getattr(request, "body", b"") == data else 400), {}, b""
+
+    where: dict[str, str] = {}
+    with server(answer) as (address, seen):
+        where["address"] = address
+        assert RegistryClient(address, {}).put_blob("team/x", data) == digest
+    assert [line.split()[0] for line in seen] == ["HEAD", "POST", "PUT"]
