@@ -65,8 +65,9 @@ def test_a_component_writing_the_time_differs_by_name_and_one_differing_in_mtime
 
 
 def _stage_images(root: Path) -> dict[str, str]:
+    """Each stage's image id as the build's provenance record names it (those it names)."""
     record = json.loads((root / ".stackbuild" / "provenance" / "emu" / "x86_64.json").read_text())
-    return {name: stage["image"] for name, stage in record["stages"].items()}
+    return {name: stage["image"] for name, stage in record["stages"].items() if stage["image"]}
 
 
 def test_another_clone_at_another_commit_on_another_daemon_gives_the_same_images(tmp_path: Path) -> None:
@@ -97,8 +98,10 @@ def test_another_clone_at_another_commit_on_another_daemon_gives_the_same_images
     finally:
         daemon.remove()
     assert again.returncode == 0, again.stderr[-3000:]
-    assert _stage_images(second) == _stage_images(first)
-    assert set(_stage_images(first)) >= {"base-devel", "toolkit", "hello", "devel-image", "runtime-image"}
+    first_images, second_images = _stage_images(first), _stage_images(second)
+    both = first_images.keys() & second_images.keys()
+    assert both >= {"base-runtime", "toolkit", "hello", "devel-image", "runtime-image"}, (first_images, second_images)
+    assert {name: first_images[name] for name in both} == {name: second_images[name] for name in both}
     sources = [
         json.loads((r / ".stackbuild/provenance/emu/x86_64.json").read_text())["source"] for r in (first, second)
     ]
@@ -127,8 +130,8 @@ def test_the_same_lock_published_from_two_daemons_converges(tmp_path: Path) -> N
         daemon.remove()
     assert second.returncode == 0, second.stderr[-3000:]
 
-    def pushed(stdout: str) -> dict[str, str]:
-        return dict(re.findall(r"^([^@\s]+)  (sha256:[0-9a-f]{64})  \(", stdout, re.M))  # tags, not referrers
+    def pushed(stdout: str) -> dict[str, str]:  # what went to the registry under a tag (not referrers)
+        return dict(re.findall(rf"^({re.escape(address)}/[^@\s]+)  (sha256:[0-9a-f]{{64}})  \(", stdout, re.M))
 
     assert pushed(second.stdout) == pushed(first.stdout) and len(pushed(first.stdout)) == 6  # 2 images, 4 tags
     # The provenance went up with the first publish (one per index); the second attaches none.
