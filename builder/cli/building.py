@@ -140,7 +140,7 @@ def lock_first(ctx: Context, args: argparse.Namespace, frozen: bool, arch: Arch)
     loaded, path = ctx.load(args.stack)
     say(f"[stackbuild] {loaded.name} has no lock: locking it first (`stackbuild lock {loaded.name} --arch {arch}`)")
     run_compat(loaded, args.allow_unsupported)
-    say(f"[stackbuild] wrote {write_lock(ctx, loaded, path, [arch])}")
+    say(f"[stackbuild] wrote {write_lock(ctx, loaded, path, [arch])[0]}")
 
 
 @dataclass(frozen=True)

@@ -67,9 +67,9 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     run_compat(loaded, options.allow_unsupported)
     if options.update and options.update not in {c.id for c in loaded.components}:
         raise StackbuildError(f"--update {options.update}: no such component in {path}")
-    written = write_lock(ctx, loaded, path, list(options.arches), options.update)
+    written, resolved = write_lock(ctx, loaded, path, list(options.arches), options.update)
     print(written)
-    if unresolved := lock_io.read(written).unresolved:
+    if unresolved := resolved.unresolved:
         print(
             f"{written} leaves {len(unresolved)} part(s) unresolved (a build of them refuses until a lock resolves "
             f"them): each source above gave no answer",
@@ -93,7 +93,10 @@ def steps_needed(ctx: Context, loaded: Manifest) -> list[str]:
     return steps
 
 
-def write_lock(ctx: Context, loaded: Manifest, path: Path, arches: list[Arch], update: str | None = None) -> Path:
+def write_lock(
+    ctx: Context, loaded: Manifest, path: Path, arches: list[Arch], update: str | None = None
+) -> tuple[Path, Lock]:
+    """The lock written for the manifest, and where."""
     target = ctx.lock_path(loaded.name)
     site = ctx.site()
     resolver = Resolver(path.parent, site, Cache(), HttpClient(headers=site.headers), say)
@@ -104,7 +107,7 @@ def write_lock(ctx: Context, loaded: Manifest, path: Path, arches: list[Arch], u
     where = site.path or f"./{SITE_FILE}"
     for part in resolved.unresolved:
         say(f"unresolved: {part.line(str(where))}")
-    return target
+    return target, resolved
 
 
 def _previous(target: Path) -> Lock | None:

@@ -180,8 +180,8 @@ class RegistryClient:
 
     def referrers(self, repository: str, digest: str) -> list[dict[str, Any]]:
         """The descriptors of what refers to digest: the referrers API's index, else the referrers tag's."""
-        response = self._retrying("GET", repository, f"referrers/{digest}", {"Accept": OCI_INDEX})
-        if response.status_code == 200 and response.headers.get("Content-Type", "").startswith(OCI_INDEX):
+        response = self._referrers_api(repository, digest)
+        if response is not None:
             found = _json(response.content, self.registry).get("manifests", [])
         else:
             tagged = self.manifest(repository, digest.replace(":", "-"))
@@ -190,8 +190,13 @@ class RegistryClient:
 
     def has_referrers_api(self, repository: str, digest: str) -> bool:
         """Whether the registry answers the OCI 1.1 referrers API (else: the referrers tag schema)."""
+        return self._referrers_api(repository, digest) is not None
+
+    def _referrers_api(self, repository: str, digest: str) -> requests.Response | None:
+        """The referrers API's answer for digest, or None where the registry has no such API."""
         response = self._retrying("GET", repository, f"referrers/{digest}", {"Accept": OCI_INDEX})
-        return response.status_code == 200 and response.headers.get("Content-Type", "").startswith(OCI_INDEX)
+        ok = response.status_code == 200 and response.headers.get("Content-Type", "").startswith(OCI_INDEX)
+        return response if ok else None
 
     def _check(self, response: requests.Response, repository: str, reference: str) -> None:
         if response.status_code >= 400:
