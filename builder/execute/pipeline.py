@@ -118,7 +118,14 @@ def execute(work: Work, engine: Engine, cache: Cache, options: BuildOptions, say
         finally:
             runner.drop_pending()
         built, cached = tuple(reporter.names("built")), tuple(reporter.names("cached"))
-    return Built(plan, {**work.present, **image_ids}, built, cached, tuple(reporter.names("pulled")))
+    named = _named(plan, {**work.present, **image_ids}, engine)
+    return Built(plan, named, built, cached, tuple(reporter.names("pulled")))
+
+
+def _named(plan: Plan, image_ids: dict[str, str], engine: Engine) -> dict[str, str]:
+    """Also the stages under a cached final that the engine still holds: the record names each image it can."""
+    unwalked = (name for name in plan.stages if name not in image_ids)
+    return image_ids | {name: found for name in unwalked if (found := engine.image_id(plan.stages[name].tag()))}
 
 
 def _unreported(state: str, note: str = "") -> None:

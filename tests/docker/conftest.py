@@ -140,8 +140,10 @@ class SecondDaemon:
             self.proc.wait(timeout=60)
 
     def remove(self) -> None:
+        """Stopped, its bridge and its data gone: a data root is gigabytes, and CI runs a dozen of them."""
         self.stop()
         subprocess.run(["ip", "link", "delete", self.BRIDGE], capture_output=True)
+        shutil.rmtree(self.base)
 
 
 def reachable_at(host: str) -> bool:
