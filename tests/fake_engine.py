@@ -7,14 +7,17 @@ import fnmatch
 import io
 import json
 import tarfile
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO
 
 from builder.engine import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, RunResult
 from builder.engine.overlay import LayerDirs
+from builder.execute.normalise import normalise
 from builder.model.arch import Arch
 
 
@@ -42,7 +45,7 @@ class FakeEngine:
     guard: threading.Lock = field(default_factory=threading.Lock)
 
     def image_id(self, ref: str) -> str | None:
-        if ref in self.present:
+        if ref in self.present or "@sha256:" in ref:  # an image pinned by digest (an image base): pulled
             return f"sha256:present-{ref}"
         return self.tagged.get(ref)
 
@@ -81,17 +84,23 @@ class FakeEngine:
 
     @contextlib.contextmanager
     def save(self, image_id: str) -> Iterator[IO[bytes]]:
-        """A `docker save` archive of an image without layers, its config naming it."""
-        config = json.dumps({"rootfs": {"type": "layers", "diff_ids": []}, "config": {"Image": image_id}}).encode()
+        """A `docker save` archive of an image without layers, its config naming it (in a label: normalised
+        images stay apart)."""
+        config = {"rootfs": {"type": "layers", "diff_ids": []}, "config": {"Labels": {"fake.image": image_id}}}
         manifest = json.dumps([{"Config": "c.json", "RepoTags": None, "Layers": []}]).encode()
         out = io.BytesIO()
         with tarfile.open(fileobj=out, mode="w") as tar:
-            for name, data in (("c.json", config), ("manifest.json", manifest)):
+            for name, data in (("c.json", json.dumps(config).encode()), ("manifest.json", manifest)):
                 info = tarfile.TarInfo(name)
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
         out.seek(0)
         yield out
+
+    def normalised(self, built: str, epoch: int) -> str:
+        """The id a StageBuilder hands on for this engine's image `built`: it normalised."""
+        with self.save(built) as saved, tempfile.TemporaryDirectory() as scratch:
+            return normalise(saved, frozenset(), epoch, Path(scratch)).image_id
 
     def layer_dirs(self, image_id: str) -> LayerDirs | None:
         return None  # no data root: images go through save

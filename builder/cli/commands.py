@@ -50,6 +50,13 @@ def alias_option(text: str) -> str:
     return text
 
 
+def revision_option(text: str) -> str:
+    # What a commit, branch or tag name (or HEAD~1) looks like; never an option to git.
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_./~^@{}-]{0,199}", text):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} is not a git revision (e.g. HEAD~1, main, a commit id)")
+    return text
+
+
 def engine_option(text: str) -> str:
     if not re.fullmatch(r"(unix|tcp|ssh)://[^\s]+", text):
         raise argparse.ArgumentTypeError(
@@ -169,10 +176,18 @@ def add_build_commands(sub: SubParsers) -> None:
         "verify-reproducible",
         "verifying:cmd_verify_reproducible",
         "build the stack twice from nothing (no builder cache, no stage image reused; the second time from a "
-        "copy of the checkout elsewhere, files touched, another umask and time zone) and compare every stage's "
-        "image id; for one that differs, the files that differ and how; exit 1 when anything differs",
+        "fresh clone of the checkout elsewhere with another origin URL, files touched, another umask and time "
+        "zone) and compare every stage's image id; for one that differs, the files that differ and how; exit 1 "
+        "when anything differs. Example: stackbuild verify-reproducible reference --at HEAD~1",
     )
     _stage_options(p)
+    p.add_argument(
+        "--at",
+        type=revision_option,
+        metavar="REV",
+        help="build the second time from this commit of the checkout (a commit, branch or tag; its lock must be "
+        "the same); default: HEAD with the working tree's uncommitted changes",
+    )
     p.add_argument(
         "--second-engine", type=engine_option, metavar="ENGINE", help="build the second time on this Docker engine"
     )

@@ -6,14 +6,15 @@ import argparse
 import dataclasses
 import time
 
+from builder import lock as lock_io
 from builder.cli.building import target_arch
 from builder.cli.common import Context, say
 from builder.engine import Engine
 from builder.engine.docker_engine import DockerEngine
-from builder.execute.reproduce import Verdict, compare, elsewhere, forget, fresh_build
+from builder.execute.reproduce import Elsewhere, Verdict, compare, elsewhere, forget, fresh_build, otherwise
 from builder.execute.stage import StageBuilder
 from builder.manifest import load
-from builder.model.errors import StackbuildError
+from builder.model.errors import InputError, StackbuildError
 from builder.plan.make import make_plan
 from builder.plan.resolve import Request, resolve_inputs
 from builder.plan.stage import Plan
@@ -21,43 +22,51 @@ from builder.plan.stage import Plan
 
 def cmd_verify_reproducible(ctx: Context, args: argparse.Namespace) -> int:
     request = ctx.request(args.stack, target_arch(args))
-    first_engine: Engine = DockerEngine()
-    second_engine: Engine = DockerEngine(args.second_engine) if args.second_engine else first_engine
-    plan = make_plan(resolve_inputs(request, prepare=True, say=say))
-    if plan.source_date_epoch is None:
-        raise StackbuildError(
-            f"{plan.stack} starts from an image base: its images are left as built (normalising needs the "
-            "lock's source date, which a bootstrap base has), so builds of it are not compared"
+    with elsewhere(request.manifest_path, ctx.lock_path(request.manifest.name), args.at) as there:
+        second_request = dataclasses.replace(
+            request, manifest=load(there.manifest), manifest_path=there.manifest, lock=lock_io.read(there.lock)
         )
-    for stage in plan.order():
-        if stage.network:
-            say(f"[stackbuild] note: {stage.name} builds with network access: what it downloads is not pinned")
-    try:
-        verdicts, pushed, took = _both(ctx, args, request, plan, first_engine, second_engine)
-    finally:  # the runs' tags, whatever happened, and with them their images (unless a stage tag names one)
-        forget(first_engine, plan, "first")
-        forget(second_engine, plan, "second")
+        if second_request.lock.lock_sha256 != request.lock.lock_sha256:
+            raise InputError(
+                f"--at {args.at}: {there.lock.name} there is another lock than the checkout's "
+                f"({second_request.lock.lock_sha256[:12]} vs {request.lock.lock_sha256[:12]}): "
+                "give a commit whose lock is the same"
+            )
+        first_engine: Engine = DockerEngine()
+        second_engine: Engine = DockerEngine(args.second_engine) if args.second_engine else first_engine
+        plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+        for stage in plan.order():
+            if stage.network:
+                say(f"[stackbuild] note: {stage.name} builds with network access: what it downloads is not pinned")
+        try:
+            verdicts, pushed, took = _both(ctx, args, plan, there, second_request, first_engine, second_engine)
+        finally:  # the runs' tags, whatever happened, and with them their images (unless a stage tag names one)
+            forget(first_engine, plan, "first")
+            forget(second_engine, plan, "second")
     _report(verdicts, pushed, *took)
     return 0 if all(v.same for v in verdicts) and all(a == b for _, a, b in pushed) else 1
 
 
 def _both(
-    ctx: Context, args: argparse.Namespace, request: Request, plan: Plan, first_engine: Engine, second_engine: Engine
+    ctx: Context,
+    args: argparse.Namespace,
+    plan: Plan,
+    there: Elsewhere,
+    second_request: Request,
+    first_engine: Engine,
+    second_engine: Engine,
 ) -> tuple[list[Verdict], list[tuple[str, str, str]], tuple[float, float]]:
     """The two builds from nothing, compared (and pushed when asked)."""
+    cache = second_request.cache
     started = time.monotonic()
-    first = fresh_build(StageBuilder(plan, first_engine, request.cache, ctx.log_dir()), "first", say)
+    first = fresh_build(StageBuilder(plan, first_engine, cache, ctx.log_dir()), "first", say)
     took_first = time.monotonic() - started
-    with elsewhere(request.manifest_path) as moved:
-        say(
-            f"[stackbuild] second build from nothing: a copy of the checkout at {moved.parent}, every file touched, "
-            "umask 077, TZ set otherwise"
-        )
-        moved_request = dataclasses.replace(request, manifest=load(moved), manifest_path=moved)
-        second_plan = make_plan(resolve_inputs(moved_request, prepare=True, say=say))
+    say(f"[stackbuild] second build from nothing: {there.how}, every file touched, umask 077, TZ set otherwise")
+    with otherwise():
+        second_plan = make_plan(resolve_inputs(second_request, prepare=True, say=say))
         _same_keys(plan, second_plan)
         started = time.monotonic()
-        second = fresh_build(StageBuilder(second_plan, second_engine, request.cache, ctx.log_dir()), "second", say)
+        second = fresh_build(StageBuilder(second_plan, second_engine, cache, ctx.log_dir()), "second", say)
         took_second = time.monotonic() - started
     verdicts = compare(plan, (first_engine, first), (second_engine, second))
     pushed = _push(plan, args.registry, (first_engine, first), (second_engine, second)) if args.registry else []

@@ -262,7 +262,8 @@ class DockerEngine:
         return {tag for s in summaries for tag in s.get("RepoTags") or () if tag != "<none>:<none>"}
 
     def pull(self, ref: str, arch: Arch) -> str | None:
-        repository, _, tag = ref.rpartition(":")
+        # NAME@sha256:<hex> is pulled by digest: the API takes the digest where a tag would go.
+        repository, _, tag = ref.partition("@") if "@" in ref else ref.rpartition(":")
 
         def once() -> None:
             pulling = self.client.api.pull(

@@ -14,7 +14,7 @@ from typing import Any
 from builder import __version__
 from builder.execute.pipeline import Tagged
 from builder.inputs.project import Origin
-from builder.lock.model import Lock, LockedBootstrapBase, LockedImageBase
+from builder.lock.model import Lock, LockedImageBase
 from builder.store.files import write_atomic
 
 
@@ -32,7 +32,7 @@ def provenance(tagged: Tagged, lock: Lock, engine: str, seconds: float, origin: 
         "stack": plan.stack,
         "arch": plan.arch.value,
         "lock_sha256": lock.lock_sha256,
-        "source_date_epoch": lock.base.source_date_epoch if isinstance(lock.base, LockedBootstrapBase) else None,
+        "source_date_epoch": lock.base.source_date_epoch,
         "bases": bases,
         "stages": {
             name: {"key": stage.key, "image": built.image_ids.get(name), "built_here": name in built.built}

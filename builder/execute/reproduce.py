@@ -1,6 +1,7 @@
 """`stackbuild verify-reproducible`: the stack built twice from nothing, every step run again (no
-builder cache, no stage image reused), the second time from a copy of the checkout at another path
-with every file touched, another umask and time zone, and on another engine when one is given;
+builder cache, no stage image reused), the second time from a fresh clone of the checkout at another
+path with another origin URL (at another commit of the same lock when asked), every file touched,
+another umask and time zone, and on another engine when one is given;
 then every stage's image id compared, and for a stage that differs, the files that differ and how
 (content, mode, mtime, owner, type), as diffoci does."""
 
@@ -21,6 +22,8 @@ from typing import IO, Any
 from builder.engine import Engine, EngineError
 from builder.execute.normalise import unpack
 from builder.execute.stage import StageBuilder
+from builder.inputs.project import clone_checkout, origin_of, toplevel
+from builder.model.errors import InputError
 from builder.model.say import Say
 from builder.plan.stage import Plan
 
@@ -66,27 +69,55 @@ def forget(engine: Engine, plan: Plan, run: str) -> None:
             engine.remove(f"{VERIFY_REPOSITORY}/{run}-{name}:{stage.key}")
 
 
+@dataclass(frozen=True)
+class Elsewhere:
+    """The checkout at another path: its manifest and lock there, and how it was made."""
+
+    manifest: Path
+    lock: Path
+    how: str
+
+
 @contextlib.contextmanager
-def elsewhere(manifest: Path) -> Iterator[Path]:
-    """The manifest's directory copied to another path with every file touched now, under umask 077
-    and another time zone; the copy's manifest. What stackbuild makes must not depend on any of it."""
+def elsewhere(manifest: Path, lock: Path, at: str | None) -> Iterator[Elsewhere]:
+    """The checkout at another path with every file touched now: a fresh clone with another origin
+    URL when the manifest and lock are in a git checkout (at the commit `at` names; else at HEAD with
+    the working tree's changes), else a copy of the manifest's directory (the lock read where it is)."""
     with tempfile.TemporaryDirectory(prefix="stackbuild-verify-") as tmp:
-        copy = Path(tmp) / "checkout"
-        shutil.copytree(manifest.parent, copy, symlinks=True)
-        for path in [copy, *copy.rglob("*")]:
+        top = toplevel(manifest.parent)
+        inside = top is not None and all(p.resolve().is_relative_to(top.resolve()) for p in (manifest, lock))
+        if top is not None and inside and (at or origin_of(top).revision):
+            clone = clone_checkout(top, Path(tmp) / "clone", at)
+            changes = " and the working tree's changes" if clone.changes else ""
+            how = f"a clone at {clone.top} (origin {clone.origin}, commit {clone.commit[:12]}{changes})"
+            manifest_there, lock_there = (clone.top / p.resolve().relative_to(top.resolve()) for p in (manifest, lock))
+            there = Elsewhere(manifest_there, lock_there, how)
+        elif at:
+            raise InputError(f"--at {at}: {manifest} and {lock} are not in one git checkout with a commit")
+        else:
+            copy = Path(tmp) / "checkout"
+            shutil.copytree(manifest.parent, copy, symlinks=True)
+            there = Elsewhere(copy / manifest.name, lock, f"a copy of {manifest.parent} at {copy} (not a git checkout)")
+        for path in [Path(tmp), *Path(tmp).rglob("*")]:
             os.utime(path, follow_symlinks=False)
-        umask, zone = os.umask(0o077), os.environ.get("TZ")
-        os.environ["TZ"] = OTHER_TZ
+        yield there
+
+
+@contextlib.contextmanager
+def otherwise() -> Iterator[None]:
+    """umask 077 and another time zone meanwhile: what stackbuild makes must not depend on either."""
+    umask, zone = os.umask(0o077), os.environ.get("TZ")
+    os.environ["TZ"] = OTHER_TZ
+    time.tzset()
+    try:
+        yield
+    finally:
+        os.umask(umask)
+        if zone is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = zone
         time.tzset()
-        try:
-            yield copy / manifest.name
-        finally:
-            os.umask(umask)
-            if zone is None:
-                os.environ.pop("TZ", None)
-            else:
-                os.environ["TZ"] = zone
-            time.tzset()
 
 
 def _image(engine: Engine, image_id: str, scratch: Path) -> tuple[dict[str, Any], list[Path]]:

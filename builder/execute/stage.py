@@ -196,11 +196,11 @@ class StageBuilder:
     ) -> str:
         """The built image normalised (builder.execute.normalise): the same inputs, the same image id."""
         epoch = self.plan.source_date_epoch
-        if epoch is None:
-            return built
         started = time.monotonic()
         try:
             parent_layers = frozenset(d for image in parents for d in self.engine.layers(image))
+            if stage.kind == "base" and self.plan.base_image:  # the pinned image's layers stay as pulled
+                parent_layers |= self._pinned_layers(self.plan.base_image)
             with self.cache.temp_dir() as scratch:
                 on_disk = self.engine.layer_dirs(built)
                 normal = normalise_dirs(on_disk, parent_layers, epoch, scratch) if on_disk else None
@@ -219,6 +219,12 @@ class StageBuilder:
             raise StageFailed(stage.name, f"cannot normalise its image: {err}", [], log_file, None) from err
         write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s {how} (was {built})")
         return normal.image_id
+
+    def _pinned_layers(self, image: str) -> frozenset[str]:
+        """The pinned base image's layers, pulled when the engine lacks it (BuildKit keeps what it pulls to itself)."""
+        if self.engine.image_id(image) is None and self.engine.pull(image, self.plan.arch) is None:
+            raise EngineError(f"the base image {image} is not in its registry")
+        return frozenset(self.engine.layers(image))
 
     def _shell(self, stage: Stage) -> str:
         arch = "" if self.plan.arch == Arch.host() else f" --arch {self.plan.arch}"

@@ -78,7 +78,7 @@ class Contents:
         else:
             assert isinstance(base, LockedBootstrapBase)
             found = {"bootstrap": f"{base.suite} ({base.variant}) from {base.mirror}"}
-            found["source_date_epoch"] = base.source_date_epoch
+        found["source_date_epoch"] = base.source_date_epoch
         section = self.lock.architectures.get(self.arch)
         if section and (tarball := section.base.get(self.flavor)):
             found["tarball_sha256"] = tarball.sha256

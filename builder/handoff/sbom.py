@@ -22,7 +22,7 @@ from packageurl import PackageURL
 from builder import __version__
 from builder.engine import Engine
 from builder.handoff.contents import Contents
-from builder.lock.model import LockedBootstrapBase, LockedGit
+from builder.lock.model import LockedGit
 from builder.model.errors import StackbuildError
 from builder.store.http import redact
 
@@ -125,8 +125,7 @@ def make_sbom(
     """The SBOM as CycloneDX 1.6 JSON, checked against the schema."""
     lock = contents.lock
     bom = Bom(serial_number=uuid.uuid5(uuid.NAMESPACE_URL, f"stackbuild:{image_id}"))
-    if isinstance(lock.base, LockedBootstrapBase):
-        bom.metadata.timestamp = datetime.datetime.fromtimestamp(lock.base.source_date_epoch, datetime.timezone.utc)
+    bom.metadata.timestamp = datetime.datetime.fromtimestamp(lock.base.source_date_epoch, datetime.timezone.utc)
     bom.metadata.tools.components.add(Component(type=ComponentType.APPLICATION, name="stackbuild", version=__version__))
     bom.metadata.component = Component(
         type=ComponentType.CONTAINER,

@@ -3,10 +3,13 @@ commit), for the build's provenance; never in an image, whose bytes only the loc
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from builder.inputs.git import SourceError, checked_commit, git
+from builder.model.errors import InputError
 from builder.store.http import redact
 
 
@@ -30,3 +33,50 @@ def _git(directory: Path, *args: str) -> str | None:
     if done.returncode != 0 or not value:
         return None
     return redact(value) if "://" in value else value
+
+
+@dataclass(frozen=True)
+class Clone:
+    """A fresh clone of the checkout: another path, another origin URL."""
+
+    top: Path  # the clone's top level
+    origin: str  # its origin: the checkout, as a file:// URL
+    commit: str  # what it has checked out
+    changes: bool  # the checkout's uncommitted changes copied over it
+
+
+def toplevel(directory: Path) -> Path | None:
+    """The top level of the git checkout directory is in (None: in none)."""
+    found = _git(directory, "rev-parse", "--show-toplevel")
+    return Path(found) if found else None
+
+
+def clone_checkout(top: Path, dest: Path, at: str | None) -> Clone:
+    """The checkout at top cloned to dest, at the commit `at` names (else at HEAD, with the working
+    tree's uncommitted changes copied over it: a build of the checkout reads those)."""
+    try:
+        found = git("rev-parse", "--verify", "--end-of-options", f"{at or 'HEAD'}^{{commit}}", cwd=top)
+    except SourceError as err:
+        raise InputError(f"--at {at}: no such commit in {top} ({err}): give a commit, branch or tag of it") from err
+    commit = checked_commit(found.strip(), "--at")
+    git("clone", "--quiet", "--no-hardlinks", "--no-checkout", "--", str(top), str(dest))
+    origin = top.resolve().as_uri()
+    git("remote", "set-url", "origin", origin, cwd=dest)
+    git("checkout", "--quiet", "--detach", commit, cwd=dest)
+    changes = at is None and bool(git("status", "--porcelain", cwd=top).strip())
+    if changes:
+        _copy_working_tree(top, dest)
+    return Clone(dest, origin, commit, changes)
+
+
+def _copy_working_tree(top: Path, dest: Path) -> None:
+    """Every file of the working tree git does not ignore, as it is now, into dest; tracked files gone from it gone."""
+    listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=top).split("\0")
+    for name in filter(None, listed):
+        source, target = top / name, dest / name
+        if source.is_dir() and not source.is_symlink():
+            continue  # a submodule's gitlink: its own checkout
+        target.unlink(missing_ok=True)
+        if source.is_symlink() or source.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target, follow_symlinks=False)

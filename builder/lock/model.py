@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
+from builder.inputs import bootstrap
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.debs import DEB_FILE
 from builder.manifest.model import CHIP_PATTERN, ID_PATTERN, IMAGE_PATTERN, NAME_PATTERN, VERSION_PATTERN, PackageRole
@@ -209,6 +210,9 @@ class ArchSection(Frozen):
 class LockedImageBase(Frozen):
     kind: Literal["image"] = "image"
     image: Line = Field(pattern=IMAGE_PATTERN)
+    # What the stages built on the pinned image are dated and normalised to (its own layers stay as
+    # pulled). The default is the bootstrap's date, so a lock written before it existed reads the same.
+    source_date_epoch: int = bootstrap.SOURCE_DATE_EPOCH
 
 
 class LockedBootstrapBase(Frozen):

@@ -336,7 +336,7 @@ def resolve(
                 source_date_epoch=bootstrap.SOURCE_DATE_EPOCH,
             )
         case ImageBase(image=image):
-            base = LockedImageBase(image=image)
+            base = LockedImageBase(image=image, source_date_epoch=bootstrap.SOURCE_DATE_EPOCH)
     return Lock(
         lock_version=LOCK_VERSION,
         stack=manifest.name,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 
-from builder.lock.model import Lock, LockedBootstrapBase, LockedGit, LockedPath
+from builder.lock.model import Lock, LockedGit, LockedPath
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.store.http import redact
@@ -51,9 +51,9 @@ def image_labels(manifest: Manifest, lock: Lock, arch: Arch, devel: bool) -> dic
         "org.opencontainers.image.title": f"{manifest.name} {'devel' if devel else 'runtime'} image",
         "org.opencontainers.image.version": release_name(manifest) + suffix,
     }
-    if isinstance(lock.base, LockedBootstrapBase):  # the lock's own date: the same lock, the same label
-        created = datetime.datetime.fromtimestamp(lock.base.source_date_epoch, datetime.timezone.utc)
-        labels["org.opencontainers.image.created"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # The lock's own date: the same lock, the same label.
+    created = datetime.datetime.fromtimestamp(lock.base.source_date_epoch, datetime.timezone.utc)
+    labels["org.opencontainers.image.created"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
     labels["org.stackbuild.lock.sha256"] = lock.lock_sha256
     labels["org.stackbuild.toolkit.version"] = lock.toolkit.version
     labels["org.stackbuild.arch"] = arch.value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from builder.inputs.contexts import BytesItem, FileItem
 from builder.lock import io as lock_io
-from builder.lock.model import LockedBootstrapBase
+from builder.lock.model import LockedImageBase
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
@@ -189,7 +189,8 @@ def make_plan(inputs: Inputs) -> Plan:
         graph.stages,
         inputs.drift,
         final_tags(inputs),
-        installs,
-        {cid: frozenset(deps) for cid, deps in needs.items()},
-        lock.base.source_date_epoch if isinstance(lock.base, LockedBootstrapBase) else None,
+        lock.base.source_date_epoch,
+        installs=installs,
+        needs={cid: frozenset(deps) for cid, deps in needs.items()},
+        base_image=lock.base.image if isinstance(lock.base, LockedImageBase) else None,
     )

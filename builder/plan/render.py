@@ -263,7 +263,7 @@ def component(
         "component",
         id=component_id,
         source=lock.component(component_id).source.describe(),
-        source_date_epoch=lock.base.source_date_epoch if isinstance(lock.base, LockedBootstrapBase) else None,
+        source_date_epoch=lock.base.source_date_epoch,
         toolkit_image=toolkit_image,
         deps=copies(manifest, deps),
         env=env_block(component_env(manifest, [d for d, _ in deps] + [component_id])),

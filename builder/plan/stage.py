@@ -126,11 +126,12 @@ class Plan:
     stages: Mapping[str, Stage]  # in build order
     drift: tuple[str, ...]
     final_tags: Mapping[str, str]  # final stage -> tag
+    source_date_epoch: int  # the lock's: built images are normalised to it
     # Component -> the paths it installs outside its directory, and -> every component it needs.
     installs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     needs: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # The lock's source date: built images are normalised to it (None: an image base, left as built).
-    source_date_epoch: int | None = None
+    # The pinned image the base stages are built FROM (None: bootstrapped bases): its layers are parents'.
+    base_image: str | None = None
 
     def order(self) -> list[Stage]:
         return list(self.stages.values())

@@ -8,6 +8,7 @@ bootstrap; nothing relies on images existing beforehand.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import docker
 import pytest
 
 from builder import lock, manifest
@@ -175,3 +177,23 @@ def emu_workspace(
     locking = stackbuild(root, "lock", "emu", *(f"--arch={arch}" for arch in arches), timeout=2400)
     assert locking.returncode == 0, locking.stderr[-3000:]
     return root
+
+
+def push_by_digest(client: docker.DockerClient, image: str, repository: str, tag: str) -> str:
+    """image pushed as repository:tag; its digest reference. Only the references are dropped afterwards."""
+    client.images.get(image).tag(repository, tag)
+    for event in client.images.push(repository, tag=tag, stream=True, decode=True):
+        assert "error" not in event, event
+    digests = client.images.get(f"{repository}:{tag}").attrs["RepoDigests"]
+    (reference,) = [d for d in digests if d.startswith(f"{repository}@sha256:")]
+    client.images.remove(f"{repository}:{tag}")
+    drop(client, reference)
+    return str(reference)
+
+
+def drop(client: docker.DockerClient, reference: str) -> None:
+    """The reference gone from the engine (the image stays under its other tags)."""
+    with contextlib.suppress(docker.errors.ImageNotFound):
+        client.images.remove(reference)
+    with pytest.raises(docker.errors.ImageNotFound):
+        client.images.get(reference)

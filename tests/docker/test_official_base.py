@@ -7,7 +7,6 @@ names it by digest only, as catlass's Dockerfile.atlasa2 names the official one.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from pathlib import Path
@@ -17,30 +16,10 @@ import pytest
 
 from builder.engine.docker_engine import DockerEngine
 from tests.conftest import ROOT
-from tests.docker.conftest import plan_of, stackbuild
+from tests.docker.conftest import drop, plan_of, push_by_digest, stackbuild
 from tests.helpers import registry
 
 pytestmark = pytest.mark.docker
-
-
-def push(client: docker.DockerClient, image: str, repository: str, tag: str) -> str:
-    """image pushed as repository:tag; its digest reference. Only the references are dropped afterwards."""
-    client.images.get(image).tag(repository, tag)
-    for event in client.images.push(repository, tag=tag, stream=True, decode=True):
-        assert "error" not in event, event
-    digests = client.images.get(f"{repository}:{tag}").attrs["RepoDigests"]
-    (reference,) = [d for d in digests if d.startswith(f"{repository}@sha256:")]
-    client.images.remove(f"{repository}:{tag}")
-    drop(client, reference)
-    return str(reference)
-
-
-def drop(client: docker.DockerClient, reference: str) -> None:
-    """The reference gone from the engine (the image stays under its other tags)."""
-    with contextlib.suppress(docker.errors.ImageNotFound):
-        client.images.remove(reference)
-    with pytest.raises(docker.errors.ImageNotFound):
-        client.images.get(reference)
 
 
 def test_a_stack_builds_from_a_cann_image_pinned_by_digest_with_the_toolkit_preinstalled(
@@ -51,7 +30,7 @@ def test_a_stack_builds_from_a_cann_image_pinned_by_digest_with_the_toolkit_prei
     client = docker.from_env()
     registry_log = tmp_path / "registry" / "registry.log"
     with registry(tmp_path / "registry") as address:
-        official = push(client, toolkit_stage, f"{address}/ascend/cann", "8.3.RC1-910b-debian12-py3.11")
+        official = push_by_digest(client, toolkit_stage, f"{address}/ascend/cann", "8.3.RC1-910b-debian12-py3.11")
         text = (ROOT / "stacks" / "reference.yaml").read_text().replace("name: reference", "name: reftest-official")
         text, tools = re.subn(r"(?m)^  packages:\n(?:    .*\n)+", "  preinstalled: true\n", text)
         text, bases = re.subn(r"(?m)^base:\n(?:  .*\n)+", f"base:\n  image: {official}\n", text)
@@ -60,7 +39,7 @@ def test_a_stack_builds_from_a_cann_image_pinned_by_digest_with_the_toolkit_prei
 
         stackbuild(workspace, "lock", "reftest-official", "--arch", "x86_64", check=True)
         lock = json.loads((workspace / "lockfiles" / "reftest-official.lock.json").read_text())
-        assert lock["base"] == {"kind": "image", "image": official}
+        assert lock["base"] == {"kind": "image", "image": official, "source_date_epoch": 1704067200}
         assert lock["architectures"]["x86_64"]["packages"] == []
         drop(client, official)  # the lock read the image's apt state: the build must pull it again
         manifest_get = f" /v2/ascend/cann/manifests/{official.rpartition('@')[2]} "  # HEAD or GET

@@ -1,7 +1,8 @@
-"""Bit for bit: a small stack (tests/emu) built twice from nothing, the second time from a copy of
-the checkout elsewhere (files touched, another umask and time zone) on another daemon, gives the
-same image for every stage and the same registry digests; a component that writes the time does
-not, and is named with its file. (The reference stack's run is measured outside CI: README.)"""
+"""Bit for bit: a small stack (tests/emu) built twice from nothing, the second time from a fresh clone
+of the checkout elsewhere (another origin, another commit of the same lock, files touched, another
+umask and time zone) on another daemon, gives the same image for every stage and the same registry
+digests, on a bootstrapped base and on an image pinned by digest; a component that writes the time
+does not, and is named with its file. (The reference stack's run is measured outside CI: README.)"""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import re
 import tempfile
 from pathlib import Path
 
+import docker
 import pytest
 
-from tests.docker.conftest import SecondDaemon, emu_workspace, stackbuild
+from tests.docker.conftest import SecondDaemon, emu_workspace, plan_of, push_by_digest, stackbuild
 from tests.helpers import git, registry
 
 pytestmark = pytest.mark.docker
@@ -24,19 +26,36 @@ def verdicts(stdout: str) -> dict[str, str]:
     return dict((m[1], m[0]) for m in re.findall(r"^(same|differs)\s+(\S+)\s+sha256:", stdout, re.M))
 
 
+def committed(root: Path) -> str:
+    """root made a git checkout: the stack, then one more commit touching only README.md; the first commit."""
+    git("init", "-q", "-b", "main", cwd=root)
+    git("remote", "add", "origin", "https://git.example.com/team/stacks.git", cwd=root)
+    git("add", "-A", cwd=root)
+    git("commit", "-q", "-m", "the stack", cwd=root)
+    (root / "README.md").write_text("one more commit\n")
+    git("add", "README.md", cwd=root)
+    git("commit", "-q", "-m", "a README", cwd=root)
+    return git("rev-parse", "HEAD~1", cwd=root)
+
+
 def test_two_builds_from_nothing_give_the_same_images_and_registry_digests(tmp_path: Path) -> None:
+    """The second from a fresh clone at the commit before (the same lock), with another origin, on another daemon."""
     root = emu_workspace(tmp_path)
+    before = committed(root)
     daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-r-", dir="/tmp")))
     daemon.start()
     try:
         with registry(tmp_path / "registry") as address:
             run = stackbuild(
-                root, "verify-reproducible", "emu", "--arch", "x86_64",
+                root, "verify-reproducible", "emu", "--arch", "x86_64", "--at", "HEAD~1",
                 "--second-engine", daemon.host, "--registry", f"{address}/verify", timeout=2400,
             )  # fmt: skip
     finally:
         daemon.remove()
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    assert re.search(
+        rf"second build from nothing: a clone at \S+ \(origin file://{root}, commit {before[:12]}\)", run.stderr
+    )
     stages = {"base-devel", "base-runtime", "toolkit", "hello", "devel-image", "runtime-image"}
     assert verdicts(run.stdout) == dict.fromkeys(stages, "same")
     assert len(re.findall(r"^same\s+\S+\s+registry digest sha256:", run.stdout, re.M)) == len(stages)
@@ -139,3 +158,24 @@ def test_the_same_lock_published_from_two_daemons_converges(tmp_path: Path) -> N
     indexes = [line for line in second.stdout.splitlines() if "(index of" in line]
     assert len(indexes) == 4 and all(line.endswith("already there)") for line in indexes), second.stdout
     assert not any("already there" in line for line in first.stdout.splitlines())
+
+
+def test_a_stack_on_an_image_pinned_by_digest_verifies(tmp_path: Path) -> None:
+    """The official-image path: emu's bootstrapped base-devel stage, pushed to a loopback registry and
+    named by digest only (pulled as an official CANN image is), as the base of emu; built twice from
+    nothing, the stages on it normalised over the pinned image's layers, every stage is the same."""
+    root = emu_workspace(tmp_path)
+    stackbuild(root, "build", "emu", "--arch", "x86_64", "--no-smoke", check=True)
+    client = docker.from_env()
+    with registry(tmp_path / "registry") as address:
+        pinned = push_by_digest(client, plan_of(root, "emu").stages["base-devel"].tag(), f"{address}/base", "emu")
+        manifest = root / "stacks" / "emu.yaml"
+        text, bases = re.subn(r"(?m)^base:\n(?:  .*\n)+", f"base:\n  image: {pinned}\n", manifest.read_text())
+        assert bases == 1
+        manifest.write_text(text)
+        stackbuild(root, "lock", "emu", "--arch", "x86_64", check=True)
+        run = stackbuild(root, "verify-reproducible", "emu", "--arch", "x86_64", timeout=2400)
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    assert verdicts(run.stdout) == dict.fromkeys(plan_of(root, "emu").stages, "same")
+    log = (root / ".stackbuild/logs/emu/x86_64/base-runtime.verify-second.log").read_text()
+    assert "# normalised to sha256:" in log

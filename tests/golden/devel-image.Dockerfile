@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:117f2487814fde967d91f68eabad2496f6c7e1547c8c5b013071f5502f56cc6e
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:422b0a30c2d3d5bab17d321a704c84bb625dde323cf96f67785d2082070beacf
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:289e9d22c10d5a2da668d75fb0cc3b88e1ae10302af8357d1602812276814183
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:a83f4f59bafb57b2e553a9872312b8fee790983bcd11b2306e442b57e9da3e99
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:512305e4afbd55c2ca8a48e8adc81268063e3530b428d8bef9d52604268ab160
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels
@@ -16,6 +16,7 @@ WORKDIR /opt/stack
 COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="golden devel image" \
       org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.11" \
+      org.opencontainers.image.created="2024-01-01T00:00:00Z" \
       org.stackbuild.lock.sha256="0a4b2bcd928beb40eea051170d977dc13165b855b6240ca8b6c6dd41ef9fd6e4" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \

@@ -4,6 +4,9 @@ FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# Tools that honour it (makeself's tar and header, py_compile's checked-hash .pyc, CMake) date what
+# they make by the lock, not by the clock.
+ARG SOURCE_DATE_EPOCH=1704067200
 ENV DEVKIT_HOME="/opt/stack/devkit"
 COPY ["src/", "/opt/stack/devkit/"]
 WORKDIR /opt/stack/devkit

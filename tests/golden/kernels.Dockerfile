@@ -1,11 +1,14 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:117f2487814fde967d91f68eabad2496f6c7e1547c8c5b013071f5502f56cc6e
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:422b0a30c2d3d5bab17d321a704c84bb625dde323cf96f67785d2082070beacf
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:a83f4f59bafb57b2e553a9872312b8fee790983bcd11b2306e442b57e9da3e99
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).
 FROM toolkit
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# Tools that honour it (makeself's tar and header, py_compile's checked-hash .pyc, CMake) date what
+# they make by the lock, not by the clock.
+ARG SOURCE_DATE_EPOCH=1704067200
 COPY --from=devkit ["/opt/stack/devkit/output", "/opt/stack/devkit/output"]
 ENV DEVKIT_HOME="/opt/stack/devkit" \
     PATH="/opt/stack/kernels/output/bin:${PATH}"

@@ -140,18 +140,23 @@ def test_stage_is_tagged_only_after_its_probes_pass(golden: Plan, tmp_path: Path
     probed = dataclasses.replace(golden.stages["kernels"], context=())
     engine = FakeEngine()
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
-    assert builder(stage, ignore) == f"sha256:{stage.key}"
+    normal = engine.normalised(f"sha256:{stage.key}", golden.source_date_epoch)
+    assert builder(stage, ignore) == normal
     # The pending tag (children may build from it while probes run) stays until the run ends.
-    assert engine.tagged == {stage.pending_tag(): f"sha256:{stage.key}", stage.tag(): f"sha256:{stage.key}"}
+    assert engine.tagged == {stage.pending_tag(): normal, stage.tag(): normal}
+    assert engine.removed == [f"sha256:{stage.key}"]  # the image as built, once normalised
     builder.drop_pending()
-    assert engine.removed == [stage.pending_tag()]
+    assert engine.removed[1:] == [stage.pending_tag()]
     engine.probe_ok = False
     states: list[str] = []
     with pytest.raises(StageFailed, match=r"stage kernels failed: probe command test -x output/bin/00_basic_matmul"):
         builder(probed, recording(states))
     assert states == ["probing"]
     assert probed.tag() not in engine.tagged
-    assert engine.removed[1:] == [f"sha256:{probed.key}"]
+    assert engine.removed[2:] == [
+        f"sha256:{probed.key}",
+        engine.normalised(f"sha256:{probed.key}", golden.source_date_epoch),
+    ]
     log = (tmp_path / "logs" / "golden" / "x86_64" / "kernels.log").read_text()
     assert "# probe command test -x output/bin/00_basic_matmul: FAILED: fake" in log
 
@@ -174,17 +179,22 @@ def _build_all(plan: Plan, engine: FakeEngine, tmp_path: Path) -> StageBuilder:
 def test_children_build_while_a_parent_is_probed_and_are_tagged_after_it(golden: Plan, tmp_path: Path) -> None:
     plan = _without_contexts(golden)
     kernels = plan.stages["kernels"]
-    engine = FakeEngine(probe_seconds={f"sha256:{kernels.key}": 0.5})
+    kernels_id = FakeEngine().normalised(f"sha256:{kernels.key}", plan.source_date_epoch)
+    engine = FakeEngine(probe_seconds={kernels_id: 0.5})
     _build_all(plan, engine, tmp_path)
     # The finals were built from kernels' pending image while its probes ran.
     final_args = [args for args in engine.build_args if "KERNELS_IMAGE" in args]
     assert [args["KERNELS_IMAGE"] for args in final_args] == [kernels.pending_tag()] * 2
-    assert engine.events.index("build devel-image") < engine.events.index(f"probed sha256:{kernels.key}")
+    assert engine.events.index("build devel-image") < engine.events.index(f"probed {kernels_id}")
     assert {s.tag() for s in plan.order()} <= set(engine.tagged)
     # The names an image has only while a run needs it (pending, and built while its environment is
-    # added) are all removed, and nothing else is.
+    # added) are all removed, and no other name is; the images removed (as built, before normalising)
+    # are ones no lasting tag names.
     temporary = ("stackbuild/pending/", "stackbuild/built/")
-    assert {ref for ref in engine.tagged if ref.startswith(temporary)} == set(engine.removed)
+    names = {r for r in engine.removed if not r.startswith("sha256:")}
+    images = set(engine.removed) - names
+    assert {ref for ref in engine.tagged if ref.startswith(temporary)} == names
+    assert images and images.isdisjoint(i for ref, i in engine.tagged.items() if not ref.startswith(temporary))
 
 
 def test_a_child_built_from_a_parent_that_fails_its_probes_is_dropped(
@@ -192,13 +202,15 @@ def test_a_child_built_from_a_parent_that_fails_its_probes_is_dropped(
 ) -> None:
     plan = _without_contexts(golden)
     kernels = plan.stages["kernels"]
-    kernels_id = f"sha256:{kernels.key}"
+    kernels_id = FakeEngine().normalised(f"sha256:{kernels.key}", plan.source_date_epoch)
     engine = FakeEngine(probe_seconds={kernels_id: 0.5}, failing_probes={kernels_id})
     with pytest.raises(StageFailed, match="stage kernels failed: probe"):
         _build_all(plan, engine, tmp_path)
     assert "build devel-image" in engine.events  # it started from the pending image
     assert not {kernels.tag(), *plan.final_tags.values(), *(plan.stages[f].tag() for f in FINALS)} & set(engine.tagged)
-    assert {f"sha256:{plan.stages[f].key}" for f in FINALS} <= set(engine.removed)
+    assert {engine.normalised(f"sha256:{plan.stages[f].key}", plan.source_date_epoch) for f in FINALS} <= set(
+        engine.removed
+    )
     err = capsys.readouterr().err
     assert "[stackbuild] devel-image: skipped" in err and "[stackbuild] runtime-image: skipped" in err
 
@@ -290,10 +302,11 @@ def test_a_built_stage_is_pushed_after_its_probes_and_a_missing_one_is_built(gol
     engine = FakeEngine()
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs", cache)
     states: list[str] = []
-    assert builder(stage, recording(states)) == f"sha256:{stage.key}"
+    normal = engine.normalised(f"sha256:{stage.key}", golden.source_date_epoch)
+    assert builder(stage, recording(states)) == normal
     ref = RegistryCache.ref("reg.test/cache", stage)
     assert engine.pulled == [ref] and engine.pushed == [ref] and states[0] == "pulling" and states[-1] == "pushing"
-    assert engine.registry == {ref: f"sha256:{stage.key}"} and engine.tagged[stage.tag()] == f"sha256:{stage.key}"
+    assert engine.registry == {ref: normal} and engine.tagged[stage.tag()] == normal
     log = (tmp_path / "logs" / "golden" / "x86_64" / "devel-image.log").read_text()
     assert f"# registry cache: {ref} is not there; building\n# stage devel-image key" in log  # the miss, then the build
     assert f"# pushed {ref} (sha256:" in log

@@ -71,6 +71,12 @@ FENCED: dict[tuple[str, str], str] = {
     "line, {output_dir} shell-quoted)",
     ("builder/inputs/project.py", "_git"): "remote get-url origin / rev-parse HEAD: no value",
     ("builder/inputs/project.py", "origin_of"): "through _git: no value",
+    ("builder/inputs/project.py", "toplevel"): "through _git: rev-parse --show-toplevel, no value",
+    ("builder/inputs/project.py", "clone_checkout"): (
+        "rev-parse --verify --end-of-options REV^{commit} (REV shaped by revision_option); clone -- PATH PATH; "
+        "remote set-url origin file://PATH; checkout --detach <40 hex, checked>; status --porcelain"
+    ),
+    ("builder/inputs/project.py", "_copy_working_tree"): "ls-files -z --cached --others --exclude-standard: no value",
     ("builder/inputs/submodules.py", "gitlinks"): "ls-tree -r -z COMMIT (the parent's gitlink or a checked commit)",
     ("builder/inputs/trees.py", "_listed_files"): "ls-files ... -- .",
     ("builder/inputs/wheels.py", "pip"): "the wrapper: --isolated, argv",

@@ -320,6 +320,7 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     assert data["base"] == {
         "kind": "image",
         "image": "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508",
+        "source_date_epoch": 1704067200,  # what the stages on it are dated to
     }
     assert all(section["base"] == {} for section in data["architectures"].values())
     # The shipped real stack renders for both architectures, and hadolint passes what it renders.

@@ -1,0 +1,91 @@
+"""Where verify-reproducible's second build reads the stack from: a fresh clone of the checkout with
+another origin URL (real git), at another commit when asked, else with the working tree's changes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from builder import lock as lock_io
+from builder.execute.reproduce import elsewhere
+from builder.model.errors import InputError
+from tests.conftest import ROOT
+from tests.helpers import git, run_cli
+
+
+def checkout(tmp_path: Path) -> Path:
+    """This project's stacks and lockfiles in a git checkout of their own, one commit, origin elsewhere."""
+    top = tmp_path / "project"
+    shutil.copytree(ROOT / "stacks", top / "stacks", ignore=shutil.ignore_patterns("__pycache__", "build"))
+    shutil.copytree(ROOT / "lockfiles", top / "lockfiles")
+    git("init", "-q", "-b", "main", cwd=top)
+    git("remote", "add", "origin", "https://git.example.com/team/stacks.git", cwd=top)
+    git("add", "-A", cwd=top)
+    git("commit", "-q", "-m", "stacks", cwd=top)
+    return top
+
+
+def test_the_second_build_reads_a_clone_with_another_origin_and_the_working_trees_changes(tmp_path: Path) -> None:
+    top = checkout(tmp_path)
+    (top / "stacks" / "reference.yaml").write_text((top / "stacks" / "reference.yaml").read_text() + "# edited\n")
+    (top / "stacks" / "new-file.txt").write_text("not committed yet\n")
+    (top / "stacks" / "8.5.0.yaml").unlink()
+    manifest, lock = top / "stacks" / "reference.yaml", top / "lockfiles" / "reference.lock.json"
+    with elsewhere(manifest, lock, None) as there:
+        clone = there.manifest.parents[1]
+        assert clone != top and not clone.is_relative_to(top)
+        assert there.manifest.read_text().endswith("# edited\n")
+        assert (clone / "stacks" / "new-file.txt").read_text() == "not committed yet\n"
+        assert not (clone / "stacks" / "8.5.0.yaml").exists()
+        assert there.lock == clone / "lockfiles" / "reference.lock.json"
+        assert git("remote", "get-url", "origin", cwd=clone) == top.resolve().as_uri()
+        assert git("rev-parse", "HEAD", cwd=clone) == git("rev-parse", "HEAD", cwd=top)
+        assert "and the working tree's changes" in there.how
+    assert not clone.exists()
+
+
+def test_at_a_revision_the_clone_has_that_commit_and_nothing_of_the_working_tree(tmp_path: Path) -> None:
+    top = checkout(tmp_path)
+    first = git("rev-parse", "HEAD", cwd=top)
+    (top / "README.md").write_text("one more commit\n")
+    git("add", "README.md", cwd=top)
+    git("commit", "-q", "-m", "a README", cwd=top)
+    (top / "stacks" / "new-file.txt").write_text("not committed\n")
+    manifest, lock = top / "stacks" / "reference.yaml", top / "lockfiles" / "reference.lock.json"
+    with elsewhere(manifest, lock, "HEAD~1") as there:
+        clone = there.manifest.parents[1]
+        assert git("rev-parse", "HEAD", cwd=clone) == first and first[:12] in there.how
+        assert not (clone / "README.md").exists() and not (clone / "stacks" / "new-file.txt").exists()
+    refused = pytest.raises(InputError, match=r"--at no-such-branch: no such commit in .*: give a commit")
+    with refused, elsewhere(manifest, lock, "no-such-branch"):
+        pass
+
+
+def test_outside_a_git_checkout_it_is_a_copy_and_at_is_refused(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "stacks", tmp_path / "plain" / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = tmp_path / "plain" / "stacks" / "reference.yaml"
+    lock = ROOT / "lockfiles" / "reference.lock.json"
+    with elsewhere(manifest, lock, None) as there:
+        assert there.manifest.read_bytes() == manifest.read_bytes() and there.lock == lock
+        assert "not a git checkout" in there.how
+    with (
+        pytest.raises(InputError, match=r"--at HEAD: .* are not in one git checkout"),
+        elsewhere(manifest, lock, "HEAD"),
+    ):
+        pass
+
+
+def test_at_a_commit_with_another_lock_is_refused_before_anything_is_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    top = checkout(tmp_path)
+    path = top / "lockfiles" / "reference.lock.json"
+    lock_io.write(lock_io.read(path).model_copy(update={"order": list(reversed(lock_io.read(path).order))}), path)
+    git("commit", "-q", "-am", "another lock", cwd=top)
+    code, _, err = run_cli(capsys, "--root", str(top), "verify-reproducible", "reference", "--at", "HEAD~1")
+    assert code == 2, err
+    (line,) = err.strip().splitlines()
+    assert "--at HEAD~1: reference.lock.json there is another lock than the checkout's" in line, err
+    assert "give a commit whose lock is the same" in line
