@@ -84,6 +84,14 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def docs(session: nox.Session) -> None:
+    """Regenerate docs/cli.md from the CLI's own --help (tests/unit/test_docs.py checks it)."""
+    session.install("-e", ".")
+    with open("docs/cli.md", "w") as out:
+        session.run("python", "-m", "builder.cli.reference", stdout=out)
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmark stackbuild against a plain multi-stage `docker build` (prints a table)."""
     session.install("-e", ".[test]")  # the second-machine run uses the tests' registry and second daemon

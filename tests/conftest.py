@@ -10,6 +10,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "stacks" / "reference"
+DOCKER_TIER = Path(__file__).resolve().parent / "docker"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The one place that says which tests need Docker: every test under tests/docker/ (a new file
+    there cannot slip into the fast tier by forgetting a marker)."""
+    for item in items:
+        if item.path.is_relative_to(DOCKER_TIER):
+            item.add_marker(pytest.mark.docker)
 
 
 @pytest.fixture(scope="session")

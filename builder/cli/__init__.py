@@ -25,9 +25,10 @@ from builder.model.errors import InputError, LoggedFailure, ManifestError, Stack
 from builder.model.registry import registry_of
 
 EPILOG = """\
-Concepts: a manifest (stacks/<name>.yaml) is what a team reviews; `lock` resolves it into
-lockfiles/<name>.lock.json (git commits, tree hashes, installer sha256, base tarballs),
-which is all a build reads. Exit codes: 0 ok, 1 failure, 2 invalid input.
+`stackbuild COMMAND --help` says all a command does and takes. A manifest
+(stacks/<name>.yaml) is what a team reviews; `lock` resolves it into lockfiles/<name>.lock.json
+(git commits, tree hashes, installer sha256, base tarballs), which is all a build reads.
+Exit codes: 0 ok, 1 failure, 2 invalid input, 3 a source did not answer (lock, build, publish).
 """
 
 
@@ -35,15 +36,25 @@ which is all a build reads. Exit codes: 0 ok, 1 failure, 2 invalid input.
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stackbuild",
+        usage="stackbuild [-h] [--version] [--root ROOT] [--site-config FILE] [--debug] COMMAND ...",
         description="Reproducible container builds of the Ascend NPU software stack.",
-        epilog=EPILOG,
+        epilog=f"{commands.task_listing()}\n\n{EPILOG}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"stackbuild {__version__}")
     parser.add_argument("--root", type=Path, help="project root holding stacks/ (default: the current directory)")
-    parser.add_argument("--site-config", type=Path, help="site configuration file (default: see README)")
+    parser.add_argument(
+        "--site-config",
+        type=Path,
+        metavar="FILE",
+        help="site configuration (default: the first of $STACKBUILD_SITE_CONFIG, ./stackbuild.site.yaml, "
+        "~/.config/stackbuild/site.yaml)",
+    )
     parser.add_argument("--debug", action="store_true", help="print the traceback of an unexpected error")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # The flat list argparse would print is replaced by the commands grouped by task (the epilog).
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS, prog="stackbuild"
+    )
     commands.add_stack_commands(sub)
     commands.add_lock_commands(sub)
     commands.add_build_commands(sub)

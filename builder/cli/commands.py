@@ -25,6 +25,62 @@ CACHE_COMMANDS = frozenset(
 )
 
 
+# `stackbuild --help` lists the commands by task, each with a line that fits a terminal; a
+# command's own --help says all.
+TASKS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "author a stack",
+        (
+            ("new", "write a manifest for a CANN release from the catalog"),
+            ("validate", "check manifests against the schema and the dependency graph"),
+            ("schema", "print the manifest JSON Schema (for editors)"),
+            ("check", "check toolkit, chip, driver, OS and Python against the CANN catalog"),
+            ("lock", "pin a stack into lockfiles/<name>.lock.json, or --check it"),
+        ),
+    ),
+    (
+        "build",
+        (
+            ("plan", "show each stage as cached or to build, and why"),
+            ("render", "write the stages' Dockerfiles"),
+            ("build", "build the stack from its lock, probe each stage, smoke the result"),
+            ("smoke", "run the stack's smoke command in an image"),
+            ("shell", "a shell in a stage's image, or just before its failed step"),
+            ("verify-reproducible", "build twice from nothing and compare every stage"),
+        ),
+    ),
+    (
+        "share",
+        (
+            ("publish", "build every architecture and push one image index per tag"),
+            ("vendor", "write everything a build needs into one directory, for an offline machine"),
+            ("import", "fill the cache from a vendor directory, every file checked"),
+        ),
+    ),
+    (
+        "hand over",
+        (
+            ("run", "start an image with this host's NPUs and driver mounted"),
+            ("inspect", "what a final image holds, and where it came from"),
+            ("diff", "what differs between two final images"),
+            ("sbom", "a CycloneDX SBOM of a final image"),
+            ("doctor", "check this host for a stack, with a remedy per failure"),
+        ),
+    ),
+    ("tidy", (("gc", "remove the stage images no recent build used"),)),
+)
+
+
+def task_listing() -> str:
+    """The commands by task, for `stackbuild --help`."""
+    width = max(len(name) for _, commands in TASKS for name, _ in commands)
+    blocks = [
+        f"{task}:\n" + "\n".join(f"  {name:<{width}}  {summary}" for name, summary in commands)
+        for task, commands in TASKS
+    ]
+    return "\n\n".join(blocks)
+
+
 def command(sub: SubParsers, name: str, target: str, text: str) -> argparse.ArgumentParser:
     """A subcommand whose --help starts with what it does; target is "module:function" under builder.cli."""
     parser = sub.add_parser(name, help=text, description=text)

@@ -18,8 +18,6 @@ from tests.docker.conftest import plan_of, stackbuild, touch, write_variant
 # The reference stack's own smoke command, run by hand in the image.
 SMOKE = ["bash", "-c", manifest.load(ROOT / "stacks" / "reference.yaml").smoke.command]
 
-pytestmark = pytest.mark.docker
-
 
 def tags_of(stdout: str) -> dict[str, str]:
     tags = {}

@@ -27,7 +27,6 @@ from builder.verify import probes as probe_specs
 from tests.conftest import ROOT
 from tests.docker.conftest import plan_of, stackbuild
 
-pytestmark = pytest.mark.docker
 BASH_OWN = {"PWD", "OLDPWD", "SHLVL", "_"}
 
 

@@ -9,7 +9,6 @@ import pytest
 from builder.engine.docker_engine import DockerEngine
 from tests.docker.conftest import plan_of, stackbuild, write_variant
 
-pytestmark = pytest.mark.docker
 HARNESS_PIP = "      - python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index"
 
 

@@ -31,7 +31,6 @@ from builder.verify.diagnose import install_failure
 from tests.debrepo import make_deb, serve, write_index
 from tests.docker.conftest import stackbuild, write_variant
 
-pytestmark = pytest.mark.docker
 DEBIAN = "http://deb.debian.org/debian"
 MINBASE = "stackbuild-test/minbase:bookworm"
 RUNTIME = "  - id: runtime\n    source: {path: reference/runtime}\n"

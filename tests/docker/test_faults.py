@@ -24,7 +24,6 @@ from builder.verify.probes import run_probes
 from tests.conftest import ROOT
 from tests.docker.conftest import SecondDaemon, plan_of, stackbuild, stage_tags, write_variant
 
-pytestmark = pytest.mark.docker
 TRIALS = 20
 # Components whose source a trial changes, so each trial has stages to build (and to interrupt).
 TOUCHED = ("ascend-c", "tilelang", "tilelang-compiler", "ascend-kernel", "runtime", "harness")

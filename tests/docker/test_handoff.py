@@ -7,7 +7,6 @@ import re
 import time
 from pathlib import Path
 
-import pytest
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
@@ -20,7 +19,6 @@ from tests.conftest import ROOT
 from tests.docker.conftest import plan_of, stackbuild, touch, write_variant
 from tests.helpers import registry
 
-pytestmark = pytest.mark.docker
 SMOKE = (
     "python3 -m harness.debug.launch_kernel --kernel-path /opt/stack/ascend-kernel/build/libascend_kernel.so "
     "--grid-dim 1,1,1 --block-dim 16,16,1 --shared-mem 0 --args float32,M,N,K,lda,ldb,ldc"

@@ -3,7 +3,7 @@ both (aarch64 under qemu user emulation), smoke-tested on each, and published as
 tag to a real registry on loopback; `docker pull` of the tag for arm64 gives the aarch64 image.
 
 The small stack keeps CI within its time (its minimal bases bootstrap in minutes under
-emulation); the full reference stack for aarch64 is measured outside CI (README)."""
+emulation); the full reference stack for aarch64 is measured outside CI (docs/development.md)."""
 
 from __future__ import annotations
 

@@ -12,14 +12,11 @@ import re
 from pathlib import Path
 
 import docker
-import pytest
 
 from builder.engine.docker_engine import DockerEngine
 from tests.conftest import ROOT
 from tests.docker.conftest import drop, plan_of, push_by_digest, stackbuild
 from tests.helpers import registry
-
-pytestmark = pytest.mark.docker
 
 
 def test_a_stack_builds_from_a_cann_image_pinned_by_digest_with_the_toolkit_preinstalled(

@@ -21,7 +21,6 @@ from builder.execute.normalise import normalise, normalise_dirs
 from builder.model.arch import Arch
 from tests.docker.conftest import plan_of, stackbuild
 
-pytestmark = pytest.mark.docker
 EPOCH = 1_704_067_200
 # cap_net_raw+ep as the kernel stores it: vfs_cap_data revision 2, and revision 3 with a root uid of 1000
 V2_CAPABILITY = "0100000200200000" + "0" * 24

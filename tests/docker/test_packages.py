@@ -22,7 +22,6 @@ from tests.docker.conftest import plan_of, stackbuild, write_variant
 from tests.helpers import lib_with_submodule
 from tests.wheelhouse import make_wheel
 
-pytestmark = pytest.mark.docker
 HARNESS = "  - id: harness\n    source: {path: reference/harness}\n    depends_on: [runtime, ascend-kernel]\n"
 DPKG_QUERY = ["dpkg-query", "-W", "-f", "${Package}=${Version}\\n", "sbdemo-tool", "sbdemo-lib"]
 

@@ -27,8 +27,6 @@ from tests.helpers import http_server
 RUNTIME_STEPS = """      - cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
       - cmake --build build"""
 
-pytestmark = pytest.mark.docker
-
 
 def build_variant(root: Path, name: str, replacements: list[tuple[str, str]]) -> subprocess.CompletedProcess[str]:
     write_variant(root, name, replacements)

@@ -23,7 +23,6 @@ from builder.model.arch import Arch
 from tests.docker.conftest import stackbuild, touch
 from tests.helpers import registry
 
-pytestmark = pytest.mark.docker
 RELEASE = "8.3.rc1-910b-debian12-py3.11"
 USER, PASSWORD = "ci", "publish-" + os.urandom(6).hex()
 

@@ -2,7 +2,7 @@
 of the checkout elsewhere (another origin, another commit of the same lock, files touched, another
 umask and time zone) on another daemon, gives the same image for every stage and the same registry
 digests, on a bootstrapped base and on an image pinned by digest; a component that writes the time
-does not, and is named with its file. (The reference stack's run is measured outside CI: README.)"""
+does not, and is named with its file. (The reference stack's run is measured outside CI: docs/reproducibility.md.)"""
 
 from __future__ import annotations
 
@@ -12,12 +12,10 @@ import tempfile
 from pathlib import Path
 
 import docker
-import pytest
 
 from tests.docker.conftest import SecondDaemon, emu_workspace, plan_of, push_by_digest, stackbuild
 from tests.helpers import git, registry
 
-pytestmark = pytest.mark.docker
 HELLO_BUILD = "    build: [python3 make_launcher.py]\n"
 RANDOM_MTIME = 'touch -d "@$(( $(date +%s) - RANDOM ))" launch.py'  # another mtime each build
 

@@ -15,8 +15,6 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-import pytest
-
 from builder.engine.docker_engine import DockerEngine
 from builder.model.arch import Arch
 from builder.store.cache import Cache
@@ -24,7 +22,6 @@ from tests.conftest import ROOT
 from tests.docker.conftest import plan_of, stackbuild, write_variant
 from tests.helpers import git, private_https_git
 
-pytestmark = pytest.mark.docker
 TOKEN = "ghp_s3cr3tT0kenNeverLogged"
 USER = "ci-bot"
 NEEDLES = (TOKEN.encode(), base64.b64encode(f"{USER}:{TOKEN}".encode()))

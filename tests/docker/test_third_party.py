@@ -15,8 +15,6 @@ from builder.model.arch import Arch
 from tests.docker.conftest import stackbuild, write_variant
 from tests.helpers import git, http_server, make_repo, serving_bytes
 
-pytestmark = pytest.mark.docker
-
 # What asc-devkit v8.5.0's cmake/third_party does with CANN_3RD_LIB_PATH (facts; our own text):
 # makeself-fetch.cmake l.15 downloads makeself unless makeself/makeself.sh and makeself-header.sh
 # exist there; json.cmake downloads include.zip into pkg/ unless it is there, then extracts it;

@@ -666,7 +666,7 @@ def test_an_official_cann_image_as_base_with_the_toolkit_preinstalled(
 def test_the_committed_8_5_0_lock_pins_upstreams_commits_and_renders_hadolint_clean(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """lockfiles/8.5.0.lock.json was made against mirrors of the real repositories (README): it agrees
+    """lockfiles/8.5.0.lock.json was made against mirrors of the real repositories (docs/manifest.md): it agrees
     with its manifest, and renders offline from an empty cache for both architectures. What no machine
     here reached is recorded unresolved, never pinned by guess: Ubuntu's arm64 archive
     (ports.ubuntu.com), PyTorch's CPU index, gitcode's json include.zip."""
