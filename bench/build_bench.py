@@ -43,8 +43,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import dag_peer  # noqa: E402
 
 from builder import lock, manifest  # noqa: E402
-from builder.engine import buildkit  # noqa: E402
-from builder.engine.docker_engine import DockerEngine  # noqa: E402
+from builder.engine import buildkit, connect  # noqa: E402
 from builder.inputs.site import SiteConfig  # noqa: E402
 from builder.model.arch import Arch  # noqa: E402
 from builder.plan.make import make_plan  # noqa: E402
@@ -102,7 +101,7 @@ class Side:
 class Bench:
     def __init__(self, root: Path, cli: str) -> None:
         self.root, self.cli = root, cli
-        self.engine = DockerEngine(builder="buildkit")
+        self.engine = connect(builder="buildkit")
         self.stackbuild, self.peer, self.classic = Side(), Side(), Side()
 
     def run_stackbuild(self, stack: str, *args: str) -> float:
@@ -154,7 +153,7 @@ def second_machine(bench: Bench, root: Path, repeat: int) -> list[float]:
         daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-bench-", dir="/tmp")))  # a short socket path
         daemon.start()
         try:
-            machine_b = DockerEngine(daemon.host)
+            machine_b = connect(daemon.host)
             for _ in range(repeat):
                 for tag in machine_b.tags("stackbuild/stage/*") | machine_b.tags(f"stackbuild/{STACK}"):
                     machine_b.remove(tag)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from builder.engine import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, RunResult
+from builder.engine import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, ImageFacts, RunResult
 from builder.engine.overlay import LayerDirs
 from builder.execute.normalise import normalise
 from builder.model.arch import Arch
@@ -52,14 +52,10 @@ class FakeEngine:
     image_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # image -> its labels
     tag_times: dict[str, float] = field(default_factory=dict)  # ref -> when it was tagged (unset: never)
 
-    def labels(self, ref: str) -> dict[str, str]:
-        return self.image_labels.get(ref, {})
-
-    def size(self, ref: str) -> int:
-        return 1
-
-    def tagged_at(self, ref: str) -> float | None:
-        return self.tag_times.get(ref)
+    def inspect(self, ref: str) -> ImageFacts:
+        """Facts of any ref (a test gives the labels and tag times it needs); no layers."""
+        found = self.image_id(ref) or f"sha256:facts-{ref}"
+        return ImageFacts(found, self.image_labels.get(ref, {}), 1, (), self.tag_times.get(ref))
 
     def tag(self, image_id: str, ref: str) -> None:
         self.tagged[ref] = image_id
@@ -78,9 +74,6 @@ class FakeEngine:
 
     def tags(self, repository: str) -> set[str]:
         return {tag for tag in self.tagged if fnmatch.fnmatch(tag.rpartition(":")[0], repository)}
-
-    def layers(self, ref: str) -> list[str]:
-        return []
 
     @contextlib.contextmanager
     def save(self, image_id: str) -> Iterator[IO[bytes]]:

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 from builder import lock as lock_io
 from builder.cli.common import Context, say
-from builder.engine import Engine
-from builder.engine.docker_engine import DockerEngine
+from builder.engine import BuildEngine, Engine, connect
 from builder.execute.history import record_run
 from builder.execute.pipeline import BuildOptions, Tagged, execute, find_cached, smoke, tag_finals
 from builder.execute.provenance import provenance, write_provenance
@@ -65,7 +64,7 @@ def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
 
 def cmd_plan(ctx: Context, args: argparse.Namespace) -> int:
     request, staged = _plan(ctx, args)
-    work = find_cached(staged, DockerEngine())
+    work = find_cached(staged, connect())
     cache = request.cache
     rows: list[dict[str, object]] = [
         {
@@ -166,13 +165,13 @@ def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool)
             "(registry logins too)"
         )
     first, *more = args.engine or [None]
-    engine: Engine = DockerEngine(first)
+    engine: BuildEngine = connect(first)
     options = BuildOptions(
         jobs=args.jobs,
         live=sys.stderr.isatty(),
         log_dir=ctx.log_dir(),
         registry=registry,
-        more_engines=tuple((url, DockerEngine(url)) for url in more),
+        more_engines=tuple((url, connect(url)) for url in more),
         engine_name=first or os.environ.get("DOCKER_HOST") or "the local engine",
     )
     inputs = resolve_inputs(request, prepare=True, say=say)
@@ -186,7 +185,8 @@ def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool)
     record = provenance(tagged, request.lock, options.engine_name, took, inputs.origin)
     say(f"[stackbuild] provenance: {write_provenance(ctx.root / '.stackbuild' / 'provenance', record)}")
     for tag in tagged.tags.values():
-        print(f"{tag}  {engine.image_id(tag)}  ({engine.size(tag) / 1e6:.0f} MB)")
+        facts = engine.inspect(tag)
+        print(f"{tag}  {facts.id}  ({facts.size / 1e6:.0f} MB)")
     return Result(request, tagged, engine)
 
 
@@ -206,6 +206,6 @@ def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
 
 def cmd_smoke(ctx: Context, args: argparse.Namespace) -> int:
     loaded, _ = ctx.load(args.stack)
-    outcome = run_smoke(DockerEngine(), args.image, loaded.smoke)
+    outcome = run_smoke(connect(), args.image, loaded.smoke)
     print(outcome.output.rstrip())
     return _report_smoke(outcome, args.image, loaded.smoke.command)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from builder.cli.common import Context
-from builder.engine.docker_engine import DockerEngine
+from builder.engine import connect
 from builder.engine.registry_api import RegistryClient
 from builder.handoff.doctor import binfmt_checks, disk_checks, engine_check, host_checks, registry_check
 from builder.store.cache import Cache
@@ -21,7 +21,7 @@ NEED_GB = {"huawei": 40.0, "cpusim": 8.0}
 
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> int:
     manifest = ctx.load(args.stack)[0] if args.stack else None
-    engine, about = engine_check(DockerEngine)
+    engine, about = engine_check(connect)
     places = {"cached inputs": Cache().root}
     if about.get("root") and Path(about["root"]).is_dir():  # a local engine: its images are on this disk
         places["images"] = Path(about["root"])

@@ -7,7 +7,7 @@ import argparse
 import json
 
 from builder.cli.common import Context, say
-from builder.engine.docker_engine import DockerEngine
+from builder.engine import connect
 from builder.engine.protocol import EngineError
 from builder.handoff.compare import compare
 from builder.handoff.contents import read_contents, summary
@@ -23,7 +23,7 @@ def _arch(args: argparse.Namespace) -> Arch:
 
 
 def cmd_inspect(ctx: Context, args: argparse.Namespace) -> int:
-    contents = read_contents(DockerEngine(), args.image, _arch(args))
+    contents = read_contents(connect(), args.image, _arch(args))
     try:  # a published image: its provenance, attached beside it in the registry
         statements, unread = published_provenance(args.image), ""
     except EngineError as err:
@@ -38,7 +38,7 @@ def cmd_inspect(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def cmd_diff(ctx: Context, args: argparse.Namespace) -> int:
-    engine = DockerEngine()
+    engine = connect()
     changes = compare(read_contents(engine, args.first, _arch(args)), read_contents(engine, args.second, _arch(args)))
     if args.json:
         print(json.dumps([c.as_json() for c in changes], indent=2))
@@ -50,7 +50,7 @@ def cmd_diff(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def cmd_sbom(ctx: Context, args: argparse.Namespace) -> int:
-    engine = DockerEngine()
+    engine = connect()
     contents = read_contents(engine, args.image, _arch(args))
     image_id = engine.image_id(args.image) or ""
     text = make_sbom(

@@ -13,7 +13,7 @@ import sys
 
 from builder.cli.building import target_arch
 from builder.cli.common import Context, say
-from builder.engine.docker_engine import DockerEngine
+from builder.engine import BuildEngine, connect
 from builder.execute.debug import Failure, cut_before, last_failure, rerun_line
 from builder.execute.stage import StageBuilder
 from builder.model.errors import InputError, StackbuildError
@@ -54,7 +54,7 @@ def cmd_run(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _make_failed_state(
-    ctx: Context, request: Request, engine: DockerEngine, name: str, failure: Failure, ref: str
+    ctx: Context, request: Request, engine: BuildEngine, name: str, failure: Failure, ref: str
 ) -> None:
     """The failed stage's Dockerfile up to its failed step (all of it after failed probes), built
     from the builder's cache with the stage's context, tagged ref."""
@@ -80,7 +80,7 @@ def cmd_shell(ctx: Context, args: argparse.Namespace) -> int:
     stage = plan.stages.get(args.stage)
     if stage is None:
         raise InputError(f"{args.stage!r} is not a stage of {plan.stack} (stages: {', '.join(plan.stages)})")
-    engine = DockerEngine()
+    engine = connect()
     image = stage.tag()
     failed_state = f"{FAILED_REPOSITORY}/{stage.name}:{stage.key}"
     if engine.image_id(image):

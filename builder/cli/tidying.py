@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from builder.cli.common import Context, say
-from builder.engine.docker_engine import DockerEngine
+from builder.engine import BuildEngine, connect
 from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running
 from builder.store.cache import Cache
 
@@ -15,12 +15,12 @@ def _mb(size: int) -> str:
 
 
 def cmd_gc(ctx: Context, args: argparse.Namespace) -> int:
-    engine, cache = DockerEngine(), Cache()
+    engine, cache = connect(), Cache()
     with no_build_running(cache):
         return _collect(engine, cache, args)
 
 
-def _collect(engine: DockerEngine, cache: Cache, args: argparse.Namespace) -> int:
+def _collect(engine: BuildEngine, cache: Cache, args: argparse.Namespace) -> int:
     if args.verify:
         checked, bad = len(cache.blob_files()), lying_blobs(cache)
         for path in bad:

@@ -9,8 +9,7 @@ import time
 from builder import lock as lock_io
 from builder.cli.building import target_arch
 from builder.cli.common import Context, say
-from builder.engine import Engine
-from builder.engine.docker_engine import DockerEngine
+from builder.engine import BuildEngine, connect
 from builder.execute.reproduce import Elsewhere, Verdict, compare, elsewhere, forget, fresh_build, otherwise
 from builder.execute.stage import StageBuilder
 from builder.manifest import load
@@ -32,8 +31,8 @@ def cmd_verify_reproducible(ctx: Context, args: argparse.Namespace) -> int:
                 f"({second_request.lock.lock_sha256[:12]} vs {request.lock.lock_sha256[:12]}): "
                 "give a commit whose lock is the same"
             )
-        first_engine: Engine = DockerEngine()
-        second_engine: Engine = DockerEngine(args.second_engine) if args.second_engine else first_engine
+        first_engine: BuildEngine = connect()
+        second_engine: BuildEngine = connect(args.second_engine) if args.second_engine else first_engine
         plan = make_plan(resolve_inputs(request, prepare=True, say=say))
         for stage in plan.order():
             if stage.network:
@@ -53,8 +52,8 @@ def _both(
     plan: Plan,
     there: Elsewhere,
     second_request: Request,
-    first_engine: Engine,
-    second_engine: Engine,
+    first_engine: BuildEngine,
+    second_engine: BuildEngine,
 ) -> tuple[list[Verdict], list[tuple[str, str, str]], tuple[float, float]]:
     """The two builds from nothing, compared (and pushed when asked)."""
     cache = second_request.cache
@@ -82,7 +81,7 @@ def _same_keys(plan: Plan, other: Plan) -> None:
 
 
 def _push(
-    plan: Plan, registry: str, first: tuple[Engine, dict[str, str]], second: tuple[Engine, dict[str, str]]
+    plan: Plan, registry: str, first: tuple[BuildEngine, dict[str, str]], second: tuple[BuildEngine, dict[str, str]]
 ) -> list[tuple[str, str, str]]:
     """Each stage of both builds pushed; (stage, first digest, second digest)."""
     pushed = []

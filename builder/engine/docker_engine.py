@@ -31,6 +31,7 @@ from builder.engine.protocol import (
     BuildSpec,
     DeviceAccess,
     EngineError,
+    ImageFacts,
     LogTail,
     RunResult,
     registry_credentials,
@@ -158,23 +159,15 @@ class DockerEngine:
         except (docker.errors.DockerException, requests.RequestException) as err:
             raise EngineError(f"cannot inspect {ref}: {err}") from err
 
-    def labels(self, ref: str) -> dict[str, str]:
-        labels: dict[str, str] = self._inspect(ref)["Config"].get("Labels") or {}
-        return labels
-
-    def size(self, ref: str) -> int:
-        size: int = self._inspect(ref)["Size"]
-        return size
-
-    def tagged_at(self, ref: str) -> float | None:
-        stamp = str((self._inspect(ref).get("Metadata") or {}).get("LastTagTime") or "")
-        # RFC 3339 with nanoseconds; "0001-01-01T00:00:00Z" when the engine never tagged it.
-        found = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)", stamp)
-        if found is None or stamp.startswith("0001-"):
-            return None
-        zone = "+00:00" if found.group(3) == "Z" else found.group(3)
-        when = datetime.datetime.fromisoformat(found.group(1) + zone).timestamp()
-        return when + float(f"0{found.group(2) or ''}")
+    def inspect(self, ref: str) -> ImageFacts:
+        data = self._inspect(ref)
+        return ImageFacts(
+            id=str(data["Id"]),
+            labels=dict((data.get("Config") or {}).get("Labels") or {}),
+            size=int(data["Size"]),
+            layers=tuple((data.get("RootFS") or {}).get("Layers") or ()),
+            tagged_at=_tagged_at(str((data.get("Metadata") or {}).get("LastTagTime") or "")),
+        )
 
     def tag(self, image_id: str, ref: str) -> None:
         repository, _, tag = ref.rpartition(":")
@@ -204,10 +197,6 @@ class DockerEngine:
             "root": str(info.get("DockerRootDir", "")),
             "builder": f"BuildKit through {self.buildkit_cli}" if self.buildkit_cli else "classic (docker-py)",
         }
-
-    def layers(self, ref: str) -> list[str]:
-        layers: list[str] = (self._inspect(ref).get("RootFS") or {}).get("Layers") or []
-        return layers
 
     @functools.cached_property
     def _overlay_root(self) -> Path | None:
@@ -459,3 +448,13 @@ def _follow(stream: Iterable[dict[str, Any]], log: Callable[[str], None]) -> str
                 log(line)
             raise BuildFailed(chunk["error"].strip().splitlines()[-1], [])
     return image_id
+
+
+def _tagged_at(stamp: str) -> float | None:
+    """Docker's LastTagTime: RFC 3339 with nanoseconds; "0001-01-01T00:00:00Z" when the engine never tagged it."""
+    found = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)", stamp)
+    if found is None or stamp.startswith("0001-"):
+        return None
+    zone = "+00:00" if found.group(3) == "Z" else found.group(3)
+    when = datetime.datetime.fromisoformat(found.group(1) + zone).timestamp()
+    return when + float(f"0{found.group(2) or ''}")

@@ -86,42 +86,31 @@ class DeviceAccess:
 NO_DEVICES = DeviceAccess()
 
 
+@dataclass(frozen=True)
+class ImageFacts:
+    """What the engine says of one image it has."""
+
+    id: str
+    labels: Mapping[str, str]
+    size: int  # bytes
+    layers: tuple[str, ...]  # diff ids (sha256 of each uncompressed layer tar), bottom first
+    tagged_at: float | None  # when this engine last tagged the ref (seconds since the epoch; None: never, e.g. pulled)
+
+
 class Engine(Protocol):
-    def image_id(self, ref: str) -> str | None: ...
+    """What every command may ask of a container engine."""
 
-    def labels(self, ref: str) -> dict[str, str]: ...
+    def image_id(self, ref: str) -> str | None:
+        """The image ref names, if the engine has it."""
+        ...
 
-    def size(self, ref: str) -> int: ...
-
-    def tagged_at(self, ref: str) -> float | None:
-        """When this engine last tagged an image ref (seconds since the epoch; None: never, e.g. pulled)."""
+    def inspect(self, ref: str) -> ImageFacts:
+        """What the engine says of the image ref names (EngineError when it has none)."""
         ...
 
     def tag(self, image_id: str, ref: str) -> None: ...
 
     def remove(self, ref: str) -> None: ...
-
-    def layers(self, ref: str) -> list[str]:
-        """The image's layers as diff ids (sha256 of each uncompressed layer tar), bottom first."""
-        ...
-
-    def save(self, image_id: str) -> AbstractContextManager[IO[bytes]]:
-        """The image as `docker save` writes it, as a stream."""
-        ...
-
-    def layer_dirs(self, image_id: str) -> LayerDirs | None:
-        """The image's config and its layers' directories, where this process can read them from the
-        engine's data root (a local overlay2 engine); None where only `save` can give them."""
-        ...
-
-    def load(self, archive: Iterable[bytes]) -> None:
-        """Load an archive in `docker save`'s format, sent as it comes (layers the engine has may be
-        left out of it)."""
-        ...
-
-    def disk_usage(self) -> int:
-        """Bytes the engine's image layers take (what removing images can free)."""
-        ...
 
     def tags(self, repository: str) -> set[str]:
         """Every tag of the repositories matching a glob (e.g. stackbuild/stage/*)."""
@@ -163,3 +152,29 @@ class Engine(Protocol):
         """Run a command in a throwaway container (no network), through the image's entrypoint unless
         another is given; its exit code and combined output."""
         ...
+
+
+class LayerStore(Protocol):
+    """An engine's image store read and written directly: what normalising an image needs."""
+
+    def save(self, image_id: str) -> AbstractContextManager[IO[bytes]]:
+        """The image as `docker save` writes it, as a stream."""
+        ...
+
+    def layer_dirs(self, image_id: str) -> LayerDirs | None:
+        """The image's config and its layers' directories, where this process can read them from the
+        engine's data root (a local overlay2 engine); None where only `save` can give them."""
+        ...
+
+    def load(self, archive: Iterable[bytes]) -> None:
+        """Load an archive in `docker save`'s format, sent as it comes (layers the engine has may be
+        left out of it)."""
+        ...
+
+    def disk_usage(self) -> int:
+        """Bytes the engine's image layers take (what removing images can free)."""
+        ...
+
+
+class BuildEngine(Engine, LayerStore, Protocol):
+    """The engine stages are built on: it also stores what normalising rewrites."""

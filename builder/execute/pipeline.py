@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builder.engine import Engine
+from builder.engine import BuildEngine, Engine
 from builder.execute.pool import EnginePool
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
@@ -36,7 +36,7 @@ class BuildOptions:
     registry: RegistryCache = field(default_factory=RegistryCache)
     # More engines to spread the stages over (name, engine), sharing images through the registry cache;
     # engine_name names the first (the one the build is given).
-    more_engines: tuple[tuple[str, Engine], ...] = ()
+    more_engines: tuple[tuple[str, BuildEngine], ...] = ()
     engine_name: str = "the local engine"
 
 
@@ -85,7 +85,7 @@ def find_cached(plan: Plan, engine: Engine) -> Work:
     return Work(plan, frozenset(to_build), present)
 
 
-def execute(work: Work, engine: Engine, cache: Cache, options: BuildOptions, say: Say) -> Built:
+def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions, say: Say) -> Built:
     plan = work.plan
     for line in plan.drift:
         say(f"[stackbuild] note: {line} (building the working tree; --frozen refuses)")

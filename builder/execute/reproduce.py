@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from builder.engine import Engine, EngineError
+from builder.engine import BuildEngine, Engine, EngineError
 from builder.execute.normalise import unpack
 from builder.execute.stage import StageBuilder
 from builder.inputs.project import clone_checkout, origin_of, toplevel
@@ -120,7 +120,7 @@ def otherwise() -> Iterator[None]:
         time.tzset()
 
 
-def _image(engine: Engine, image_id: str, scratch: Path) -> tuple[dict[str, Any], list[Path]]:
+def _image(engine: BuildEngine, image_id: str, scratch: Path) -> tuple[dict[str, Any], list[Path]]:
     """An image's config and its layer tars (saved into scratch), bottom first."""
     with engine.save(image_id) as saved:
         unpacked = unpack(saved, scratch)
@@ -160,7 +160,7 @@ def _how(first: tarfile.TarInfo, data_a: str | None, second: tarfile.TarInfo, da
     return how
 
 
-def differences(first: tuple[Engine, str], second: tuple[Engine, str], limit: int = 40) -> tuple[str, ...]:
+def differences(first: tuple[BuildEngine, str], second: tuple[BuildEngine, str], limit: int = 40) -> tuple[str, ...]:
     """What differs between two images: config fields, then per differing layer each file and how."""
     with tempfile.TemporaryDirectory(prefix="stackbuild-diff-") as tmp:
         (Path(tmp) / "a").mkdir()
@@ -187,7 +187,9 @@ def differences(first: tuple[Engine, str], second: tuple[Engine, str], limit: in
     return tuple(found[:limit]) + ((f"... and {len(found) - limit} more",) if len(found) > limit else ())
 
 
-def compare(plan: Plan, first: tuple[Engine, dict[str, str]], second: tuple[Engine, dict[str, str]]) -> list[Verdict]:
+def compare(
+    plan: Plan, first: tuple[BuildEngine, dict[str, str]], second: tuple[BuildEngine, dict[str, str]]
+) -> list[Verdict]:
     verdicts = []
     for name in plan.stages:
         a, b = first[1][name], second[1][name]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
 
-from builder.engine import BuildFailed, BuildSpec, Engine, EngineError
+from builder.engine import BuildEngine, BuildFailed, BuildSpec, EngineError
 from builder.execute import environment
 from builder.execute.debug import failed_command, record_failure
 from builder.execute.normalise import normalise, normalise_dirs
@@ -98,7 +98,7 @@ class RegistryCache:
 @dataclass(frozen=True)
 class StageBuilder:
     plan: Plan
-    engine: Engine
+    engine: BuildEngine
     cache: Cache
     log_dir: Path
     registry: RegistryCache = field(default_factory=RegistryCache)
@@ -198,7 +198,7 @@ class StageBuilder:
         epoch = self.plan.source_date_epoch
         started = time.monotonic()
         try:
-            parent_layers = frozenset(d for image in parents for d in self.engine.layers(image))
+            parent_layers = frozenset(d for image in parents for d in self.engine.inspect(image).layers)
             if stage.kind == "base" and self.plan.base_image:  # the pinned image's layers stay as pulled
                 parent_layers |= self._pinned_layers(self.plan.base_image)
             with self.cache.temp_dir() as scratch:
@@ -224,7 +224,7 @@ class StageBuilder:
         """The pinned base image's layers, pulled when the engine lacks it (BuildKit keeps what it pulls to itself)."""
         if self.engine.image_id(image) is None and self.engine.pull(image, self.plan.arch) is None:
             raise EngineError(f"the base image {image} is not in its registry")
-        return frozenset(self.engine.layers(image))
+        return frozenset(self.engine.inspect(image).layers)
 
     def _shell(self, stage: Stage) -> str:
         arch = "" if self.plan.arch == Arch.host() else f" --arch {self.plan.arch}"

@@ -119,7 +119,7 @@ def read_contents(engine: Engine, image: str, arch: Arch) -> Contents:
         lock = lock_io.parse(text.decode(), where)
     except UnicodeDecodeError as err:
         raise StackbuildError(f"{where}: not a lockfile ({err})") from err
-    labels = engine.labels(image)
+    labels = dict(engine.inspect(image).labels)
     label = labels.get(ARCH_LABEL, "")
     return Contents(image, labels, lock, Arch(label) if label in ARCHITECTURES else arch)
 

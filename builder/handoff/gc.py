@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
-from builder.engine import Engine, EngineError
+from builder.engine import BuildEngine, Engine, EngineError
 from builder.execute.history import BUILDS_LOCK, RUN_KIND, BuildRun, build_runs
 from builder.model.errors import StackbuildError
 from builder.plan.stage import FAILED_REPOSITORY, PENDING_REPOSITORY, STAGE_REPOSITORY
@@ -93,7 +93,7 @@ def _maybe_in_use(engine: Engine, tag: str, runs: list[BuildRun], since: float) 
 
 def _tagged(engine: Engine, tag: str) -> float | None:
     with contextlib.suppress(EngineError):
-        return engine.tagged_at(tag)
+        return engine.inspect(tag).tagged_at
     return None  # removed meanwhile
 
 
@@ -105,7 +105,7 @@ def lying_blobs(cache: Cache) -> list[Path]:
 
 def _size(engine: Engine, tag: str) -> int:
     with contextlib.suppress(EngineError):
-        return engine.size(tag)
+        return engine.inspect(tag).size
     return 0  # removed meanwhile
 
 
@@ -122,7 +122,7 @@ def _tree_size(path: Path) -> int:
     return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def collect(engine: Engine, cache: Cache, garbage: Garbage) -> int:
+def collect(engine: BuildEngine, cache: Cache, garbage: Garbage) -> int:
     """Remove what find_garbage found; how many bytes of layers and inputs that freed."""
     before = engine.disk_usage()
     for tag, _ in garbage.images:

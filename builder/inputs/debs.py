@@ -328,9 +328,9 @@ def resolve_on(
     cache: Cache,
 ) -> dict[str, list[Deb]]:
     """resolve() against a base: its tarball, or its image (through the Docker engine)."""
-    from builder.engine.docker_engine import DockerEngine  # only an image base needs the engine
+    from builder.engine import connect  # only an image base needs the engine
 
-    return resolve(base_root(base, arch, DockerEngine), sources, scopes, arch, rewrite, cache)
+    return resolve(base_root(base, arch, connect), sources, scopes, arch, rewrite, cache)
 
 
 def fetch(deb: Deb, cache: Cache, deb_dirs: Sequence[Path], mirrors: Sequence[str], client: HttpClient) -> str | None:

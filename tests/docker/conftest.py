@@ -22,7 +22,7 @@ import docker
 import pytest
 
 from builder import lock, manifest
-from builder.engine import EngineError
+from builder.engine import EngineError, connect
 from builder.engine.docker_engine import DockerEngine
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
@@ -36,7 +36,7 @@ from tests.conftest import ROOT
 @pytest.fixture(scope="session")
 def engine() -> DockerEngine:
     try:
-        return DockerEngine()
+        return connect()
     except EngineError as err:
         pytest.fail(f"the Docker tier needs a running engine: {err}")
 
@@ -150,7 +150,7 @@ class SecondDaemon:
 
 def reachable_at(host: str) -> bool:
     try:
-        DockerEngine(host)
+        connect(host)
         return True
     except EngineError:
         return False

@@ -73,8 +73,8 @@ def test_build_prints_tags_runs_and_runtime_is_small(workspace: Path, engine: Do
     result = engine.run(tags["runtime"], SMOKE)
     assert result.exit_code == 0, result.output
     assert "[INFO] Kernel launch success! Elapsed time:" in result.output
-    assert engine.size(tags["runtime"]) * 2 <= engine.size(tags["devel"])
-    labels = engine.labels(tags["runtime"])
+    assert engine.inspect(tags["runtime"]).size * 2 <= engine.inspect(tags["devel"]).size
+    labels = engine.inspect(tags["runtime"]).labels
     assert labels["org.stackbuild.stage"] == "runtime-image"
     assert json.loads(labels["org.stackbuild.inputs"])["platform"] == "linux/amd64"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.engine import EngineError
+from builder.engine import EngineError, connect
 from builder.engine.docker_engine import DockerEngine
 from builder.store.cache import Cache
 from builder.verify.probes import run_probes
@@ -141,7 +141,7 @@ def test_a_daemon_restart_mid_build_fails_cleanly_then_builds(workspace: Path, t
         assert proc.wait(timeout=600) == 1, rest
         assert "Traceback" not in rest and "internal error" not in rest
         assert re.search(r"stackbuild: error: stage [\w.-]+ failed: ", rest), rest[-2000:]
-        engine = DockerEngine(daemon.host)
+        engine = connect(daemon.host)
         check_tagged_stages_are_complete(engine, workspace, "reftest", engine.tags("stackbuild/stage/*"))
         rerun = stackbuild(workspace, "build", "reftest", env=env)
         assert rerun.returncode == 0, rerun.stderr[-3000:]

@@ -104,7 +104,7 @@ def test_gc_removes_exactly_what_no_recent_build_used(workspace: Path, engine: D
         # The planted image was tagged just now and no record of this cache names it: another cache's build?
         careful = stackbuild(workspace, "gc", "--dry-run", "--keep", "1", check=True)
         assert planted not in careful.stdout and "tagged in the last 24 h" in careful.stderr, careful.stderr
-        assert time.time() - (engine.tagged_at(planted) or 0) < 600
+        assert time.time() - (engine.inspect(planted).tagged_at or 0) < 600
         dry = stackbuild(workspace, "gc", "--dry-run", "--keep", "1", "--include-recent", check=True)
         # Images only: what killed processes left in cache/tmp is listed too (as paths).
         listed = set(re.findall(r"^would remove (stackbuild/\S+)  \(", dry.stdout, re.M))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.engine import BuildSpec
+from builder.engine import BuildSpec, connect
 from builder.engine.docker_engine import DockerEngine
 from builder.execute.normalise import normalise, normalise_dirs
 from builder.model.arch import Arch
@@ -46,7 +46,7 @@ def built(builder: str, base: str) -> str:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
         context.seek(0)
-        return DockerEngine(builder=builder).build(context, lambda line: None, BuildSpec({}, Arch.host()))
+        return connect(builder=builder).build(context, lambda line: None, BuildSpec({}, Arch.host()))
 
 
 @pytest.mark.parametrize("builder", ["buildkit", "classic"])
@@ -59,7 +59,7 @@ def test_layers_read_from_the_data_root_normalise_as_docker_save_gives_them(
     try:
         on_disk = engine.layer_dirs(image)
         assert on_disk is not None, "a local overlay2 engine's layers are readable from its data root"
-        parents = frozenset(engine.layers(base))
+        parents = frozenset(engine.inspect(base).layers)
         (tmp_path / "save").mkdir()
         (tmp_path / "dirs").mkdir()
         with engine.save(image) as saved:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from builder import lock
-from builder.engine.docker_engine import DockerEngine
+from builder.engine import connect
 from builder.engine.registry_api import OCI_INDEX, RegistryClient, index_body
 from builder.model.arch import Arch
 from tests.docker.conftest import stackbuild, touch
@@ -51,7 +51,7 @@ def test_publish_pushes_one_index_per_tag_with_labels_and_the_lock(
 ) -> None:
     address, env = published_to
     monkeypatch.setenv("DOCKER_CONFIG", env["DOCKER_CONFIG"])
-    engine = DockerEngine()  # logged in to the registry, as a teammate who pulls
+    engine = connect()  # logged in to the registry, as a teammate who pulls
     run = stackbuild(
         workspace, "publish", "reftest", "--registry", f"{address}/team", "--arch", "x86_64", "--alias", "latest",
         env=env,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.engine.docker_engine import DockerEngine
+from builder.engine import connect
 from tests.docker.conftest import SecondDaemon, plan_of, stackbuild
 from tests.helpers import registry
 
@@ -33,7 +33,7 @@ def test_a_second_machine_pulls_every_stage_the_first_pushed_and_builds_none(wor
         daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-b-", dir="/tmp")))
         daemon.start()
         try:
-            machine_b = DockerEngine(daemon.host)
+            machine_b = connect(daemon.host)
             assert machine_b.tags("stackbuild/stage/*") == set()  # an empty image store
             run = stackbuild(workspace, "build", "reftest", "--cache-from", cache, env={"DOCKER_HOST": daemon.host})
             assert run.returncode == 0, run.stderr[-3000:]

@@ -102,7 +102,7 @@ def test_a_git_token_reaches_no_output_log_file_label_or_layer(
     plan = plan_of(workspace, name)
     images = [plan.stages["harness"].tag(), *plan.final_tags.values()]
     for image in images:
-        assert not leaks(str(engine.labels(image)).encode())
+        assert not leaks(str(engine.inspect(image).labels).encode())
         assert not leaks(str(engine.client.api.history(image)).encode())  # type: ignore[no-untyped-call]
         assert layers_with_secrets(engine, image) == []
     assert f"{Arch.host()}" in plan.final_tags["runtime-image"]

@@ -1,0 +1,33 @@
+"""The engine seam stays small: an Engine of at most ten methods, normalising's store access apart,
+and the Docker engine made in one place only (builder.engine.connect)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+from builder.engine import Engine, LayerStore
+from tests.conftest import ROOT
+
+MAKER = ROOT / "builder" / "engine" / "__init__.py"
+
+
+def _methods(protocol: type) -> set[str]:
+    return {name for name, value in vars(protocol).items() if inspect.isfunction(value) and not name.startswith("_")}
+
+
+def test_the_engine_protocol_has_at_most_ten_methods_and_the_layer_store_is_apart() -> None:
+    assert len(_methods(Engine)) <= 10, sorted(_methods(Engine))
+    assert not _methods(Engine) & _methods(LayerStore)
+    assert {"save", "load", "layer_dirs"} <= _methods(LayerStore)
+
+
+def test_only_connect_makes_a_docker_engine() -> None:
+    makers = []
+    for path in sorted([*ROOT.glob("builder/**/*.py"), *ROOT.glob("bench/*.py"), *ROOT.glob("tests/**/*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call):
+                called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+                if called == "DockerEngine" and path != MAKER:
+                    makers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not makers, f"make engines with builder.engine.connect(): {makers}"
