@@ -44,10 +44,10 @@ import dag_peer  # noqa: E402
 
 from builder import lock, manifest  # noqa: E402
 from builder.engine import buildkit, connect  # noqa: E402
+from builder.execute import chain  # noqa: E402
+from builder.execute.chain import Request  # noqa: E402
 from builder.inputs.site import SiteConfig  # noqa: E402
 from builder.model.arch import Arch  # noqa: E402
-from builder.plan.make import make_plan  # noqa: E402
-from builder.plan.resolve import Request, resolve_inputs  # noqa: E402
 from builder.plan.stage import Plan  # noqa: E402
 from builder.store.cache import Cache  # noqa: E402
 from tests.docker.conftest import SecondDaemon  # noqa: E402
@@ -172,7 +172,7 @@ def plan_of(root: Path, stack: str) -> Plan:
     path = root / "stacks" / f"{stack}.yaml"
     locked = lock.read(root / "lockfiles" / f"{stack}.lock.json")
     request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(), Arch.host())
-    return make_plan(resolve_inputs(request, prepare=False, say=lambda _: None))
+    return chain.plan(request, lambda _: None)
 
 
 def stage_breakdown(root: Path, stack: str) -> list[tuple[str, float, float, float, float]]:

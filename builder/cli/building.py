@@ -7,20 +7,15 @@ import json
 import os
 import shlex
 import sys
-import time
-from dataclasses import dataclass
 
 from builder import lock as lock_io
 from builder.cli.common import Context, say
-from builder.engine import BuildEngine, Engine, connect
-from builder.execute.history import record_run
-from builder.execute.pipeline import BuildOptions, Tagged, execute, find_cached, smoke, tag_finals
-from builder.execute.provenance import provenance, write_provenance
+from builder.engine import BuildEngine, connect
+from builder.execute import chain
+from builder.execute.chain import BuildOptions, Request
 from builder.execute.stage import RegistryCache
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
-from builder.plan.make import make_plan
-from builder.plan.resolve import Request, refuse_unresolved, resolve_inputs
 from builder.plan.stage import Plan
 from builder.plan.why import why
 from builder.verify.diagnose import diagnose
@@ -38,7 +33,7 @@ def target_arch(args: argparse.Namespace) -> Arch:
 
 def _plan(ctx: Context, args: argparse.Namespace) -> tuple[Request, Plan]:
     request = ctx.request(args.stack, target_arch(args))
-    return request, make_plan(resolve_inputs(request, prepare=False, say=say))
+    return request, chain.plan(request, say)
 
 
 def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
@@ -64,7 +59,7 @@ def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
 
 def cmd_plan(ctx: Context, args: argparse.Namespace) -> int:
     request, staged = _plan(ctx, args)
-    work = find_cached(staged, connect())
+    work = chain.cached(staged, connect())
     cache = request.cache
     rows: list[dict[str, object]] = [
         {
@@ -116,7 +111,7 @@ def preflight(ctx: Context, args: argparse.Namespace, frozen: bool, arch: Arch) 
     loaded, _ = ctx.load(args.stack)
     target = ctx.lock_path(loaded.name)
     if target.exists():
-        refuse_unresolved(lock_io.read(target), arch)
+        chain.refuse_unresolved(lock_io.read(target), arch)
         return True
     if frozen:
         raise StackbuildError(
@@ -142,18 +137,8 @@ def lock_first(ctx: Context, args: argparse.Namespace, frozen: bool, arch: Arch)
     say(f"[stackbuild] wrote {write_lock(ctx, loaded, path, [arch])[0]}")
 
 
-@dataclass(frozen=True)
-class Result:
-    request: Request
-    tagged: Tagged
-    engine: Engine
-
-
-def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool) -> Result:
-    """Build the stack for arch from its lock (locking it first unless frozen), and tag the finals."""
-    started = time.monotonic()
-    lock_first(ctx, args, frozen, arch)
-    request = ctx.request(args.stack, arch, frozen)
+def build_options(ctx: Context, args: argparse.Namespace) -> tuple[BuildEngine, BuildOptions]:
+    """The engine to build on and the build's options, from the arguments and the site config."""
     site = ctx.site()
     registry = RegistryCache(
         pull_from=args.cache_from or site.cache_registry,
@@ -165,7 +150,6 @@ def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool)
             "(registry logins too)"
         )
     first, *more = args.engine or [None]
-    engine: BuildEngine = connect(first)
     options = BuildOptions(
         jobs=args.jobs,
         live=sys.stderr.isatty(),
@@ -174,25 +158,25 @@ def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool)
         more_engines=tuple((url, connect(url)) for url in more),
         engine_name=first or os.environ.get("DOCKER_HOST") or "the local engine",
     )
-    inputs = resolve_inputs(request, prepare=True, say=say)
-    plan = make_plan(inputs)
-    record_run(plan, request)
-    built = execute(find_cached(plan, engine), engine, request.cache, options, say)
-    tagged = tag_finals(built, engine)
-    took = time.monotonic() - started
-    pulled = f", {len(built.pulled)} pulled" if built.pulled else ""
-    say(f"[stackbuild] {len(built.built)} built{pulled}, {len(built.cached)} cached in {took:.2f}s")
-    record = provenance(tagged, request.lock, options.engine_name, took, inputs.origin)
-    say(f"[stackbuild] provenance: {write_provenance(ctx.root / '.stackbuild' / 'provenance', record)}")
-    for tag in tagged.tags.values():
+    return connect(first), options
+
+
+def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool) -> chain.Built:
+    """Build the stack for arch from its lock (locking it first unless frozen), and tag the finals."""
+    lock_first(ctx, args, frozen, arch)
+    request = ctx.request(args.stack, arch, frozen)
+    engine, options = build_options(ctx, args)
+    built = chain.build(request, engine, options, ctx.root / ".stackbuild" / "provenance", say)
+    say(f"[stackbuild] provenance: {built.provenance}")
+    for tag in built.tagged.tags.values():
         facts = engine.inspect(tag)
         print(f"{tag}  {facts.id}  ({facts.size / 1e6:.0f} MB)")
-    return Result(request, tagged, engine)
+    return built
 
 
-def run_smoke_of(result: Result) -> int:
-    outcome = smoke(result.tagged, result.request.manifest.smoke, result.engine, result.request.cache)
-    return _report_smoke(outcome, result.tagged.tags["runtime-image"], result.request.manifest.smoke.command)
+def run_smoke_of(built: chain.Built) -> int:
+    outcome = chain.smoked(built)
+    return _report_smoke(outcome, built.tagged.tags["runtime-image"], built.request.manifest.smoke.command)
 
 
 def cmd_build(ctx: Context, args: argparse.Namespace) -> int:

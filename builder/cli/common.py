@@ -13,8 +13,8 @@ from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 
 if TYPE_CHECKING:  # the build core is imported by the commands that use it, so `validate` starts fast
+    from builder.execute.chain import Request
     from builder.inputs.site import SiteConfig
-    from builder.plan.resolve import Request
 
 
 def say(message: str) -> None:
@@ -57,7 +57,7 @@ class Context:
 
     def request(self, stack: str, arch: Arch, frozen: bool = False) -> Request:
         from builder import lock as lock_io
-        from builder.plan.resolve import Request
+        from builder.execute.chain import Request
         from builder.store.cache import Cache
 
         manifest, path = self.load(stack)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import datetime
 
-from builder.cli.building import Result, build_arch, run_smoke_of
+from builder.cli.building import build_arch, run_smoke_of
 from builder.cli.common import Context, say
 from builder.engine.registry_api import RegistryClient
+from builder.execute import chain
 from builder.execute.publish import BuildRecord, immutable_tag, publish
 from builder.inputs.project import origin_of
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.plan.labels import release_name
-from builder.plan.resolve import refuse_unresolved
 
 
 def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
@@ -23,11 +23,11 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
         raise StackbuildError(f"{args.stack} does not list {', '.join(unlisted)} in platform.architectures")
     locked = ctx.request(args.stack, arches[0], frozen=True).lock
     for arch in arches:  # every architecture's lock complete before any is built
-        refuse_unresolved(locked, arch)
+        chain.refuse_unresolved(locked, arch)
     # The registry is asked first: a refused login or an unreachable registry fails now, not after the builds.
     client = RegistryClient(args.registry.split("/", 1)[0])
     client.manifest(f"{args.registry.partition('/')[2]}/{locked.stack.lower()}", immutable_tag(locked))
-    results: dict[Arch, Result] = {}
+    results: dict[Arch, chain.Built] = {}
     started = datetime.datetime.now(datetime.timezone.utc)
     for arch in arches:
         say(f"[stackbuild] publish: building {loaded.name} for {arch} from its lock (frozen)")

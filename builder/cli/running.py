@@ -14,11 +14,11 @@ import sys
 from builder.cli.building import target_arch
 from builder.cli.common import Context, say
 from builder.engine import BuildEngine, connect
+from builder.execute import chain
+from builder.execute.chain import Request
 from builder.execute.debug import Failure, cut_before, last_failure, rerun_line
 from builder.execute.stage import StageBuilder
 from builder.model.errors import InputError, StackbuildError
-from builder.plan.make import make_plan
-from builder.plan.resolve import Request, resolve_inputs
 from builder.plan.stage import FAILED_REPOSITORY
 from builder.verify.host import HostAccess, host_access, host_root
 
@@ -58,7 +58,7 @@ def _make_failed_state(
 ) -> None:
     """The failed stage's Dockerfile up to its failed step (all of it after failed probes), built
     from the builder's cache with the stage's context, tagged ref."""
-    plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+    plan = chain.prepared(request, say)[1]
     stage = plan.stages[name]
     if missing := [p for p in stage.parents if not engine.image_id(plan.stages[p].tag())]:
         raise StackbuildError(f"stage {stage.name}'s parent {missing[0]} is not built: build {plan.stack} first")
@@ -76,7 +76,7 @@ def _make_failed_state(
 def cmd_shell(ctx: Context, args: argparse.Namespace) -> int:
 
     request = ctx.request(args.stack, target_arch(args))
-    plan = make_plan(resolve_inputs(request, prepare=False, say=say))  # to name the stage: nothing fetched
+    plan = chain.plan(request, say)  # to name the stage: nothing fetched
     stage = plan.stages.get(args.stage)
     if stage is None:
         raise InputError(f"{args.stage!r} is not a stage of {plan.stack} (stages: {', '.join(plan.stages)})")

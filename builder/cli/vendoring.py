@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 
 from builder.cli.common import Context, say
+from builder.execute import chain
 from builder.execute.bundle import import_bundle, vendor
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
-from builder.plan.make import make_plan
-from builder.plan.resolve import resolve_inputs
 from builder.store.cache import Cache
 
 
@@ -23,7 +22,7 @@ def cmd_vendor(ctx: Context, args: argparse.Namespace) -> int:
     plans = []
     for request in requests:
         say(f"[stackbuild] vendor: gathering {loaded.name} for {request.arch}")
-        plans.append(make_plan(resolve_inputs(request, prepare=True, say=say)))
+        plans.append(chain.prepared(request, say)[1])
     lock, cache = requests[0].lock, requests[0].cache
     manifest = vendor(plans, lock, lock_path, ctx.site(), cache, args.output, say)
     size = sum(int(f["size"]) for f in manifest["files"].values())

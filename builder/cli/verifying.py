@@ -10,12 +10,12 @@ from builder import lock as lock_io
 from builder.cli.building import target_arch
 from builder.cli.common import Context, say
 from builder.engine import BuildEngine, connect
+from builder.execute import chain
+from builder.execute.chain import Request
 from builder.execute.reproduce import Elsewhere, Verdict, compare, elsewhere, forget, fresh_build, otherwise
 from builder.execute.stage import StageBuilder
 from builder.manifest import load
 from builder.model.errors import InputError, StackbuildError
-from builder.plan.make import make_plan
-from builder.plan.resolve import Request, resolve_inputs
 from builder.plan.stage import Plan
 
 
@@ -33,7 +33,7 @@ def cmd_verify_reproducible(ctx: Context, args: argparse.Namespace) -> int:
             )
         first_engine: BuildEngine = connect()
         second_engine: BuildEngine = connect(args.second_engine) if args.second_engine else first_engine
-        plan = make_plan(resolve_inputs(request, prepare=True, say=say))
+        plan = chain.prepared(request, say)[1]
         for stage in plan.order():
             if stage.network:
                 say(f"[stackbuild] note: {stage.name} builds with network access: what it downloads is not pinned")
@@ -62,7 +62,7 @@ def _both(
     took_first = time.monotonic() - started
     say(f"[stackbuild] second build from nothing: {there.how}, every file touched, umask 077, TZ set otherwise")
     with otherwise():
-        second_plan = make_plan(resolve_inputs(second_request, prepare=True, say=say))
+        second_plan = chain.prepared(second_request, say)[1]
         _same_keys(plan, second_plan)
         started = time.monotonic()
         second = fresh_build(StageBuilder(second_plan, second_engine, cache, ctx.log_dir()), "second", say)

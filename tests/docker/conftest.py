@@ -24,10 +24,10 @@ import pytest
 from builder import lock, manifest
 from builder.engine import EngineError, connect
 from builder.engine.docker_engine import DockerEngine
+from builder.execute import chain
+from builder.execute.chain import Request
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
-from builder.plan.make import make_plan
-from builder.plan.resolve import Request, resolve_inputs
 from builder.plan.stage import Plan
 from builder.store.cache import Cache
 from tests.conftest import ROOT
@@ -45,7 +45,7 @@ def plan_of(root: Path, stack: str) -> Plan:
     path = root / "stacks" / f"{stack}.yaml"
     locked = lock.read(root / "lockfiles" / f"{stack}.lock.json")
     request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(), Arch.host())
-    return make_plan(resolve_inputs(request, prepare=False, say=print))
+    return chain.plan(request, print)
 
 
 def stackbuild(

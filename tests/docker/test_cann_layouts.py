@@ -14,13 +14,13 @@ import pytest
 
 from builder import lock, manifest
 from builder.engine.docker_engine import DockerEngine
-from builder.execute.pipeline import BuildOptions, execute, find_cached
+from builder.execute import chain
+from builder.execute.chain import BuildOptions, Request
 from builder.execute.stage import StageFailed
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
 from builder.model.layout import toolkit_layout
-from builder.plan import make, render
-from builder.plan.resolve import Request, resolve_inputs
+from builder.plan import render
 from builder.plan.stage import Bake
 from builder.store.cache import Cache
 from builder.verify import probes as probe_specs
@@ -137,11 +137,10 @@ def test_a_variable_left_out_of_the_baked_env_fails_the_component_that_needs_it(
         Cache(),
         Arch.host(),
     )
-    plan = make.make_plan(resolve_inputs(request, prepare=True, say=print))
-    assert plan.stages["toolkit"].key != real_key
+    assert chain.plan(request, print).stages["toolkit"].key != real_key
     options = BuildOptions(jobs=1, live=False, log_dir=workspace / "logs-left-out")
     with pytest.raises(StageFailed) as failed:
-        execute(find_cached(plan, engine), engine, Cache(), options, print)
+        chain.build(request, engine, options, workspace / "provenance-left-out", print)
     message = str(failed.value)
     assert message.startswith(f"stage {component} failed"), message
     assert named in message, message

@@ -1,5 +1,6 @@
-"""The engine seam stays small: an Engine of at most ten methods, normalising's store access apart,
-and the Docker engine made in one place only (builder.engine.connect)."""
+"""The engine seam stays small (an Engine of at most ten methods, normalising's store access apart,
+the Docker engine made in one place only: builder.engine.connect), and bench/ and the docker tier
+call the build chain rather than its steps."""
 
 from __future__ import annotations
 
@@ -31,3 +32,22 @@ def test_only_connect_makes_a_docker_engine() -> None:
                 if called == "DockerEngine" and path != MAKER:
                     makers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not makers, f"make engines with builder.engine.connect(): {makers}"
+
+
+CHAIN_STEPS = ("builder.plan.resolve", "builder.plan.make", "builder.execute.pipeline", "builder.execute.scheduler")
+
+
+def test_bench_and_the_docker_tier_call_the_chain_not_its_steps() -> None:
+    """What import-linter holds the CLI to (pyproject.toml), for bench/ and tests/docker/: they use
+    builder.execute.chain and write none of its steps out again."""
+    found = []
+    for path in sorted([*ROOT.glob("bench/*.py"), *ROOT.glob("tests/docker/*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or "", *(f"{node.module}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names if n.startswith(CHAIN_STEPS)]
+    assert not found, f"use builder.execute.chain: {found}"

@@ -389,7 +389,7 @@ def test_unexpected_errors_name_a_log_with_the_traceback(tmp_path: Path) -> None
     shutil.copytree(ROOT / "stacks", root / "stacks", ignore=shutil.ignore_patterns("build", "__pycache__"))
     shutil.copytree(ROOT / "lockfiles", root / "lockfiles")
     code = (
-        "import builder.cli.building as b; b.make_plan = None; from builder.cli import main; raise SystemExit(main())"
+        "import builder.execute.chain as c; c.make_plan = None; from builder.cli import main; raise SystemExit(main())"
     )
     run = subprocess.run(
         [sys.executable, "-c", code, "--root", str(root), "render", "reference"],

@@ -1,0 +1,73 @@
+"""The build chain, written out once: a locked request resolved, its inputs prepared, planned, what
+is cached found, the rest executed, the finals tagged, the run recorded with its provenance; smoked
+when the caller asks. The CLI, verify-reproducible, vendor, bench and the tests call these functions
+and never its steps (an import contract holds the CLI to it), so no caller writes the chain again.
+
+Each step's result is the next one's argument and the caller's return value; nothing is handed back
+up through a display or a shared object."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder.engine import BuildEngine, Engine
+from builder.execute.history import record_run
+from builder.execute.pipeline import BuildOptions, Tagged, Work, execute, find_cached, smoke, tag_finals
+from builder.execute.provenance import provenance, write_provenance
+from builder.model.say import Say
+from builder.plan.make import make_plan
+from builder.plan.resolve import Inputs, Request, refuse_unresolved, resolve_inputs
+from builder.plan.stage import Plan
+from builder.verify.smoke import SmokeResult
+
+__all__ = ["BuildOptions", "Built", "Request", "build", "cached", "plan", "prepared", "refuse_unresolved", "smoked"]
+
+
+def plan(request: Request, say: Say) -> Plan:
+    """The plan of a locked request with nothing fetched or bootstrapped (render, plan, shell)."""
+    return make_plan(resolve_inputs(request, prepare=False, say=say))
+
+
+def prepared(request: Request, say: Say) -> tuple[Inputs, Plan]:
+    """The plan with every input in the cache first (bases bootstrapped, .debs and wheels fetched):
+    what a build, a vendor bundle or a second build of verify-reproducible needs."""
+    inputs = resolve_inputs(request, prepare=True, say=say)
+    return inputs, make_plan(inputs)
+
+
+def cached(planned: Plan, engine: Engine) -> Work:
+    """Which stages the engine has (by key) and which are to build."""
+    return find_cached(planned, engine)
+
+
+@dataclass(frozen=True)
+class Built:
+    """One architecture built and tagged: what the caller prints, smokes or publishes."""
+
+    request: Request
+    tagged: Tagged
+    engine: BuildEngine
+    seconds: float
+    provenance: Path  # the local provenance record of this build
+
+
+def build(request: Request, engine: BuildEngine, options: BuildOptions, provenance_dir: Path, say: Say) -> Built:
+    """The chain for one architecture of a locked request: prepare, plan, find what is cached,
+    execute the rest, tag the finals, record the run and its provenance."""
+    started = time.monotonic()
+    inputs, planned = prepared(request, say)
+    record_run(planned, request)
+    done = execute(find_cached(planned, engine), engine, request.cache, options, say)
+    tagged = tag_finals(done, engine)
+    took = time.monotonic() - started
+    pulled = f", {len(done.pulled)} pulled" if done.pulled else ""
+    say(f"[stackbuild] {len(done.built)} built{pulled}, {len(done.cached)} cached in {took:.2f}s")
+    record = provenance(tagged, request.lock, options.engine_name, took, inputs.origin)
+    return Built(request, tagged, engine, took, write_provenance(provenance_dir, record))
+
+
+def smoked(built: Built) -> SmokeResult:
+    """The stack's smoke command in the runtime image just built (a recorded pass is not run again)."""
+    return smoke(built.tagged, built.request.manifest.smoke, built.engine, built.request.cache)
