@@ -11,15 +11,14 @@ import contextlib
 import datetime
 import functools
 import gc
-import importlib
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from builder import __version__
-from builder.cli import commands
+from builder.cli import commands, dispatch
 from builder.cli.common import Context
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
 from builder.model.registry import registry_of
@@ -65,11 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(ctx: Context, args: argparse.Namespace) -> int:
-    module, _, function = args.target.partition(":")
     paused = not gc.isenabled()  # by the entry point (builder.__main__), for start-up
-    run: Callable[[Context, argparse.Namespace], int] = getattr(
-        importlib.import_module(f"builder.cli.{module}"), function
-    )
+    run: dispatch.Handler = args.target
     if paused:  # everything imported so far stays: the collector need not look at it again
         gc.freeze()
         gc.enable()

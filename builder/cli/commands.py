@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import TypeAlias
 
+from builder.cli import dispatch
 from builder.model.arch import ARCHITECTURES
 from builder.model.registry import registry_repo
 
@@ -81,8 +82,8 @@ def task_listing() -> str:
     return "\n\n".join(blocks)
 
 
-def command(sub: SubParsers, name: str, target: str, text: str) -> argparse.ArgumentParser:
-    """A subcommand whose --help starts with what it does; target is "module:function" under builder.cli."""
+def command(sub: SubParsers, name: str, target: dispatch.Handler, text: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help starts with what it does, run by target."""
     parser = sub.add_parser(name, help=text, description=text)
     parser.set_defaults(target=target, uses_cache=name in CACHE_COMMANDS)
     return parser
@@ -159,15 +160,15 @@ def _cache_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_stack_commands(sub: SubParsers) -> None:
-    p = command(sub, "validate", "stacks:cmd_validate", "check manifests against the schema and the dependency graph")
+    p = command(sub, "validate", dispatch.cmd_validate, "check manifests against the schema and the dependency graph")
     p.add_argument("manifests", nargs="+", metavar="MANIFEST")
-    p = command(sub, "schema", "stacks:cmd_schema", "print the manifest JSON Schema (for editors)")
+    p = command(sub, "schema", dispatch.cmd_schema, "print the manifest JSON Schema (for editors)")
     p = command(
-        sub, "check", "stacks:cmd_check", "check toolkit x chip x driver x OS x Python against the CANN catalog"
+        sub, "check", dispatch.cmd_check, "check toolkit x chip x driver x OS x Python against the CANN catalog"
     )
     p.add_argument("stack", help="stack name or manifest path")
     p.add_argument("--allow-unsupported", action="store_true", help="report known-bad combinations, don't fail")
-    p = command(sub, "new", "stacks:cmd_new", "write a manifest for a CANN release with the catalog's packages")
+    p = command(sub, "new", dispatch.cmd_new, "write a manifest for a CANN release with the catalog's packages")
     p.add_argument("version", help="CANN version, e.g. 8.3.RC1")
     p.add_argument("--chip", required=True, help="NPU chip: 910b, 910, 310p, a3")
     p.add_argument(
@@ -181,7 +182,7 @@ def add_stack_commands(sub: SubParsers) -> None:
 
 def add_lock_commands(sub: SubParsers) -> None:
     p = command(
-        sub, "lock", "locking:cmd_lock", "resolve a stack into lockfiles/<name>.lock.json, or check it (--check)"
+        sub, "lock", dispatch.cmd_lock, "resolve a stack into lockfiles/<name>.lock.json, or check it (--check)"
     )
     p.add_argument("stack", help="stack name or manifest path")
     p.add_argument("--check", action="store_true", help="exit 1 with a diff if the manifest or a source moved")
@@ -200,15 +201,15 @@ def add_build_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "render",
-        "building:cmd_render",
+        dispatch.cmd_render,
         "write the stages' Dockerfiles (to stdout, or one file per stage in -o DIR)",
     )
     _stage_options(p)
     p.add_argument("-o", "--output", type=Path, help="directory to write <stage>.Dockerfile files into")
-    p = command(sub, "plan", "building:cmd_plan", "show each stage as cached or to build, and why")
+    p = command(sub, "plan", dispatch.cmd_plan, "show each stage as cached or to build, and why")
     _stage_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p = command(sub, "build", "building:cmd_build", "build the stack from its lock, probe each stage, smoke the result")
+    p = command(sub, "build", dispatch.cmd_build, "build the stack from its lock, probe each stage, smoke the result")
     _stage_options(p)
     p.add_argument(
         "--jobs", "-j", type=positive, default=default_jobs(), help="stages built at once (default %(default)s)"
@@ -230,7 +231,7 @@ def add_build_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "verify-reproducible",
-        "verifying:cmd_verify_reproducible",
+        dispatch.cmd_verify_reproducible,
         "build the stack twice from nothing (no builder cache, no stage image reused; the second time from a "
         "fresh clone of the checkout elsewhere with another origin URL, files touched, another umask and time "
         "zone) and compare every stage's image id; for one that differs, the files that differ and how; exit 1 "
@@ -256,7 +257,7 @@ def add_build_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "smoke",
-        "building:cmd_smoke",
+        dispatch.cmd_smoke,
         "run the stack's smoke command in an image, with the NPU if the host has one",
     )
     p.add_argument("image", help="image reference (e.g. a tag printed by build)")
@@ -267,7 +268,7 @@ def add_publish_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "publish",
-        "publishing:cmd_publish",
+        dispatch.cmd_publish,
         "build every architecture from the lock (frozen), smoke each, and push one image index per tag: "
         "<ver>-<chip>-<os><osver>-py<x.y>[-runtime], the immutable lock-<digest>[-runtime], and any --alias",
     )
@@ -297,7 +298,7 @@ def add_bundle_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "vendor",
-        "vendoring:cmd_vendor",
+        dispatch.cmd_vendor,
         "write everything a build of the stack needs (lock, toolkit packages, base tarballs, .debs, wheels, git "
         "commits) into one directory with a manifest of sha256s, for a machine without outside access",
     )
@@ -312,7 +313,7 @@ def add_bundle_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "import",
-        "vendoring:cmd_import",
+        dispatch.cmd_import,
         "fill the cache from a `stackbuild vendor` directory, checking every file's sha256 and every git object",
     )
     p.add_argument("bundle", type=Path, help="the directory vendor wrote")
@@ -322,7 +323,7 @@ def add_handoff_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "run",
-        "running:cmd_run",
+        dispatch.cmd_run,
         "start an image with this host's NPUs and driver mounted as CANN's docker run does (none on a host "
         "without /dev/davinci*); STACKBUILD_HOST_ROOT looks for them under another root",
     )
@@ -336,7 +337,7 @@ def add_handoff_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "shell",
-        "running:cmd_shell",
+        dispatch.cmd_shell,
         "a shell in a stage's image with the stage's environment, or, after the stage failed to build, in its "
         "state just before the failed step (which it prints, to run again there)",
     )
@@ -350,7 +351,7 @@ def add_handoff_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "inspect",
-        "handing:cmd_inspect",
+        dispatch.cmd_inspect,
         "what a final image holds, from its labels and the lock it carries: stack, toolkit and its packages "
         "(sha256), each component's repository and commit, the certified driver and firmware, the base, the lock "
         "digest, system and Python packages",
@@ -360,7 +361,7 @@ def add_handoff_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "diff",
-        "handing:cmd_diff",
+        dispatch.cmd_diff,
         "what differs between two final images: components (commit a1b2 -> c3d4), toolkit packages, system and "
         "Python packages, the base",
     )
@@ -371,7 +372,7 @@ def add_handoff_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "sbom",
-        "handing:cmd_sbom",
+        dispatch.cmd_sbom,
         "a CycloneDX 1.6 JSON SBOM of a final image: the stack's components (repository and commit, or tree "
         "hash) and toolkit packages (sha256) from the lock it carries, every Debian and Python package in it "
         "with its version; checked against the CycloneDX schema",
@@ -382,7 +383,7 @@ def add_handoff_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "doctor",
-        "doctoring:cmd_doctor",
+        dispatch.cmd_doctor,
         "check this host for a stack: Docker engine, disk, emulation for other architectures, the registry; on "
         "an Ascend host the driver and firmware against what the stack certifies, the devices, the driver's "
         "user, kernel headers; a remedy per failure; exit 1 when the host cannot build and run it",
@@ -392,7 +393,7 @@ def add_handoff_commands(sub: SubParsers) -> None:
     p = command(
         sub,
         "gc",
-        "tidying:cmd_gc",
+        dispatch.cmd_gc,
         "remove the stage images no recent build used, by the builds' records in the cache (every checkout's "
         "builds count), keeping the last --keep builds of each stack and architecture; says how much it freed",
     )
