@@ -49,7 +49,7 @@ from builder.execute.chain import Request  # noqa: E402
 from builder.inputs.site import SiteConfig  # noqa: E402
 from builder.model.arch import Arch  # noqa: E402
 from builder.plan.stage import Plan  # noqa: E402
-from builder.store.cache import Cache  # noqa: E402
+from builder.store.cache import Cache, default_root  # noqa: E402
 from tests.docker.conftest import SecondDaemon  # noqa: E402
 from tests.helpers import registry  # noqa: E402
 
@@ -171,7 +171,7 @@ def second_machine(bench: Bench, root: Path, repeat: int) -> list[float]:
 def plan_of(root: Path, stack: str) -> Plan:
     path = root / "stacks" / f"{stack}.yaml"
     locked = lock.read(root / "lockfiles" / f"{stack}.lock.json")
-    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(), Arch.host())
+    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(default_root()), Arch.host())
     return chain.plan(request, lambda _: None)
 
 
@@ -229,7 +229,7 @@ def main() -> int:
         bench.build_stackbuild()
         plan = plan_of(root, STACK)
         peer_context = root / "peer"
-        dag_peer.compose(plan, Cache(), peer_context)
+        dag_peer.compose(plan, Cache(default_root()), peer_context)
         base_image = plan.stages["base-devel"].tag()
         shutil.copy(ROOT / "bench" / "baseline.Dockerfile", root / "stacks" / "baseline.Dockerfile")
         shutil.copytree(peer_context / "ascend-c" / "debs", root / "stacks" / "debs")
@@ -272,7 +272,7 @@ def main() -> int:
             rss_before, bench.stackbuild.rss_kb = bench.stackbuild.rss_kb, 0
             heavy_sb = bench.build_stackbuild(HEAVY)
             heavy_rss, bench.stackbuild.rss_kb = bench.stackbuild.rss_kb, max(rss_before, bench.stackbuild.rss_kb)
-            dag_peer.compose(plan_of(root, HEAVY), Cache(), heavy_context)
+            dag_peer.compose(plan_of(root, HEAVY), Cache(default_root()), heavy_context)
             bench.make_cold()
             heavy = (heavy_sb, bench.build_peer(heavy_context, f"{PEER}-heavy"), heavy_rss)
         bench.make_cold()

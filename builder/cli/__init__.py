@@ -22,6 +22,7 @@ from builder.cli import commands, dispatch
 from builder.cli.common import Context
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
 from builder.model.registry import registry_of
+from builder.store.cache import default_root
 
 EPILOG = """\
 `stackbuild COMMAND --help` says all a command does and takes. A manifest
@@ -73,9 +74,8 @@ def _run(ctx: Context, args: argparse.Namespace) -> int:
         if not args.uses_cache:
             return run(ctx, args)
         from builder.execute.history import running_build  # only commands that use the cache pay for it
-        from builder.store.cache import Cache
 
-        with running_build(Cache()):  # gc refuses to run meanwhile
+        with running_build(ctx.cache()):  # gc refuses to run meanwhile
             return run(ctx, args)
 
 
@@ -131,7 +131,12 @@ def _where_the_traceback_is(ctx: Context) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    ctx = Context(root=(args.root or Path.cwd()).resolve(), site_path=args.site_config, debug=args.debug)
+    ctx = Context(
+        root=(args.root or Path.cwd()).resolve(),
+        site_path=args.site_config,
+        debug=args.debug,
+        cache_root=default_root(),
+    )
     try:
         code = _run(ctx, args)
     except ManifestError as err:

@@ -11,6 +11,7 @@ from builder.manifest import load
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
+from builder.store.cache import Cache
 
 if TYPE_CHECKING:  # the build core is imported by the commands that use it, so `validate` starts fast
     from builder.execute.chain import Request
@@ -28,6 +29,10 @@ class Context:
     root: Path
     site_path: Path | None
     debug: bool
+    cache_root: Path  # read from the environment once, by main
+
+    def cache(self) -> Cache:
+        return Cache(self.cache_root)
 
     def manifest_path(self, stack: str) -> Path:
         """A stack name (stacks/<name>.yaml) or a path to a manifest."""
@@ -58,8 +63,7 @@ class Context:
     def request(self, stack: str, arch: Arch, frozen: bool = False) -> Request:
         from builder import lock as lock_io
         from builder.execute.chain import Request
-        from builder.store.cache import Cache
 
         manifest, path = self.load(stack)
         locked = lock_io.read(self.lock_path(manifest.name))
-        return Request(manifest, path, locked, self.site(), Cache(), arch, frozen)
+        return Request(manifest, path, locked, self.site(), self.cache(), arch, frozen)

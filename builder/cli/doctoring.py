@@ -11,7 +11,6 @@ from builder.cli.common import Context
 from builder.engine import connect
 from builder.engine.registry_api import RegistryClient
 from builder.handoff.doctor import binfmt_checks, disk_checks, engine_check, host_checks, registry_check
-from builder.store.cache import Cache
 from builder.verify.host import host_root
 
 # What a build takes on disk: stage images of every layer plus the cached inputs (a real CANN toolkit
@@ -22,7 +21,7 @@ NEED_GB = {"huawei": 40.0, "cpusim": 8.0}
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> int:
     manifest = ctx.load(args.stack)[0] if args.stack else None
     engine, about = engine_check(connect)
-    places = {"cached inputs": Cache().root}
+    places = {"cached inputs": ctx.cache().root}
     if about.get("root") and Path(about["root"]).is_dir():  # a local engine: its images are on this disk
         places["images"] = Path(about["root"])
     need = NEED_GB[manifest.toolkit.vendor] if manifest else max(NEED_GB.values())

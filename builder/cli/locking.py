@@ -17,7 +17,6 @@ from builder.lock.resolve import Resolver, resolve
 from builder.manifest.model import GitSource, Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
-from builder.store.cache import Cache
 from builder.store.http import HttpClient
 
 UNREACHABLE = 3  # a source gave no answer: lock --check could not compare, lock left parts unresolved
@@ -43,7 +42,7 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     loaded, path = ctx.load(options.stack)
     target = ctx.lock_path(loaded.name)
     site = ctx.site()
-    resolver = Resolver(path.parent, site, Cache(), HttpClient(headers=site.headers), say)
+    resolver = Resolver(path.parent, site, ctx.cache(), HttpClient(headers=site.headers), say)
     if options.check:
         current = lock_io.read(target)
         checked = check(current, loaded, resolver, str(path))
@@ -99,7 +98,7 @@ def write_lock(
     """The lock written for the manifest, and where."""
     target = ctx.lock_path(loaded.name)
     site = ctx.site()
-    resolver = Resolver(path.parent, site, Cache(), HttpClient(headers=site.headers), say)
+    resolver = Resolver(path.parent, site, ctx.cache(), HttpClient(headers=site.headers), say)
     previous = _previous(target) if target.exists() else None
     say(f"locking {loaded.name}")
     resolved = resolve(loaded, resolver, arches, previous=previous, update=update)

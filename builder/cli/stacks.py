@@ -15,7 +15,6 @@ from builder.manifest import compat, load, new
 from builder.manifest.load import json_schema
 from builder.manifest.model import NAME_PATTERN, PACKAGE_ROLES, DownloadPackage, Manifest
 from builder.model.errors import InputError, ManifestError, StackbuildError
-from builder.store.cache import Cache
 
 
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> int:
@@ -77,7 +76,7 @@ def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
     run_compat(loaded, args.allow_unsupported)
     target = ctx.lock_path(loaded.name)
     if target.exists():
-        found = requires.unmet(lock_io.read(target), loaded.platform.python, Cache())
+        found = requires.unmet(lock_io.read(target), loaded.platform.python, ctx.cache())
         if found.unchecked:
             more = f" (and {len(found.unchecked) - 3} more)" if len(found.unchecked) > 3 else ""
             say(f"check: note: Requires-Dist not checked for {'; '.join(found.unchecked[:3])}{more}")

@@ -15,7 +15,7 @@ def _mb(size: int) -> str:
 
 
 def cmd_gc(ctx: Context, args: argparse.Namespace) -> int:
-    engine, cache = connect(), Cache()
+    engine, cache = connect(), ctx.cache()
     with no_build_running(cache):
         return _collect(engine, cache, args)
 

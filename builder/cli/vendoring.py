@@ -9,7 +9,6 @@ from builder.execute import chain
 from builder.execute.bundle import import_bundle, vendor
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
-from builder.store.cache import Cache
 
 
 def cmd_vendor(ctx: Context, args: argparse.Namespace) -> int:
@@ -31,7 +30,7 @@ def cmd_vendor(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
-    cache = Cache()
+    cache = ctx.cache()
     done = import_bundle(args.bundle, ctx.site(), cache, say)
     print(
         f"{args.bundle}: {done.files} files ({done.bytes / 1e6:.0f} MB) and {done.commits} git commits "

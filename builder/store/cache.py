@@ -35,8 +35,10 @@ def default_root() -> Path:
 
 
 class Cache:
-    def __init__(self, root: Path | None = None) -> None:
-        self.root = root or default_root()
+    """The cache at root: the caller says where (the CLI from STACKBUILD_CACHE, through default_root)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
 
     # -- blobs ---------------------------------------------------------------------------
 

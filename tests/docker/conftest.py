@@ -29,7 +29,7 @@ from builder.execute.chain import Request
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
 from builder.plan.stage import Plan
-from builder.store.cache import Cache
+from builder.store.cache import Cache, default_root
 from tests.conftest import ROOT
 
 
@@ -44,7 +44,7 @@ def engine() -> DockerEngine:
 def plan_of(root: Path, stack: str) -> Plan:
     path = root / "stacks" / f"{stack}.yaml"
     locked = lock.read(root / "lockfiles" / f"{stack}.lock.json")
-    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(), Arch.host())
+    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(default_root()), Arch.host())
     return chain.plan(request, print)
 
 

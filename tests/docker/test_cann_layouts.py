@@ -22,7 +22,7 @@ from builder.model.arch import Arch
 from builder.model.layout import toolkit_layout
 from builder.plan import render
 from builder.plan.stage import Bake
-from builder.store.cache import Cache
+from builder.store.cache import Cache, default_root
 from builder.verify import probes as probe_specs
 from tests.conftest import ROOT
 from tests.docker.conftest import plan_of, stackbuild
@@ -134,7 +134,7 @@ def test_a_variable_left_out_of_the_baked_env_fails_the_component_that_needs_it(
         path,
         lock.read(workspace / "lockfiles" / "reftest.lock.json"),
         SiteConfig(),
-        Cache(),
+        Cache(default_root()),
         Arch.host(),
     )
     assert chain.plan(request, print).stages["toolkit"].key != real_key

@@ -25,7 +25,7 @@ from builder.lock.model import LockedDeb
 from builder.manifest.model import Bootstrap
 from builder.model.arch import Arch
 from builder.plan.system import context_items
-from builder.store.cache import Cache
+from builder.store.cache import Cache, default_root
 from builder.store.files import sha256_file
 from builder.verify.diagnose import install_failure
 from tests.debrepo import make_deb, serve, write_index
@@ -41,7 +41,7 @@ SINGLE_DPKG = "RUN DEBIAN_FRONTEND=noninteractive dpkg -i {files} && rm -rf /tmp
 @pytest.fixture(scope="module")
 def minbase(engine: DockerEngine) -> Iterator[str]:
     """A bare Debian minbase image (Essential packages and apt: no python3), bootstrapped here."""
-    cache = Cache()
+    cache = Cache(default_root())
     spec = Bootstrap(suite="bookworm", mirror=DEBIAN, variant="minbase")
     tarball = bootstrap.bootstrap(spec, Arch.host(), "runtime", None, cache, DEBIAN, print)
     dockerfile = "FROM scratch\nADD rootfs.tar /\n"
@@ -53,14 +53,14 @@ def minbase(engine: DockerEngine) -> Iterator[str]:
 
 def build(engine: DockerEngine, dockerfile: str, items: Sequence[ContextItem]) -> str:
     with tempfile.TemporaryFile() as context:  # the docker CLI reads the context from a file
-        write_context(context, dockerfile, items, Cache())
+        write_context(context, dockerfile, items, Cache(default_root()))
         context.seek(0)
         return engine.build(context, lambda line: None, BuildSpec(labels={}, arch=Arch.host()))
 
 
 def locked(deb: Path, name: str, version: str) -> LockedDeb:
     """The lock's entry for a .deb, which goes into the cache as a lock puts it there."""
-    Cache().add_file(deb, sha256_file(deb))
+    Cache(default_root()).add_file(deb, sha256_file(deb))
     return LockedDeb(
         name=name,
         version=version,
@@ -96,10 +96,14 @@ def test_a_pre_depends_closure_installs_over_a_bare_minbase_where_a_single_dpkg_
     copy = 'COPY ["debs/", "/tmp/stackbuild-debs/"]\n'
     listed = " ".join(f"/tmp/stackbuild-debs/{d.file}" for d in reversed(debs))  # apt's order: sbpre first
     with pytest.raises(BuildFailed) as refused:
-        build(engine, f"FROM {minbase}\n{copy}{SINGLE_DPKG.format(files=listed)}", list(context_items(debs, Cache())))
+        build(
+            engine,
+            f"FROM {minbase}\n{copy}{SINGLE_DPKG.format(files=listed)}",
+            list(context_items(debs, Cache(default_root()))),
+        )
     assert "pre-dependency problem - not installing sbmain" in "\n".join(refused.value.log_tail)
 
-    image = build(engine, f"FROM {minbase}\n{install_step(debs)}", list(context_items(debs, Cache())))
+    image = build(engine, f"FROM {minbase}\n{install_step(debs)}", list(context_items(debs, Cache(default_root()))))
     try:
         query = ["dpkg-query", "-W", "-f", "${db:Status-Abbrev}${Package}=${Version}\\n", "sbtop", "sbmain", "sbpre"]
         installed = engine.run(image, query)
@@ -117,7 +121,7 @@ def test_a_file_holding_another_version_than_the_locked_one_is_refused_naming_bo
     newer = make_deb(tmp_path / "newer", "sbpre", "2.0", files={"usr/share/sb/pre": "2.0"})
     items = [
         FileItem(item.arcname, lambda: newer) if item.arcname == "debs/sbpre_1.0_all.deb" else item
-        for item in context_items(debs, Cache())
+        for item in context_items(debs, Cache(default_root()))
     ]
     with pytest.raises(BuildFailed) as refused:
         build(engine, f"FROM {minbase}\n{install_step(debs)}", items)

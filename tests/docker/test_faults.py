@@ -19,7 +19,7 @@ import pytest
 
 from builder.engine import EngineError, connect
 from builder.engine.docker_engine import DockerEngine
-from builder.store.cache import Cache
+from builder.store.cache import Cache, default_root
 from builder.verify.probes import run_probes
 from tests.conftest import ROOT
 from tests.docker.conftest import SecondDaemon, plan_of, stackbuild, stage_tags, write_variant
@@ -86,7 +86,7 @@ def test_random_kills_never_leave_a_stage_that_looks_built(workspace: Path, engi
         rerun = stackbuild(workspace, "build", name)
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert "smoke: launch: passed" in rerun.stderr
-        check_cache_is_consistent(Cache())
+        check_cache_is_consistent(Cache(default_root()))
     finally:
         for component in TOUCHED:  # the shared workspace's sources as they were, whatever happened
             (workspace / "stacks" / "reference" / component / ".trial").unlink(missing_ok=True)

@@ -14,7 +14,7 @@ from builder import lock
 from builder.engine.docker_engine import DockerEngine
 from builder.inputs import trees
 from builder.lock.model import LockedPath
-from builder.store.cache import Cache
+from builder.store.cache import Cache, default_root
 from tests.conftest import ROOT
 from tests.docker.conftest import plan_of, stackbuild, touch, write_variant
 from tests.helpers import registry
@@ -79,7 +79,7 @@ def test_inspect_and_diff_name_the_one_component_that_moved(workspace: Path, eng
 def latest_runs_use() -> set[str]:
     """The stage tags the newest build of each stack and architecture used, read from the records."""
     used: set[str] = set()
-    runs = Cache().root / "records" / "runs"
+    runs = Cache(default_root()).root / "records" / "runs"
     for arch_dir in {path.parent for path in runs.rglob("*.json")}:
         newest = max(arch_dir.glob("*.json"), key=lambda path: int(path.stem.split("-")[0]))
         used |= set(json.loads(newest.read_text())["stages"].values())
@@ -94,7 +94,7 @@ def test_gc_removes_exactly_what_no_recent_build_used(workspace: Path, engine: D
         before = {s.tag() for s in plan_of(workspace, "reftest").order()}
         planted = "stackbuild/stage/planted:" + "0" * 64  # an image no build names
         engine.tag(engine.image_id(plan_of(workspace, "reftest").stages["base-runtime"].tag()) or "", planted)
-        blobs = sorted(Cache().blob_files())
+        blobs = sorted(Cache(default_root()).blob_files())
         touch(workspace / HARNESS_FILE)
         stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
         after = {s.tag() for s in plan_of(workspace, "reftest").order()}
@@ -118,7 +118,7 @@ def test_gc_removes_exactly_what_no_recent_build_used(workspace: Path, engine: D
         run = stackbuild(workspace, "gc", "--keep", "1", "--include-recent", check=True)
         assert re.search(r"removed \d+ images and 0 inputs: freed \d+ MB", run.stderr)
         assert not any(engine.image_id(t) for t in listed)
-        assert sorted(Cache().blob_files()) == blobs  # cached inputs stay without --inputs
+        assert sorted(Cache(default_root()).blob_files()) == blobs  # cached inputs stay without --inputs
         again = stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
         assert "[stackbuild] 0 built, 11 cached" in again.stderr
     finally:

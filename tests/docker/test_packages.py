@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from builder.engine.docker_engine import DockerEngine
-from builder.store.cache import Cache
+from builder.store.cache import Cache, default_root
 from tests.conftest import REFERENCE
 from tests.debrepo import make_deb, serve, write_index
 from tests.docker.conftest import plan_of, stackbuild, write_variant
@@ -113,7 +113,7 @@ def test_packages_are_locked_per_architecture_and_installed_offline_at_the_locke
     assert imported.output.strip() == "1.0 42", imported.output
 
     # Served nowhere any more (not even the cache): --frozen refuses, naming the fix; a build goes on with 1.1.
-    cache = Cache()
+    cache = Cache(default_root())
     for deb in locked_debs(lock, "x86_64", "harness"):
         if deb["name"].startswith("sbdemo-"):
             cache.blob(deb["sha256"]).unlink()

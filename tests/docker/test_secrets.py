@@ -17,7 +17,7 @@ from pathlib import Path
 
 from builder.engine.docker_engine import DockerEngine
 from builder.model.arch import Arch
-from builder.store.cache import Cache
+from builder.store.cache import Cache, default_root
 from tests.conftest import ROOT
 from tests.docker.conftest import plan_of, stackbuild, write_variant
 from tests.helpers import git, private_https_git
@@ -57,7 +57,7 @@ def layers_with_secrets(engine: DockerEngine, image: str) -> list[str]:
 def test_a_git_token_reaches_no_output_log_file_label_or_layer(
     workspace: Path, engine: DockerEngine, tmp_path: Path
 ) -> None:
-    cache = Cache().root  # the user's cache, as a build uses it
+    cache = Cache(default_root()).root  # the user's cache, as a build uses it
     work = tmp_path / "harness-src"
     shutil.copytree(
         ROOT / "stacks" / "reference" / "harness",

@@ -166,7 +166,9 @@ def test_check_accepts_the_catalogs_pairing_as_locked_and_refuses_a_lock_that_br
         code, _, err = run_cli(capsys, "--root", str(root), "lock", "paired", "--arch", arch)
         assert code == 0, err
         if arch == "x86_64":  # PyPI's plain torch fetched too, to swap it in below
-            pypi_torch = wheels.resolve(["torch==2.9.0"], f"{pypi_url}/", tmp_path, _target(arch), Cache())[0]
+            pypi_torch = wheels.resolve(
+                ["torch==2.9.0"], f"{pypi_url}/", tmp_path, _target(arch), Cache(tmp_path / "cache")
+            )[0]
     locked = lock_io.read(root / "lockfiles" / "paired.lock.json")
     torch = next(w for w in locked.architectures[Arch(arch)].python["app"] if w.name == "torch")
     assert torch.version == ("2.9.0+cpu" if arch == "x86_64" else "2.9.0")

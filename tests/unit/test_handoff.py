@@ -189,7 +189,7 @@ def test_every_command_that_uses_the_cache_holds_it_against_gc(
     seen = []
 
     def holding(ctx: object, args: object) -> int:
-        with Cache().alone(BUILDS_LOCK) as alone:  # what gc tries
+        with Cache(tmp_path / "cache").alone(BUILDS_LOCK) as alone:  # what gc tries
             seen.append(alone)
         return 0
 

@@ -800,7 +800,7 @@ def test_every_command_that_builds_passes_the_preflight(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "stacks", root / "stacks", ignore=shutil.ignore_patterns("reference"))
     (root / "lockfiles").mkdir()
     shutil.copy(ROOT / "lockfiles" / "8.5.0.lock.json", root / "lockfiles")
-    ctx = Context(root=root, site_path=None, debug=False)
+    ctx = Context(root=root, site_path=None, debug=False, cache_root=tmp_path / "cache")
     commands = (["build", "8.5.0"], ["publish", "8.5.0", "--registry", "127.0.0.1:5000/team"])
     for argv in commands:  # the committed lock leaves parts unresolved: named before anything runs
         with pytest.raises(Unreached, match=r"x86_64 python packages of tilelang-ascend \(https://download"):

@@ -84,12 +84,12 @@ def test_v1_sample_migrates_keeping_every_pin() -> None:
     assert migrated.architectures[Arch.AARCH64].base == {}
 
 
-def test_v1_lock_asks_for_a_relock_saying_why() -> None:
+def test_v1_lock_asks_for_a_relock_saying_why(tmp_path: Path) -> None:
     migrated = lock_io.read(V1_SAMPLE)
     loaded = manifest.load(ROOT / "stacks" / "reference.yaml")
     drift = manifest_drift(migrated, loaded, "stacks/reference.yaml")
     assert drift and "locked by an older stackbuild (lock_version 1)" in drift
-    request = Request(loaded, ROOT / "stacks" / "reference.yaml", migrated, SiteConfig(), Cache(), Arch.X86_64)
+    request = Request(loaded, ROOT / "stacks" / "reference.yaml", migrated, SiteConfig(), Cache(tmp_path), Arch.X86_64)
     with pytest.raises(StackbuildError, match=r"run `stackbuild lock reference` \(manifest: locked by an older"):
         resolve_inputs(request, prepare=False, say=print)
 
