@@ -70,7 +70,9 @@ def tests(session: nox.Session) -> None:
     docker_tier = ["--docker", "--registry", "--foreign", "aarch64"]
     session.run("python", "-m", "builder.hostsetup", *([] if fast_only else docker_tier))
     # The fast tier runs on every core (pytest-xdist); the Docker tier shares one engine, so it stays serial.
-    session.run("pytest", *(["-n", "auto"] if fast_only else []), *session.posargs)
+    # The report ends with the coverage of builder/ by what ran (the fast tier's with -m "not docker").
+    coverage = ["--cov=builder", "--cov-report=term:skip-covered"]
+    session.run("pytest", *coverage, *(["-n", "auto"] if fast_only else []), *session.posargs)
 
 
 @nox.session

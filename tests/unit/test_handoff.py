@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 from pathlib import Path
 
 import pytest
 
-from builder.cli import locking, vendoring
+from builder.cli import handing, locking, tidying, vendoring
 from builder.execute.history import BUILDS_LOCK, build_runs, record_run, running_build
 from builder.handoff.compare import Change, compare
 from builder.handoff.contents import read_contents
@@ -198,3 +200,27 @@ def test_every_command_that_uses_the_cache_holds_it_against_gc(
     assert run_cli(capsys, "lock", "reference")[0] == 0
     assert run_cli(capsys, "import", str(tmp_path))[0] == 0
     assert seen == [False, False]
+
+
+def test_the_handover_commands_through_the_cli_on_the_fake_engine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inspect, diff and gc as a user types them, the engine the CLI connects to being the fake."""
+    engine = FakeEngine()
+    holding(engine, "a", REFERENCE)
+    holding(engine, "b", as_built(REFERENCE, {"harness": "f" * 64}))
+    monkeypatch.setattr(handing, "connect", lambda *_: engine)
+    monkeypatch.setattr(tidying, "connect", lambda *_: engine)
+    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
+    code, out, _ = run_cli(capsys, "inspect", "a", "--arch", "x86_64")
+    assert code == 0 and re.search(r"^stack\s+reference", out, re.M), out
+    code, out, _ = run_cli(capsys, "inspect", "a", "--arch", "x86_64", "--json")
+    assert code == 0 and json.loads(out)["lock_sha256"] == REFERENCE.lock_sha256 and json.loads(out)["provenance"] == []
+    code, out, _ = run_cli(capsys, "diff", "a", "b", "--arch", "x86_64", "--exit-code")
+    assert code == 1 and out.startswith("component harness: tree_sha256 "), out
+    code, out, _ = run_cli(capsys, "diff", "a", "a", "--arch", "x86_64")
+    assert code == 0 and "hold the same stack" in out
+    engine.tagged["stackbuild/stage/toolkit:" + "0" * 64] = "sha256:old"  # no build recorded it
+    code, out, err = run_cli(capsys, "gc", "--dry-run", "--include-recent")
+    assert code == 0 and f"would remove stackbuild/stage/toolkit:{'0' * 64}" in out, out + err
+    assert "stackbuild/stage/toolkit:" + "0" * 64 not in engine.removed

@@ -3,15 +3,20 @@ another origin URL (real git), at another commit when asked, else with the worki
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
 import pytest
 
 from builder import lock as lock_io
-from builder.execute.reproduce import elsewhere
+from builder.execute.reproduce import compare, elsewhere, forget, fresh_build
+from builder.execute.stage import StageBuilder
 from builder.model.errors import InputError
+from builder.store.cache import Cache
 from tests.conftest import ROOT
+from tests.fake_engine import FakeEngine
+from tests.golden_plan import golden_plan
 from tests.helpers import git, run_cli
 
 
@@ -89,3 +94,25 @@ def test_at_a_commit_with_another_lock_is_refused_before_anything_is_built(
     (line,) = err.strip().splitlines()
     assert "--at HEAD~1: reference.lock.json there is another lock than the checkout's" in line, err
     assert "give a commit whose lock is the same" in line
+
+
+def test_two_fresh_builds_compare_stage_by_stage_and_a_differing_stage_says_what_differs(tmp_path: Path) -> None:
+    """verify-reproducible's core on the fake engine: each run builds every stage from its own
+    parents, the verdicts compare image ids, a differing stage is named with what differs (here the
+    config: the fake's images differ only there), and each run's tags are forgotten afterwards."""
+    golden = golden_plan()
+    plan = dataclasses.replace(golden, stages={n: dataclasses.replace(s, context=()) for n, s in golden.stages.items()})
+    engine = FakeEngine()
+    builder = StageBuilder(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    first, second = fresh_build(builder, "first", print), fresh_build(builder, "second", print)
+    assert first.keys() == second.keys() == plan.stages.keys()
+    assert all(verdict.same for verdict in compare(plan, (engine, first), (engine, second)))
+    kernels_parents = [args["TOOLKIT_IMAGE"] for args in engine.build_args if "DEVKIT_IMAGE" in args]
+    assert any(ref.startswith("stackbuild/verify/first-toolkit:") for ref in kernels_parents)
+    assert any(ref.startswith("stackbuild/verify/second-toolkit:") for ref in kernels_parents)
+
+    moved = {**second, "kernels": "sha256:another"}
+    (verdict,) = [v for v in compare(plan, (engine, first), (engine, moved)) if not v.same]
+    assert verdict.stage == "kernels" and verdict.differences == ("config config",)
+    forget(engine, plan, "first")
+    assert {f"stackbuild/verify/first-{name}:{stage.key}" for name, stage in plan.stages.items()} <= set(engine.removed)
