@@ -21,7 +21,6 @@ import docker
 import docker.errors
 import docker.models.containers
 import requests
-import tenacity
 
 from builder.engine import buildkit
 from builder.engine.overlay import LayerDirs, image_layer_dirs
@@ -38,6 +37,7 @@ from builder.engine.protocol import (
 )
 from builder.model.arch import Arch
 from builder.model.registry import registry_of
+from builder.model.retry import RetryPolicy
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -82,16 +82,10 @@ def _classified(action: Callable[[], None], ref: str) -> None:
         raise kind(f"registry transfer of {ref} failed: {err}") from err
 
 
-def _with_retries(action: Callable[[], None], ref: str) -> None:
-    """A registry transfer: connection errors and 5xx retried with backoff; a missing image raises
-    _Missing; refused credentials are one line naming the registry."""
-    retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(4),
-        wait=tenacity.wait_exponential(multiplier=0.5, max=8),
-        retry=tenacity.retry_if_exception_type(_Transient),
-        reraise=True,
-    )
-    retrying(_classified, action, ref)
+def _with_retries(action: Callable[[], None], ref: str, retry: RetryPolicy) -> None:
+    """A registry transfer: connection errors and 5xx retried as the policy says; a missing image
+    raises _Missing; refused credentials are one line naming the registry."""
+    retry.retrying(lambda err: isinstance(err, _Transient))(_classified, action, ref)
 
 
 def reachable(timeout: int = 5) -> bool:
@@ -107,10 +101,12 @@ BUILDERS = ("auto", "buildkit", "classic")
 
 
 class DockerEngine:
-    def __init__(self, host: str | None = None, builder: str | None = None) -> None:
+    def __init__(self, host: str | None = None, builder: str | None = None, retry: RetryPolicy | None = None) -> None:
         """host: a daemon address (unix:///..., tcp://...); default DOCKER_HOST or the local socket.
-        builder: auto (BuildKit when a docker CLI has it), buildkit or classic; default $STACKBUILD_BUILDER."""
+        builder: auto (BuildKit when a docker CLI has it), buildkit or classic; default $STACKBUILD_BUILDER.
+        retry: how registry transfers are tried again."""
         self.host = host
+        self.retry = retry or RetryPolicy()
         self._local = threading.local()
         self.client  # noqa: B018 - fail now, with the fix, if no engine answers
         self.builder = builder or os.environ.get("STACKBUILD_BUILDER") or "auto"
@@ -268,7 +264,7 @@ class DockerEngine:
                     raise docker.errors.APIError(str(event["error"]))
 
         try:
-            _with_retries(once, ref)
+            _with_retries(once, ref, self.retry)
         except _Missing:
             return None
         return self.image_id(ref)
@@ -289,7 +285,7 @@ class DockerEngine:
 
         self.tag(image_id, ref)
         try:
-            _with_retries(once, ref)
+            _with_retries(once, ref, self.retry)
         except _Missing as err:
             raise EngineError(f"cannot push {ref}: {err}") from err
         finally:

@@ -24,10 +24,10 @@ from urllib.parse import urlencode, urljoin, urlsplit
 import docker.auth
 import docker.errors
 import requests
-import tenacity
 
 from builder.engine.protocol import EngineError, registry_credentials
 from builder.model.arch import Arch
+from builder.model.retry import RetryPolicy
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
@@ -106,7 +106,10 @@ def _json(body: bytes, registry: str) -> dict[str, Any]:
 class RegistryClient:
     """One registry host[:port]; repositories are paths under it."""
 
-    def __init__(self, registry: str, credentials: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, registry: str, credentials: Mapping[str, str] | None = None, retry: RetryPolicy | None = None
+    ) -> None:
+        self.retry = retry or RetryPolicy()
         self.registry = registry
         api_host = DOCKER_HUB_API if registry in ("docker.io", "index.docker.io") else registry
         self.base = f"{'http' if _is_loopback(registry) else 'https'}://{api_host}/v2"
@@ -208,12 +211,7 @@ class RegistryClient:
     def _retrying(
         self, method: str, repository: str, path: str, headers: dict[str, str], body: bytes | None = None
     ) -> requests.Response:
-        retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(4),
-            wait=tenacity.wait_exponential(multiplier=0.5, max=8),
-            retry=tenacity.retry_if_exception_type(_Transient),
-            reraise=True,
-        )
+        retrying = self.retry.retrying(lambda err: isinstance(err, _Transient))
         try:
             return retrying(self._send, method, repository, path, headers, body)
         except _Transient as err:

@@ -17,6 +17,7 @@ from builder.manifest.load import manifest_digest
 from builder.manifest.model import GeneratedPackage, ImageBase, Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
+from builder.model.retry import RetryPolicy
 from builder.store.http import DownloadError, HttpClient
 
 
@@ -114,7 +115,7 @@ def mirror_drift(lock: Lock, resolver: Resolver) -> list[str]:
     """Locked .debs their repository no longer serves: the lock still builds (from the cache, the site's
     deb_dirs or snapshots), but a machine without them cannot; reported, never a failure."""
     notes = []
-    client = HttpClient(attempts=2, headers=resolver.site.headers)
+    client = HttpClient(RetryPolicy(attempts=2, longest=10.0), headers=resolver.site.headers)
     for arch, section in lock.architectures.items():
         for deb in every_deb(section.system):
             base = resolver.site.rewrite(deb.repository).rstrip("/")

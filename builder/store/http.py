@@ -15,9 +15,10 @@ from typing import cast
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import requests
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import Retrying
 
 from builder.model.errors import StackbuildError
+from builder.model.retry import RetryPolicy
 from builder.store.cache import Cache, CacheError
 from builder.store.files import CHUNK
 
@@ -89,7 +90,7 @@ class NoAnswer(Unreachable):
 def must_answer(url: str, what: str, source: str) -> None:
     """Raise NoAnswer (naming what needs it) unless url's host answers; before work that would fail
     deep inside another tool (apt, pip, mmdebstrap) with its own words for an outage."""
-    if (reason := HttpClient(attempts=2, timeout=10.0).no_answer(url)) is not None:
+    if (reason := HttpClient(RetryPolicy(attempts=2, longest=10.0), timeout=10.0).no_answer(url)) is not None:
         raise NoAnswer(f"{what}: {reason}", source)
 
 
@@ -149,23 +150,21 @@ class _HostSession(requests.Session):
         prepared_request.headers.update(self.of(prepared_request.url or ""))
 
 
+# Downloads are worth more patience than an engine call: six attempts, waits up to 10 s.
+DOWNLOADS = RetryPolicy(attempts=6, longest=10.0)
+
+
 class HttpClient:
     def __init__(
-        self, attempts: int = 6, timeout: float = 30.0, backoff: float = 0.5, headers: HostHeaders | None = None
+        self, retry: RetryPolicy = DOWNLOADS, timeout: float = 30.0, headers: HostHeaders | None = None
     ) -> None:
         self.session = _HostSession(headers or {})
         self.session.headers["User-Agent"] = "stackbuild"
-        self.attempts = attempts
+        self.retry = retry
         self.timeout = timeout
-        self.backoff = backoff
 
     def _retrying(self) -> Retrying:
-        return Retrying(
-            stop=stop_after_attempt(self.attempts),
-            wait=wait_exponential(multiplier=self.backoff, max=10),
-            retry=retry_if_exception(_is_retryable),
-            reraise=True,
-        )
+        return self.retry.retrying(_is_retryable)
 
     def head(self, url: str) -> int | None:
         """Size of the resource at url (None if the server does not say); raises if missing."""
@@ -182,7 +181,7 @@ class HttpClient:
         try:
             return self._retrying()(attempt)
         except (_Retryable, requests.RequestException) as err:
-            raise Unreachable(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
+            raise Unreachable(f"{redact(url)}: {why(err)} (after {self.retry.attempts} attempts)") from err
 
     def no_answer(self, url: str) -> str | None:
         """Why url's host gives no answer at all (no connection, no name, HTTP 5xx), or None when it
@@ -201,7 +200,7 @@ class HttpClient:
         except (_Retryable, requests.RequestException) as err:
             if not _gave_no_answer(err):
                 return None  # it answered, if only with a failure: said where the URL is used
-            return f"{redact(url)}: {why(err)} (after {self.attempts} attempts)"
+            return f"{redact(url)}: {why(err)} (after {self.retry.attempts} attempts)"
         return None
 
     def download(
@@ -226,7 +225,7 @@ class HttpClient:
                 self._retrying()(lambda: self._transfer(url, part, progress, pinning, headers or {}))
             except (_Retryable, requests.RequestException) as err:
                 failed = NoAnswer if _gave_no_answer(err) else Unreachable
-                raise failed(f"{redact(url)}: {why(err)} (after {self.attempts} attempts)") from err
+                raise failed(f"{redact(url)}: {why(err)} (after {self.retry.attempts} attempts)") from err
             except OSError as err:  # a full disk: nothing partial stays behind (the temp dir goes)
                 where = cache.root
                 raise DownloadError(f"{redact(url)}: cannot write into the cache {where}: {err.strerror}") from err

@@ -13,6 +13,7 @@ import pytest
 from builder.inputs import packages
 from builder.inputs.site import SiteConfig
 from builder.model.errors import StackbuildError
+from builder.model.retry import RetryPolicy
 from builder.store.cache import Cache
 from builder.store.http import DownloadError, HttpClient, Progress, redact
 from tests.helpers import free_port, http_server
@@ -62,7 +63,7 @@ class Flaky:
 
 
 def client() -> HttpClient:
-    return HttpClient(attempts=6, timeout=5, backoff=0.01)
+    return HttpClient(RetryPolicy(attempts=6, backoff=0.01), timeout=5)
 
 
 def blobs(cache: Cache) -> list[Path]:
@@ -255,7 +256,7 @@ def test_a_toolkit_package_found_nowhere_is_one_line_naming_installer_dirs_and_h
 def test_a_refused_connection_is_said_in_a_few_words(tmp_path: Path) -> None:
     url = "http://127.0.0.1:9"  # the discard port: nothing listens there
     with pytest.raises(DownloadError) as err:
-        HttpClient(attempts=2, timeout=5, backoff=0.01).download(f"{url}/x.run", Cache(tmp_path), SHA)
+        HttpClient(RetryPolicy(attempts=2, backoff=0.01), timeout=5).download(f"{url}/x.run", Cache(tmp_path), SHA)
     assert str(err.value) == f"{url}/x.run: Connection refused (after 2 attempts)"
 
 
@@ -283,7 +284,7 @@ def test_a_hosts_own_header_does_not_follow_a_redirect_to_another_host(tmp_path:
 
         with http_server(first) as url:
             headers = {url.removeprefix("http://"): {"X-Team": "npu"}}
-            HttpClient(attempts=2, timeout=5, backoff=0.01, headers=headers).download(
+            HttpClient(RetryPolicy(attempts=2, backoff=0.01), timeout=5, headers=headers).download(
                 f"{url}/x.run", Cache(tmp_path), SHA
             )
     assert got == {"first": ["npu"], "second": [None]}

@@ -22,6 +22,7 @@ from builder.engine.protocol import EngineError
 from builder.engine.registry_api import OCI_INDEX, Descriptor, RegistryClient, index_body
 from builder.model.arch import Arch
 from builder.model.registry import registry_of
+from builder.model.retry import RetryPolicy
 from tests.helpers import run_cli
 
 Answer = tuple[int, dict[str, str], bytes]
@@ -128,13 +129,15 @@ def test_server_errors_are_retried_then_reported() -> None:
     def flaky(request: http.server.BaseHTTPRequestHandler) -> Answer:
         return next(answers), {}, b""
 
+    patient = RetryPolicy(attempts=4, backoff=0.01)  # the default's attempts, without its waits
     with server(flaky) as (address, seen):
-        assert RegistryClient(address, {}).manifest("team/x", "v1") is None
+        assert RegistryClient(address, {}, patient).manifest("team/x", "v1") is None
     assert len(seen) == 3
 
     with server(lambda request: (500, {}, b"")) as (address, seen), pytest.raises(EngineError, match="answered 500"):
-        RegistryClient(address, {}).manifest("team/x", "v1")
+        RegistryClient(address, {}, patient).manifest("team/x", "v1")
     assert len(seen) == 4  # tried four times
+    assert RegistryClient(address, {}).retry.attempts == 4
 
 
 def test_index_entries_name_dockers_platforms() -> None:

@@ -20,6 +20,7 @@ from builder import manifest as manifests
 from builder.inputs import debs, wheels
 from builder.lock.system import sources
 from builder.model.arch import Arch
+from builder.model.retry import RetryPolicy
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 from tests.conftest import ROOT
@@ -61,7 +62,7 @@ def test_the_closure_is_what_the_base_lacks_in_install_order_pinned_by_sha256(tm
         assert [d.name for d in native["n"]] == ["sbdemo-native"]
         got = debs.fetch(tool[0], cache, [], [url], HttpClient())
     assert got == tool[0].sha256 and cache.has(got)
-    assert debs.fetch(tool[1], cache, [], ["http://127.0.0.1:9"], HttpClient(attempts=1)) is None
+    assert debs.fetch(tool[1], cache, [], ["http://127.0.0.1:9"], HttpClient(RetryPolicy(attempts=1))) is None
 
 
 def test_an_image_bases_apt_state_is_read_through_the_engine_one_line_and_deb822_sources() -> None:
