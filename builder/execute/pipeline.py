@@ -99,6 +99,7 @@ def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions
                 reporter.update(stage.name, "cached", stage.key[:12])
                 record_build(cache, plan, stage)
         runner = pool or build_one
+        outcomes: dict[str, str] = {}  # each stage built here: built or pulled, as it finished
         try:
             image_ids = schedule(
                 plan,
@@ -108,7 +109,9 @@ def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions
                 reporter,
                 why=lambda stage: why(cache, plan, stage),
                 on_built=lambda stage: record_build(cache, plan, stage),
-                outcome=lambda stage: "pulled" if stage.name in runner.pulled else "built",
+                outcome=lambda stage: outcomes.setdefault(
+                    stage.name, "pulled" if stage.name in runner.pulled else "built"
+                ),
             )
             if pool:  # the finals onto the engine whose tags the build prints, by their ids there
                 pool.gather([f for f in FINALS if f in work.to_build], _unreported)
@@ -117,9 +120,11 @@ def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions
                 }
         finally:
             runner.drop_pending()
-        built, cached = tuple(reporter.names("built")), tuple(reporter.names("cached"))
-    named = _named(plan, {**work.present, **image_ids}, engine)
-    return Built(plan, named, built, cached, tuple(reporter.names("pulled")))
+    # Each stage's outcome as the scheduler finished it, not as the display shows it.
+    pulled = tuple(name for name in plan.stages if outcomes.get(name) == "pulled")
+    built = tuple(name for name in plan.stages if outcomes.get(name) == "built")
+    cached = tuple(name for name in plan.stages if name not in work.to_build)
+    return Built(plan, _named(plan, {**work.present, **image_ids}, engine), built, cached, pulled)
 
 
 def _named(plan: Plan, image_ids: dict[str, str], engine: Engine) -> dict[str, str]:

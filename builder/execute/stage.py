@@ -95,8 +95,10 @@ class RegistryCache:
         return f"{where}/{stage.name}:{stage.key}"
 
 
-@dataclass(frozen=True)
+@dataclass
 class StageBuilder:
+    """Builds one stage at a time for a run; what the run did so far is its state (pulled, pending)."""
+
     plan: Plan
     engine: BuildEngine
     cache: Cache
