@@ -22,7 +22,6 @@ from builder.cli import commands, dispatch
 from builder.cli.common import Context
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
 from builder.model.registry import registry_of
-from builder.store.cache import default_root
 
 EPILOG = """\
 `stackbuild COMMAND --help` says all a command does and takes. A manifest
@@ -131,12 +130,7 @@ def _where_the_traceback_is(ctx: Context) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    ctx = Context(
-        root=(args.root or Path.cwd()).resolve(),
-        site_path=args.site_config,
-        debug=args.debug,
-        cache_root=default_root(),
-    )
+    ctx = Context(root=(args.root or Path.cwd()).resolve(), site_path=args.site_config, debug=args.debug)
     try:
         code = _run(ctx, args)
     except ManifestError as err:

@@ -212,7 +212,11 @@ def add_build_commands(sub: SubParsers) -> None:
     p = command(sub, "build", dispatch.cmd_build, "build the stack from its lock, probe each stage, smoke the result")
     _stage_options(p)
     p.add_argument(
-        "--jobs", "-j", type=positive, default=default_jobs(), help="stages built at once (default %(default)s)"
+        "--jobs",
+        "-j",
+        type=positive,
+        default=default_jobs(),
+        help="stages built at once (default: the cores, at most 4)",
     )
     p.add_argument(
         "--frozen", action="store_true", help="fail instead of building sources or a base that differ from the lock"
@@ -289,7 +293,11 @@ def add_publish_commands(sub: SubParsers) -> None:
         "emulation: `python -m builder.hostsetup --foreign ARCH`)",
     )
     p.add_argument(
-        "--jobs", "-j", type=positive, default=default_jobs(), help="stages built at once (default %(default)s)"
+        "--jobs",
+        "-j",
+        type=positive,
+        default=default_jobs(),
+        help="stages built at once (default: the cores, at most 4)",
     )
     _cache_options(p)
 

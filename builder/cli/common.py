@@ -11,7 +11,7 @@ from builder.manifest import load
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
-from builder.store.cache import Cache
+from builder.store.cache import Cache, default_root
 
 if TYPE_CHECKING:  # the build core is imported by the commands that use it, so `validate` starts fast
     from builder.execute.chain import Request
@@ -29,10 +29,12 @@ class Context:
     root: Path
     site_path: Path | None
     debug: bool
-    cache_root: Path  # read from the environment once, by main
+    cache_root: Path | None = None  # None: STACKBUILD_CACHE's, else the user's cache directory
 
     def cache(self) -> Cache:
-        return Cache(self.cache_root)
+        """The cache every command uses: the one place the CLI decides where it is (when a command
+        first needs it, so `validate` runs without a home directory)."""
+        return Cache(self.cache_root or default_root())
 
     def manifest_path(self, stack: str) -> Path:
         """A stack name (stacks/<name>.yaml) or a path to a manifest."""

@@ -22,6 +22,10 @@ from builder.plan.stage import Plan
 def cmd_verify_reproducible(ctx: Context, args: argparse.Namespace) -> int:
     request = ctx.request(args.stack, target_arch(args))
     with elsewhere(request.manifest_path, ctx.lock_path(request.manifest.name), args.at) as there:
+        if not there.lock.is_file():
+            raise InputError(
+                f"--at {args.at}: that commit has no {there.lock.name}: give a commit whose lock is the same"
+            )
         second_request = dataclasses.replace(
             request, manifest=load(there.manifest), manifest_path=there.manifest, lock=lock_io.read(there.lock)
         )

@@ -70,13 +70,21 @@ def clone_checkout(top: Path, dest: Path, at: str | None) -> Clone:
 
 
 def _copy_working_tree(top: Path, dest: Path) -> None:
-    """Every file of the working tree git does not ignore, as it is now, into dest; tracked files gone from it gone."""
+    """dest's files replaced by the working tree's, as they are now: every file git lists there and
+    does not ignore (staged or not, renamed, untracked), and nothing else. dest is emptied first (but
+    its .git), so nothing of HEAD stays and no copy goes through a link HEAD had."""
+    for entry in dest.iterdir():
+        if entry.name == ".git":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
     listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=top).split("\0")
     for name in filter(None, listed):
         source, target = top / name, dest / name
         if source.is_dir() and not source.is_symlink():
             continue  # a submodule's gitlink: its own checkout
-        target.unlink(missing_ok=True)
-        if source.is_symlink() or source.exists():
+        if source.is_symlink() or source.exists():  # listed but deleted in the working tree: gone
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target, follow_symlinks=False)

@@ -130,7 +130,9 @@ def base(flavor: Flavor, lock: Lock, debs: Sequence[str] = ()) -> str:
     """debs: the stack's system packages for this base (.deb file names in install order)."""
     match lock.base:
         case LockedImageBase(image=image):
-            return render("base", flavor=flavor, image=image, origin=f"pulled as {image}", debs=debs)
+            origin = f"pulled as {image}"
+            epoch = lock.base.source_date_epoch
+            return render("base", flavor=flavor, image=image, origin=origin, debs=debs, source_date_epoch=epoch)
         case LockedBootstrapBase(suite=suite, variant=variant):
             origin = f"bootstrapped with mmdebstrap ({suite}, {variant})"
             return render("base", flavor=flavor, image=None, origin=origin, debs=debs)

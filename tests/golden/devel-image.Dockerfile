@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:117f2487814fde967d91f68eabad2496f6c7e1547c8c5b013071f5502f56cc6e
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:a83f4f59bafb57b2e553a9872312b8fee790983bcd11b2306e442b57e9da3e99
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:512305e4afbd55c2ca8a48e8adc81268063e3530b428d8bef9d52604268ab160
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:238cf4763613d9b9de0701e70811405d3ea5faca576fd354a64e9c08e04492cf
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:51dd6980e7e62fcf99de7fa3c94dcfeb47cb34248fc31219f485afeb57ccd1b5
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:c8a78b5588ada69169dd46f3f61166a78da22573127b3da71d3b36e011f5af6e
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels

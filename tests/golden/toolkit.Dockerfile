@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:5ea8cdbf6c3ba715d5905fe553940ec903af86ff609a7f5e75931121e013f433
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:ce5693a7bce56fb72b970b082adb10a687abf83465a7b375a0f927e4d497aae8
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh

@@ -51,6 +51,30 @@ def test_the_second_build_reads_a_clone_with_another_origin_and_the_working_tree
     assert not clone.exists()
 
 
+def test_staged_renames_and_deletions_and_a_link_become_a_directory_are_what_the_clone_holds(tmp_path: Path) -> None:
+    """What `git mv`, `git rm` and a tracked link replaced by a directory leave in the working tree is
+    what the clone holds: no file of HEAD stays, and nothing is written through HEAD's link."""
+    top = checkout(tmp_path)
+    target = tmp_path / "outside"
+    target.mkdir()
+    (top / "stacks" / "link").symlink_to(target)
+    git("add", "stacks/link", cwd=top)
+    git("commit", "-q", "-m", "a link", cwd=top)
+    git("mv", "stacks/8.5.0.yaml", "stacks/renamed.yaml", cwd=top)
+    git("rm", "-q", "stacks/6.3.RC1.yaml", cwd=top)
+    (top / "stacks" / "link").unlink()
+    (top / "stacks" / "link").mkdir()
+    (top / "stacks" / "link" / "file.txt").write_text("in a directory now\n")
+    manifest, lock = top / "stacks" / "reference.yaml", top / "lockfiles" / "reference.lock.json"
+    with elsewhere(manifest, lock, None) as there:
+        stacks = there.manifest.parent
+        assert (stacks / "renamed.yaml").is_file() and not (stacks / "8.5.0.yaml").exists()
+        assert not (stacks / "6.3.RC1.yaml").exists()
+        assert not (stacks / "link").is_symlink()
+        assert (stacks / "link" / "file.txt").read_text() == "in a directory now\n"
+    assert list(target.iterdir()) == []
+
+
 def test_at_a_revision_the_clone_has_that_commit_and_nothing_of_the_working_tree(tmp_path: Path) -> None:
     top = checkout(tmp_path)
     first = git("rev-parse", "HEAD", cwd=top)
