@@ -65,5 +65,5 @@ def golden_request(manifest_path: Path = GOLDEN / "golden.yaml") -> Request:
 
 def golden_plan() -> Plan:
     # Not this repository's checkout: the finals' source and revision labels would follow every commit.
-    inputs = dataclasses.replace(resolve_inputs(golden_request(), prepare=False, say=print), origin=Origin())
+    inputs = dataclasses.replace(resolve_inputs(golden_request(), say=print), origin=Origin())
     return make_plan(inputs)

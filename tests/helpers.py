@@ -22,6 +22,15 @@ import bcrypt
 
 from builder.cli import main
 
+# Every fuzz case on CI (.ci/run sets CI=true) or with STACKBUILD_FUZZ=full; a tenth of them in a
+# developer's fast tier, which stays under a minute (hypothesis draws new cases each run).
+FULL_FUZZ = os.environ.get("CI") == "true" or os.environ.get("STACKBUILD_FUZZ") == "full"
+
+
+def fuzz_cases(full: int) -> int:
+    """How many cases a fuzz test draws here: full on CI, a tenth (at least 2) elsewhere."""
+    return full if FULL_FUZZ else max(2, full // 10)
+
 
 def run_cli(capsys: object, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))

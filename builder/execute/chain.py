@@ -18,7 +18,7 @@ from builder.execute.pipeline import BuildOptions, Tagged, Work, execute, find_c
 from builder.execute.provenance import provenance, write_provenance
 from builder.model.say import Say
 from builder.plan.make import make_plan
-from builder.plan.resolve import Inputs, Request, refuse_unresolved, resolve_inputs
+from builder.plan.resolve import Inputs, Request, prepare_inputs, refuse_unresolved, resolve_inputs
 from builder.plan.stage import Plan
 from builder.verify.smoke import SmokeResult
 
@@ -27,13 +27,13 @@ __all__ = ["BuildOptions", "Built", "Request", "build", "cached", "plan", "prepa
 
 def plan(request: Request, say: Say) -> Plan:
     """The plan of a locked request with nothing fetched or bootstrapped (render, plan, shell)."""
-    return make_plan(resolve_inputs(request, prepare=False, say=say))
+    return make_plan(resolve_inputs(request, say=say))
 
 
 def prepared(request: Request, say: Say) -> tuple[Inputs, Plan]:
     """The plan with every input in the cache first (bases bootstrapped, .debs and wheels fetched):
     what a build, a vendor bundle or a second build of verify-reproducible needs."""
-    inputs = resolve_inputs(request, prepare=True, say=say)
+    inputs = resolve_inputs(request, say=say, prepared=prepare_inputs(request, say))
     return inputs, make_plan(inputs)
 
 

@@ -16,7 +16,6 @@ from cyclonedx.model.bom import Bom
 from cyclonedx.model.component import Component, ComponentType
 from cyclonedx.output.json import JsonV1Dot6
 from cyclonedx.schema import SchemaVersion
-from cyclonedx.validation.json import JsonStrictValidator
 from packageurl import PackageURL
 
 from builder import __version__
@@ -154,6 +153,9 @@ def make_sbom(
         )
     bom.register_dependency(bom.metadata.component, list(bom.components))  # the image holds each of them
     text = JsonV1Dot6(bom).output_as_string(indent=2)
+    # Imported here: the validator's schema machinery takes seconds to import, and only an SBOM needs it.
+    from cyclonedx.validation.json import JsonStrictValidator
+
     if (errors := JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)) is not None:
         raise StackbuildError(f"the SBOM of {contents.image} does not validate against CycloneDX 1.6: {errors}")
     return text

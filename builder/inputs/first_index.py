@@ -159,7 +159,7 @@ def first_index(sources: Sequence[Source], timeout: float = 60.0) -> Iterator[tu
     """(the loopback index's URL, what it chose) while the block runs."""
     chosen = Chosen()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(_Answers(sources, chosen, timeout)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/simple/", chosen

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -10,7 +12,7 @@ from builder.inputs import packages
 from builder.inputs.git import SourceUnreachable
 from builder.lock.agree import disagreements
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
-from builder.lock.model import ArchSection, Lock, LockedGenerated, LockedGit, LockedPath
+from builder.lock.model import ArchSection, Lock, LockedDeb, LockedGenerated, LockedGit, LockedPath
 from builder.lock.resolve import Resolver
 from builder.lock.system import every_deb, spec_key, wants_system
 from builder.manifest.load import manifest_digest
@@ -111,24 +113,32 @@ def _system_drift(lock: Lock, manifest: Manifest) -> list[str]:
     ]
 
 
+MIRROR_CHECKS = 8  # .debs asked about side by side: a real stack locks a hundred or more
+
+
 def mirror_drift(lock: Lock, resolver: Resolver) -> list[str]:
     """Locked .debs their repository no longer serves: the lock still builds (from the cache, the site's
     deb_dirs or snapshots), but a machine without them cannot; reported, never a failure."""
-    notes = []
-    client = HttpClient(RetryPolicy(attempts=2, longest=10.0), headers=resolver.site.headers)
-    for arch, section in lock.architectures.items():
-        for deb in every_deb(section.system):
-            base = resolver.site.rewrite(deb.repository).rstrip("/")
-            try:
-                if base.startswith("file://"):
-                    if not Path(base.removeprefix("file://"), deb.path).is_file():
-                        raise DownloadError(f"{deb.path} is not there")
-                else:
-                    client.head(f"{base}/{quote(deb.path)}")
-            except DownloadError:
-                kept = "in the cache" if resolver.cache.has(deb.sha256) else "NOT in the cache"
-                notes.append(f"{arch} system package {deb.name} {deb.version}: gone from {deb.repository} ({kept})")
-    return notes
+    local = threading.local()  # one HTTP session per worker thread (requests' sessions are not shared)
+
+    def gone(arch: Arch, deb: LockedDeb) -> str | None:
+        base = resolver.site.rewrite(deb.repository).rstrip("/")
+        try:
+            if base.startswith("file://"):
+                if not Path(base.removeprefix("file://"), deb.path).is_file():
+                    raise DownloadError(f"{deb.path} is not there")
+            else:
+                if not hasattr(local, "client"):
+                    local.client = HttpClient(RetryPolicy(attempts=2, longest=10.0), headers=resolver.site.headers)
+                local.client.head(f"{base}/{quote(deb.path)}")
+        except DownloadError:
+            kept = "in the cache" if resolver.cache.has(deb.sha256) else "NOT in the cache"
+            return f"{arch} system package {deb.name} {deb.version}: gone from {deb.repository} ({kept})"
+        return None
+
+    debs = [(arch, deb) for arch, section in lock.architectures.items() for deb in every_deb(section.system)]
+    with ThreadPoolExecutor(max_workers=MIRROR_CHECKS) as pool:
+        return [note for note in pool.map(lambda item: gone(*item), debs) if note]
 
 
 def check(lock: Lock, manifest: Manifest, resolver: Resolver, manifest_name: str) -> Checked:

@@ -1,4 +1,6 @@
-"""The first step of a build: the lock checked against its manifest, and every input located.
+"""The first steps of a build: the lock checked against its manifest, the inputs a build needs
+first brought into the cache (prepare_inputs: the only step here with side effects), and every
+input located (resolve_inputs: reads only).
 
 Path sources are hashed as they are in the working tree (a difference from the lock is
 drift: reported, or refused with --frozen); base tarballs are the lock's, or the ones a
@@ -28,6 +30,7 @@ from builder.lock.model import (
     LockedGit,
     LockedPath,
     LockedSubmodule,
+    LockedSystem,
     LockedTarball,
     LockedWheel,
     Unresolved,
@@ -172,14 +175,15 @@ def _drift_message(flavor: Flavor, made: bootstrap.BaseTarball, locked: LockedTa
     )
 
 
-def _base_tarball(request: Request, spec: Bootstrap, flavor: Flavor, prepare: bool, say: Say) -> str:
-    """sha256 of the base tarball to build on: the lock's, or what bootstrapping gives now."""
+def _base_tarball(request: Request, spec: Bootstrap, flavor: Flavor, say: Say | None) -> str:
+    """sha256 of the base tarball to build on: the lock's, or what bootstrapping gives now
+    (bootstrapped here only when say is given: preparing; else what an earlier bootstrap recorded)."""
     locked = request.lock.tarball(request.arch, flavor)
     if request.cache.has(locked.sha256):
         return locked.sha256
     keys = bootstrap.keyring(spec, request.manifest_dir)
     made = bootstrap.recorded(spec, request.arch, flavor, keys, request.cache)
-    if made is None and prepare:
+    if made is None and say is not None:
         say(f"[stackbuild] base-{flavor}: bootstrapping {spec.suite} with mmdebstrap (not in the cache)")
         mirror = request.site.rewrite(spec.mirror_for(request.arch))
         made = bootstrap.bootstrap(spec, request.arch, flavor, keys, request.cache, mirror, say)
@@ -188,7 +192,7 @@ def _base_tarball(request: Request, spec: Bootstrap, flavor: Flavor, prepare: bo
     message = _drift_message(flavor, made, locked, request.manifest.name)
     if request.frozen:
         raise StackbuildError(message)
-    if prepare:
+    if say is not None:
         say(f"[stackbuild] warning: {message}; building on the new base (--frozen refuses)")
     return made.sha256
 
@@ -198,21 +202,34 @@ def _cached(cache: Cache, sha256: str) -> Callable[[], Path]:
     return lambda: cache.blob(sha256)
 
 
-def _bases(request: Request, prepare: bool, say: Say) -> dict[Flavor, Located]:
+def _bases(request: Request, prepared: Prepared | None) -> dict[Flavor, Located]:
     base = request.manifest.base
     if isinstance(base, ImageBase):
         return {flavor: Located((), ContextInput("image", base.image)) for flavor in bootstrap.FLAVORS}
-    if not prepare and any(u.kind == "base" for u in request.lock.unresolved_for(request.arch)):
+    if prepared is not None:
+        shas = dict(prepared.bases)
+    elif any(u.kind == "base" for u in request.lock.unresolved_for(request.arch)):
         return {flavor: Located((), ContextInput("base tarball", UNRESOLVED)) for flavor in bootstrap.FLAVORS}
-    shas = bootstrap.each_flavor(lambda flavor: _base_tarball(request, base.bootstrap, flavor, prepare, say))
+    else:
+        shas = bootstrap.each_flavor(lambda flavor: _base_tarball(request, base.bootstrap, flavor, None))
     return {
         flavor: Located((FileItem("rootfs.tar", _cached(request.cache, sha)),), ContextInput("base tarball", sha))
         for flavor, sha in shas.items()
     }
 
 
-def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
-    """Every input of the request located. prepare: bootstrap missing bases now (a build needs them first)."""
+@dataclass(frozen=True)
+class Prepared:
+    """What preparing a request's inputs gave, for resolve_inputs to locate: the base tarballs to build
+    on (the lock's, or what bootstrapping gives now) and the system section with every .deb at hand
+    (a vanished one relocked)."""
+
+    bases: Mapping[Flavor, str]
+    system: LockedSystem
+
+
+def _agreeing(request: Request) -> None:
+    """The lock is the manifest's and complete for the architecture, or the request is refused."""
     lock, manifest = request.lock, request.manifest
     if (drift := manifest_drift(lock, manifest, str(request.manifest_path))) is not None:
         fix = f"run `stackbuild lock {manifest.name}`"
@@ -223,42 +240,83 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
             f"the lock of {manifest.name} does not match its manifest: {problems[0]}{more}: "
             f"relock with `stackbuild lock {manifest.name}`"
         )
-    _unresolved_parts(lock, request.arch, prepare, say)
-    section = lock.section(request.arch)
-    if section.package("toolkit") is None and not manifest.toolkit.preinstalled:  # the lock is not complete yet
+    if lock.section(request.arch).package("toolkit") is None and not manifest.toolkit.preinstalled:
         raise InputError(
             f"the lock of {manifest.name} has no toolkit package for {request.arch}: "
             f"run `stackbuild lock {manifest.name} --arch {request.arch}`"
         )
+
+
+def prepare_inputs(request: Request, say: Say) -> Prepared:
+    """What a build needs in the cache before it plans: every part of the lock resolved and current,
+    missing bases bootstrapped, the .debs and wheels fetched. Everything that can refuse the request
+    cheaply is checked before the slow work."""
+    _agreeing(request)
+    manifest, arch = request.manifest, request.arch
+    refuse_unresolved(request.lock, arch)
+    section = request.lock.section(arch)
+    if (stale := stale_system(manifest, arch, section)) is not None:
+        raise StackbuildError(
+            f"the lock of {manifest.name} {stale}: run `stackbuild lock {manifest.name} --arch {arch}`"
+        )
+    if request.frozen:
+        _refuse_drift(_sources(request, say)[1])
+    system = section.system
+    if system.stack or system.runtime or system.components:
+        system = at_hand(system, manifest, arch, section.base, request.site, request.cache, request.frozen, say)
+    target, index = Target.of_stack(manifest, arch), index_of(manifest, request.site)
+    for pinned in section.python.values():
+        wheels = [Wheel(w.name, w.version, w.file, w.sha256, w.index) for w in pinned]
+        fetch_wheels(wheels, index, request.manifest_dir, target, request.cache, request.site.rewrite)
+    bases: Mapping[Flavor, str] = {}
+    if not isinstance(base := manifest.base, ImageBase):
+        bases = bootstrap.each_flavor(lambda flavor: _base_tarball(request, base.bootstrap, flavor, say))
+    return Prepared(bases, system)
+
+
+def _refuse_drift(drifts: list[str]) -> None:
+    if drifts:
+        raise StackbuildError("path sources differ from the lock and --frozen is set: relock\n  " + "\n  ".join(drifts))
+
+
+def _sources(request: Request, say: Say) -> tuple[dict[str, Located], list[str]]:
+    """Each component's source (with its fetch: files), and how path sources drifted from the lock."""
     sources, drifts = {}, []
-    for cid in lock.order:
-        spec = manifest.component(cid).source
+    for cid in request.lock.order:
+        spec = request.manifest.component(cid).source
         keep_git = isinstance(spec, GitSource) and spec.keep_git
-        sources[cid], drift = _with_fetched(request, _source(request, lock.component(cid).source, keep_git), cid, say)
+        locked = request.lock.component(cid).source
+        sources[cid], drift = _with_fetched(request, _source(request, locked, keep_git), cid, say)
         if drift:
             drifts.append(f"{cid}: {drift}")
-    if drifts and request.frozen:
-        raise StackbuildError("path sources differ from the lock and --frozen is set: relock\n  " + "\n  ".join(drifts))
-    system = section.system
-    if (stale := stale_system(manifest, request.arch, section)) is not None:
-        if prepare:
-            raise StackbuildError(
-                f"the lock of {manifest.name} {stale}: run `stackbuild lock {manifest.name} --arch {request.arch}`"
-            )
+    return sources, drifts
+
+
+def resolve_inputs(request: Request, *, say: Say, prepared: Prepared | None = None) -> Inputs:
+    """Every input of the request located, reading only. With what prepare_inputs gave, for a build;
+    without, for a rendering (what the lock leaves unresolved is said and left out)."""
+    _agreeing(request)
+    lock, manifest, arch = request.lock, request.manifest, request.arch
+    section = lock.section(arch)
+    if prepared is None and (missing := lock.unresolved_for(arch)):
+        parts = "; ".join(_named(u) for u in missing)
+        say(f"[stackbuild] note: unresolved in the lock of {lock.stack} for {arch}, left out: {parts}")
+    sources, drifts = _sources(request, say)
+    if request.frozen:
+        _refuse_drift(drifts)
+    system = section.system if prepared is None else prepared.system
+    if prepared is None and (stale := stale_system(manifest, arch, section)) is not None:
         drifts.append(stale)
-    if prepare and (system.stack or system.runtime or system.components):
-        bases = section.base
-        system = at_hand(system, manifest, request.arch, bases, request.site, request.cache, request.frozen, say)
     debs = {
         scope: Located(context_items(found, request.cache), ContextInput("debs", context_digest(found)))
         for scope, found in scoped(system).items()
     }
-    wheels = {cid: _wheels(request, cid, pinned, prepare) for cid, pinned in section.python.items()}
+    wheels = {cid: _wheels(request, pinned) for cid, pinned in section.python.items()}
     package_items = tuple(FileItem(f"packages/{p.file}", _obtain_package(request, p, say)) for p in section.packages)
     package_shas = sha256_text(",".join(sorted(p.sha256 for p in section.packages)))
     return Inputs(
         request=request,
-        bases=_bases(request, prepare, say),
+        bases=_bases(request, prepared),
         packages=Located(package_items, ContextInput("packages", package_shas)),
         sources=sources,
         drift=tuple(drifts),
@@ -266,15 +324,6 @@ def resolve_inputs(request: Request, *, prepare: bool, say: Say) -> Inputs:
         wheels=wheels,
         origin=origin_of(request.manifest_dir),
     )
-
-
-def _unresolved_parts(lock: Lock, arch: Arch, prepare: bool, say: Say) -> None:
-    """A build refuses what its lock leaves unresolved; a rendering goes on, saying what it leaves out."""
-    if prepare:
-        refuse_unresolved(lock, arch)
-    elif missing := lock.unresolved_for(arch):
-        parts = "; ".join(_named(u) for u in missing)
-        say(f"[stackbuild] note: unresolved in the lock of {lock.stack} for {arch}, left out: {parts}")
 
 
 def _named(part: Unresolved) -> str:
@@ -293,13 +342,9 @@ def refuse_unresolved(lock: Lock, arch: Arch) -> None:
     )
 
 
-def _wheels(request: Request, component_id: str, pinned: list[LockedWheel], prepare: bool) -> Located:
+def _wheels(request: Request, pinned: list[LockedWheel]) -> Located:
     """A component's wheels and their requirements file (name==version --hash) for its stage's context."""
     found = [Wheel(w.name, w.version, w.file, w.sha256, w.index) for w in pinned]
-    if prepare:
-        target = Target.of_stack(request.manifest, request.arch)
-        index = index_of(request.manifest, request.site)
-        fetch_wheels(found, index, request.manifest_dir, target, request.cache, request.site.rewrite)
     text = requirements_text(found)
     items: list[FileItem | BytesItem] = [FileItem(f"wheels/{w.file}", _cached(request.cache, w.sha256)) for w in found]
     items.append(BytesItem("wheels/requirements.txt", text.encode(), 0o644))

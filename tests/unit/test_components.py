@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from builder import manifest
+from builder.execute import chain
 from builder.manifest.load import json_schema
-from builder.plan.make import make_plan
-from builder.plan.resolve import resolve_inputs
 from builder.verify.installs import added_files, collisions
 from tests.golden_plan import GOLDEN, golden_lock, golden_request
 from tests.helpers import run_cli
@@ -37,13 +37,7 @@ def test_installs_travel_to_dependents_and_finals_and_are_probed(tmp_path: Path)
     path = golden_with(tmp_path, INSTALLS)
     request = golden_request(path)
     locked = golden_lock(request.manifest).sealed()
-    plan = make_plan(
-        resolve_inputs(
-            request.__class__(request.manifest, path, locked, request.site, request.cache, request.arch),
-            prepare=False,
-            say=print,
-        )
-    )
+    plan = chain.plan(dataclasses.replace(request, manifest_path=path, lock=locked), print)
     devkit = "devkit"  # the parents header names devkit's image as the stage devkit
     kernels = plan.stages["kernels"].dockerfile
     assert f"ARG DEVKIT_IMAGE={plan.stages['devkit'].tag()}\n" in kernels
@@ -62,10 +56,7 @@ def test_installs_travel_to_dependents_and_finals_and_are_probed(tmp_path: Path)
     assert "installs.py before /tmp/stackbuild-installs-devkit.json /usr/local/Ascend/devkit-tools" in build
     assert {"kind": "exists", "paths": ["/usr/local/kernels-bin"]} in plan.stages["kernels"].probes
     assert plan.stages["kernels"].network and not plan.stages["devkit"].network
-    assert (
-        plan.stages["kernels"].key
-        != make_plan(resolve_inputs(golden_request(), prepare=False, say=print)).stages["kernels"].key
-    )
+    assert plan.stages["kernels"].key != chain.plan(golden_request(), print).stages["kernels"].key
 
 
 @pytest.mark.parametrize(

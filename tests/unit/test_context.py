@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from builder import manifest
+from builder.execute import chain
 from builder.inputs.contexts import LocalTree, write_context
 from builder.inputs.site import SiteConfig
 from builder.inputs.trees import tree_hash
 from builder.lock.resolve import Resolver, resolve
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
-from builder.plan.make import make_plan
-from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.resolve import Request
 from builder.plan.stage import Stage
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
@@ -66,7 +66,7 @@ def test_contexts_hold_only_the_pinned_tree(tmp_path: Path, monkeypatch: pytest.
     pinned = resolve(loaded, Resolver(stacks, SiteConfig(), cache, HttpClient(), lambda _: None))
     commit(repo, "moved on")  # the branch moves after the lock
     request = Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64)
-    staged = make_plan(resolve_inputs(request, prepare=False, say=print))
+    staged = chain.plan(request, print)
 
     files = context_of(staged.stages["lib"], cache)
     assert files["src/README"] == b"locked content"

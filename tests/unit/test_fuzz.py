@@ -3,7 +3,8 @@
 In-process through the CLI's entry function: manifests (structured mutations of a valid one,
 and raw bytes) through `validate`; site configurations and lockfiles through `render`. Each
 case ends in success or clear located lines with exit code 2, never a traceback, within 2 s.
-Some 50 more cases run as real subprocesses. Then: for generated strings in every manifest
+Some 50 more cases run as real subprocesses (counts are CI's; a developer's fast tier draws a tenth).
+Then: for generated strings in every manifest
 field that reaches a Dockerfile, the rendered Dockerfile parses (dockerfile-parse) to exactly
 the template's instructions.
 """
@@ -29,12 +30,12 @@ from hypothesis import strategies as st
 
 from builder import lock as lock_io
 from builder.cli import main
+from builder.execute import chain
 from builder.lock.model import Lock
 from builder.manifest.model import Manifest
-from builder.plan.make import make_plan
-from builder.plan.resolve import resolve_inputs
 from tests.conftest import ROOT
 from tests.golden_plan import GOLDEN, golden_lock, golden_request
+from tests.helpers import fuzz_cases
 
 FUZZ = settings(
     deadline=2000,
@@ -161,7 +162,7 @@ def validate_batch(files: list[Path], capsys: pytest.CaptureFixture[str]) -> Non
 BATCH = 5  # manifests per `validate` call: each is one fuzzed case
 
 
-@settings(FUZZ, max_examples=350)
+@settings(FUZZ, max_examples=fuzz_cases(350))
 @given(batch=st.lists(edits, min_size=BATCH, max_size=BATCH))
 def test_fuzz_manifests_through_validate(
     batch: list[list[tuple[tuple[Any, ...], str, Any]]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -172,7 +173,7 @@ def test_fuzz_manifests_through_validate(
     validate_batch(files, capsys)
 
 
-@settings(FUZZ, max_examples=450)
+@settings(FUZZ, max_examples=fuzz_cases(450))
 @given(
     batch=st.lists(
         st.one_of(st.binary(max_size=300), st.text(max_size=300).map(str.encode)), min_size=BATCH, max_size=BATCH
@@ -198,7 +199,7 @@ site_edits = st.lists(
 )
 
 
-@settings(FUZZ, max_examples=400)
+@settings(FUZZ, max_examples=fuzz_cases(400))
 @given(edits=site_edits, raw=st.one_of(st.none(), st.binary(max_size=100)))
 def test_fuzz_site_configs_through_render(
     edits: list[tuple[tuple[Any, ...], str, Any]], raw: bytes | None, demo: Path, capsys: pytest.CaptureFixture[str]
@@ -217,7 +218,7 @@ def demo_lock(demo: Path) -> Any:
     return json.loads((demo / "lockfiles" / "demo.lock.json").read_text())
 
 
-@settings(FUZZ, max_examples=600)
+@settings(FUZZ, max_examples=fuzz_cases(600))
 @given(data=st.data())
 def test_fuzz_lockfiles_through_render(
     data: st.DataObject, demo: Path, demo_lock: Any, capsys: pytest.CaptureFixture[str]
@@ -249,7 +250,7 @@ def test_fuzz_lockfiles_through_render(
         assert accepted.lock_sha256 == accepted.content_sha256()
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=fuzz_cases(10), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batch=st.lists(edits, min_size=5, max_size=5))
 def test_fuzz_manifests_through_real_subprocesses(
     batch: list[list[tuple[tuple[Any, ...], str, Any]]], tmp_path: Path
@@ -300,11 +301,11 @@ DOCKERFILE_FIELDS: dict[str, tuple[Any, ...]] = {
 
 @pytest.fixture(scope="module")
 def baseline() -> dict[str, list[tuple[str, int | None]]]:
-    plan = make_plan(resolve_inputs(golden_request(), prepare=False, say=print))
+    plan = chain.plan(golden_request(), print)
     return {s.name: instructions(s.dockerfile) for s in plan.order()}
 
 
-@settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=fuzz_cases(300), deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(field=st.sampled_from(sorted(DOCKERFILE_FIELDS)), value=text)
 def test_generated_strings_never_change_the_instructions(
     field: str, value: str, baseline: dict[str, list[tuple[str, int | None]]]
@@ -317,5 +318,5 @@ def test_generated_strings_never_change_the_instructions(
     request = golden_request()
     locked = golden_lock(manifest).sealed()
     request = request.__class__(manifest, request.manifest_path, locked, request.site, request.cache, request.arch)
-    plan = make_plan(resolve_inputs(request, prepare=False, say=print))
+    plan = chain.plan(request, print)
     assert {s.name: instructions(s.dockerfile) for s in plan.order()} == baseline

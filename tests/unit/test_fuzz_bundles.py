@@ -27,8 +27,8 @@ from builder.inputs import git
 from builder.inputs.site import SiteConfig
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
+from tests.helpers import fuzz_cases, make_repo
 from tests.helpers import git as run_git
-from tests.helpers import make_repo
 from tests.unit.test_fuzz import NASTY, leaf, leaf_paths, mutate
 
 STORE = "git/0123456789abcdef.git"
@@ -36,7 +36,7 @@ BLOB = b"a package\n"
 BLOB_SHA = hashlib.sha256(BLOB).hexdigest()
 SECRET = b"host secret 5b1d\n"
 CASES = settings(
-    max_examples=1000,  # a group: 2,000 cases in all
+    max_examples=fuzz_cases(1000),  # a group: 2,000 cases in all on CI
     deadline=None,  # a case that imports runs git a few times: slow under load, never stuck
     database=None,
     print_blob=True,
@@ -206,7 +206,12 @@ GITMODULES = [
 ]
 
 
-@settings(max_examples=300, deadline=2000, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=fuzz_cases(300),
+    deadline=2000,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(parts=st.lists(st.one_of(st.sampled_from(GITMODULES), st.text(max_size=30)), min_size=1, max_size=4))
 def test_fuzz_gitmodules_reads_no_host_file_and_runs_nothing(host: Host, parts: list[str]) -> None:
     (host.secret.parent / "inc").write_text(f'[submodule "leak"]\n\tpath = leak\n\turl = {SECRET.decode().strip()}\n')

@@ -430,7 +430,7 @@ def test_a_resealed_lock_cannot_point_a_pinned_package_elsewhere() -> None:
     ).sealed()
     assert tampered.lock_sha256 != request.lock.lock_sha256  # resealed: its own digest is fine
     with pytest.raises(InputError) as info:
-        resolve_inputs(dataclasses.replace(request, lock=tampered), prepare=False, say=print)
+        resolve_inputs(dataclasses.replace(request, lock=tampered), say=print)
     assert "architectures.x86_64.packages.toolkit.url: the lock has 'https://evil.example/tk.zip'" in str(info.value)
     assert "(and 1 more)" in str(info.value)  # the sha256 too
 

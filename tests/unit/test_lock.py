@@ -17,12 +17,12 @@ import pytest
 
 from builder import lock, manifest
 from builder.cli import main
+from builder.execute import chain
 from builder.inputs.contexts import write_context
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
 from builder.model.errors import Unreached
-from builder.plan.make import make_plan
-from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.resolve import Request
 from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.helpers import (
@@ -770,7 +770,7 @@ def test_a_fetch_input_is_locked_cached_and_placed_in_the_context(
 
     # In the component's context at its place in the source tree, from the cache (the server is gone).
     request = Request(manifest.load(path), path, lock.read(lock_file), SiteConfig(), cache, Arch.X86_64)
-    stage = make_plan(resolve_inputs(request, prepare=False, say=print)).stages["app"]
+    stage = chain.plan(request, print).stages["app"]
     written = io.BytesIO()
     write_context(written, stage.dockerfile, stage.context, cache)
     written.seek(0)

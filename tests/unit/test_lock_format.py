@@ -91,7 +91,7 @@ def test_v1_lock_asks_for_a_relock_saying_why(tmp_path: Path) -> None:
     assert drift and "locked by an older stackbuild (lock_version 1)" in drift
     request = Request(loaded, ROOT / "stacks" / "reference.yaml", migrated, SiteConfig(), Cache(tmp_path), Arch.X86_64)
     with pytest.raises(StackbuildError, match=r"run `stackbuild lock reference` \(manifest: locked by an older"):
-        resolve_inputs(request, prepare=False, say=print)
+        resolve_inputs(request, say=print)
 
 
 def test_edited_v1_lock_is_refused_before_migrating(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def server(
             pass
 
     httpd = http.server.ThreadingHTTPServer((host, 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"{host}:{httpd.server_address[1]}", seen

@@ -12,9 +12,9 @@ import pytest
 from builder import lock as lock_io
 from builder import manifest
 from builder.cli import main
+from builder.execute import chain
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
-from builder.plan.make import make_plan
 from builder.plan.resolve import Request, resolve_inputs
 from builder.store.cache import Cache
 from tests.conftest import ROOT
@@ -102,7 +102,7 @@ def test_rendered_dockerfiles_pass_hadolint(tmp_path: Path) -> None:
     request = Request(
         loaded, ROOT / "stacks" / "reference.yaml", locked, SiteConfig(), Cache(tmp_path / "c"), Arch.AARCH64
     )
-    plan = make_plan(resolve_inputs(request, prepare=False, say=print))
+    plan = chain.plan(request, print)
     (tmp_path / "aarch64").mkdir()
     for stage in plan.order():
         (tmp_path / "aarch64" / f"{stage.name}.Dockerfile").write_text(stage.dockerfile)
@@ -130,7 +130,7 @@ def test_changed_probe_changes_the_key_but_not_the_dockerfile(tmp_path: Path) ->
     (tmp_path / "golden.yaml").write_text(text)
     request = golden_request(tmp_path / "golden.yaml")
     relocked = request.lock.model_copy(update={"manifest_sha256": manifest.manifest_digest(request.manifest)})
-    changed = make_plan(resolve_inputs(dataclasses.replace(request, lock=relocked), prepare=False, say=print))
+    changed = chain.plan(dataclasses.replace(request, lock=relocked), print)
     golden = golden_plan()
     assert changed.stages["kernels"].dockerfile == golden.stages["kernels"].dockerfile
     assert changed.stages["kernels"].key != golden.stages["kernels"].key
@@ -149,4 +149,4 @@ def test_changed_manifest_needs_a_relock(tmp_path: Path) -> None:
         (GOLDEN / "golden.yaml").read_text().replace("driver: 25.5.0", "driver: 26.0.RC1")
     )
     with pytest.raises(Exception, match=r"changed since it was locked: run `stackbuild lock golden`"):
-        resolve_inputs(golden_request(tmp_path / "golden.yaml"), prepare=False, say=print)
+        resolve_inputs(golden_request(tmp_path / "golden.yaml"), say=print)

@@ -10,10 +10,10 @@ import pytest
 
 from builder import lock as lock_io
 from builder import manifest
+from builder.execute import chain
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
-from builder.plan.make import make_plan
-from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.resolve import Request
 from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.helpers import run_cli
@@ -99,6 +99,6 @@ def test_the_8_5_0_components_install_their_python_and_environment(
     path = ROOT / "stacks" / "8.5.0.yaml"
     locked = lock_io.read(ROOT / "lockfiles" / "8.5.0.lock.json")
     request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(tmp_path / "c"), Arch.X86_64)
-    stages = make_plan(resolve_inputs(request, prepare=False, say=print)).stages
+    stages = chain.plan(request, print).stages
     for stage in ("tilelang-ascend", "devel-image"):
         assert {"kind": "imports", "modules": ["tilelang"]} in stages[stage].probes

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from cyclonedx.schema import SchemaVersion
-from cyclonedx.validation.json import JsonStrictValidator
 
 from builder import __version__
 from builder.execute.pipeline import Built, Tagged
@@ -26,6 +25,8 @@ PYTHON = {"numpy": "1.24.2", "Harness_Reference": "0.1.0"}
 
 
 def sbom() -> dict[str, object]:
+    from cyclonedx.validation.json import JsonStrictValidator  # seconds to import: only in the worker running these
+
     engine = FakeEngine()
     holding(engine, "img", REFERENCE)
     text = make_sbom(read_contents(engine, "img", Arch.X86_64), "sha256:" + "a" * 64, DEBS, PYTHON, "debian")

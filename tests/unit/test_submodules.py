@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from builder import manifest
+from builder.execute import chain
 from builder.inputs.contexts import write_context
 from builder.inputs.git import SourceError
 from builder.inputs.site import SiteConfig
@@ -19,8 +20,7 @@ from builder.lock.model import Lock, LockedGit
 from builder.lock.resolve import Resolver, resolve
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
-from builder.plan.make import make_plan
-from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.resolve import Request
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 from tests.helpers import add_submodule, commit, git, make_repo
@@ -33,7 +33,7 @@ def bare(work: Path, bare_path: Path) -> None:
 
 def unpacked_context(request: Request, tmp_path: Path) -> Path:
     """The lib stage's build context, unpacked; its src/ directory."""
-    stage = make_plan(resolve_inputs(request, prepare=False, say=print)).stages["lib"]
+    stage = chain.plan(request, print).stages["lib"]
     out = io.BytesIO()
     write_context(out, stage.dockerfile, stage.context, request.cache)
     with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as tar:
@@ -83,7 +83,7 @@ def test_submodules_are_pinned_recursively_and_built_from_their_commits(tmp_path
         }
     ]
     request = Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64)
-    stage = make_plan(resolve_inputs(request, prepare=False, say=print)).stages["lib"]
+    stage = chain.plan(request, print).stages["lib"]
     assert stage.inputs.context.sha256 != lib_commit  # the submodules' commits are part of the key
     out = io.BytesIO()
     write_context(out, stage.dockerfile, stage.context, cache)

@@ -341,7 +341,7 @@ def test_what_no_source_answers_for_is_left_unresolved_and_a_site_line_resolves_
     from builder import lock as lock_io
     from builder.inputs.site import SiteConfig
     from builder.model.errors import Unreached
-    from builder.plan.resolve import Request, resolve_inputs
+    from builder.plan.resolve import Request, prepare_inputs
     from tests.helpers import free_port, run_cli, serving_bytes
 
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
@@ -372,7 +372,7 @@ def test_what_no_source_answers_for_is_left_unresolved_and_a_site_line_resolves_
         assert "skipped: x86_64 python packages of app" in err and "skipped: fetch third_party/pkg" in err, err
         request = Request(manifests.load(stack), stack, written, SiteConfig(), Cache(tmp_path / "cache"), Arch.X86_64)
         with pytest.raises(Unreached, match=r"leaves 2 part\(s\) unresolved for x86_64: .*python packages of app"):
-            resolve_inputs(request, prepare=True, say=print)
+            prepare_inputs(request, print)
 
         # The site lines as printed, each pointed at a loopback stand-in of what nobody reached.
         with http_server(_simple_index(cpu)) as cpu_url, http_server(serving_bytes(lambda: b"llvm")) as files:
