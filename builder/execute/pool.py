@@ -80,9 +80,8 @@ class EnginePool:
             raise StageFailed(
                 needed_by.name,
                 f"{name} is not in the registry cache {builder.registry.pull_from}",
-                [],
-                builder.log_file(needed_by),
-                "each engine of a pool gets what others built through the registry cache: --cache-to",
+                log_file=builder.log_file(needed_by),
+                cause="each engine of a pool gets what others built through the registry cache: --cache-to",
             )
 
     def gather(self, names: Sequence[str], report: Report) -> None:

@@ -7,7 +7,7 @@ import json
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
@@ -34,8 +34,18 @@ class Report(Protocol):
 
 
 class StageFailed(LoggedFailure):
+    """A stage that did not build: why, the lines of its log that say so, where the whole log is, a
+    likely cause the diagnosis knows, and how to look inside what it built."""
+
     def __init__(
-        self, stage: str, reason: str, log_tail: list[str], log_file: Path, cause: str | None, debug: str = ""
+        self,
+        stage: str,
+        reason: str,
+        *,
+        log_file: Path,
+        log_tail: Sequence[str] = (),
+        cause: str | None = None,
+        debug: str = "",
     ) -> None:
         lines = [f"stage {stage} failed: {reason}"]
         if log_tail:
@@ -138,10 +148,10 @@ class StageBuilder:
                 self._push(stage, image_id, report)
                 return image_id
         except EngineError as err:  # the engine failed under this stage (gone, restarted): the stage fails, named
-            raise StageFailed(stage.name, f"the engine failed: {err}", [], self.log_file(stage), None) from err
+            raise StageFailed(stage.name, f"the engine failed: {err}", log_file=self.log_file(stage)) from err
         except OSError as err:  # a full disk under the log, the lock or the context: the stage fails, named
             reason = f"cannot write its build context or log: {err.strerror or err}"
-            raise StageFailed(stage.name, reason, [], self.log_file(stage), None) from err
+            raise StageFailed(stage.name, reason, log_file=self.log_file(stage)) from err
 
     def _build_new(self, stage: Stage, report: Report, run: Run, log_mode: str = "w") -> str:
         log_file = self.log_file(stage)
@@ -187,11 +197,11 @@ class StageBuilder:
             return environment.add(self.engine, built, stage.name, stage.bake, spec, write)
         except environment.EnvironmentUnreadable as err:
             self._drop(stage, built)
-            raise StageFailed(stage.name, str(err), [], log_file, diagnose([str(err)])) from err
+            raise StageFailed(stage.name, str(err), log_file=log_file, cause=diagnose([str(err)])) from err
         except BuildFailed as err:
             self._drop(stage, built)
             reason = f"cannot add the environment the scripts set: {err}"
-            raise StageFailed(stage.name, reason, err.log_tail[-15:], log_file, None) from err
+            raise StageFailed(stage.name, reason, log_file=log_file, log_tail=err.log_tail[-15:]) from err
 
     def _normalise(
         self, stage: Stage, built: str, parents: list[str], write: Callable[[str], None], log_file: Path
@@ -218,7 +228,7 @@ class StageBuilder:
         except (EngineError, OSError, tarfile.TarError, ValueError, KeyError, IndexError) as err:
             with contextlib.suppress(EngineError):  # the build's own image: nothing else names it
                 self.engine.remove(built)
-            raise StageFailed(stage.name, f"cannot normalise its image: {err}", [], log_file, None) from err
+            raise StageFailed(stage.name, f"cannot normalise its image: {err}", log_file=log_file) from err
         write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s {how} (was {built})")
         return normal.image_id
 
@@ -256,7 +266,9 @@ class StageBuilder:
             try:
                 built = self.engine.build(context, write, spec)
             except BuildFailed as err:
-                raise StageFailed(stage.name, f"{failing}: {err}", err.log_tail[-15:], log_file, None) from err
+                raise StageFailed(
+                    stage.name, f"{failing}: {err}", log_file=log_file, log_tail=err.log_tail[-15:]
+                ) from err
             built = self._environment(stage, built, write, log_file)
             if not fresh:
                 return built
@@ -338,9 +350,8 @@ class StageBuilder:
         try:
             digest_pushed = self.engine.push(image_id, ref)
         except EngineError as err:
-            raise StageFailed(
-                stage.name, f"cannot push to the registry cache: {err}", [], self.log_file(stage), None
-            ) from err
+            reason = f"cannot push to the registry cache: {err}"
+            raise StageFailed(stage.name, reason, log_file=self.log_file(stage)) from err
         self.log_file(stage).parent.mkdir(parents=True, exist_ok=True)
         with self.log_file(stage).open("a") as log:
             log.write(f"# pushed {ref} ({digest_pushed})\n")
@@ -366,20 +377,20 @@ class StageBuilder:
             }
             toolkit = installed_files(self.engine, run.image_of(plan.stages["toolkit"]), every_path)
         except EngineError as err:
-            raise StageFailed(stage.name, f"cannot list the components' installs: {err}", [], log_file, None) from err
+            raise StageFailed(stage.name, f"cannot list the components' installs: {err}", log_file=log_file) from err
         needs = {cid: set(deps) for cid, deps in plan.needs.items()}
         if problems := collisions(added_files(listings, toolkit, needs)):
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             reason = f"{problems[0]}{more}: each file belongs to one component's installs"
-            raise StageFailed(stage.name, reason, problems[1:10], log_file, None)
+            raise StageFailed(stage.name, reason, log_file=log_file, log_tail=problems[1:10])
 
     def _context(self, stage: Stage, out: IO[bytes], log_file: Path) -> None:
         try:
             write_context(out, stage.dockerfile, stage.context, self.cache)
         except StackbuildError as err:  # a download, a bootstrap, a git fetch
-            raise StageFailed(stage.name, str(err), [], log_file, None) from err
+            raise StageFailed(stage.name, str(err), log_file=log_file) from err
         except OSError as err:
-            raise StageFailed(stage.name, f"cannot write its build context: {err}", [], log_file, None) from err
+            raise StageFailed(stage.name, f"cannot write its build context: {err}", log_file=log_file) from err
         out.seek(0)
 
     def _build(
@@ -396,14 +407,16 @@ class StageBuilder:
                 record_failure(self.cache, self.plan, stage, str(err), command)
                 debug = self._shell(stage)
             reason = install_failure(err.log_tail) or str(err)  # apt's or dpkg's words, not the command
-            raise StageFailed(stage.name, reason, tail, log_file, diagnose(err.log_tail), debug) from err
+            raise StageFailed(
+                stage.name, reason, log_file=log_file, log_tail=tail, cause=diagnose(err.log_tail), debug=debug
+            ) from err
 
     def _probe(self, stage: Stage, image_id: str, write: Callable[[str], None], log_file: Path) -> None:
         try:
             results = run_probes(self.engine, image_id, stage.probe_workdir, stage.probes)
         except EngineError as err:
             self._drop(stage, image_id)
-            raise StageFailed(stage.name, f"cannot run its probes: {err}", [], log_file, None) from err
+            raise StageFailed(stage.name, f"cannot run its probes: {err}", log_file=log_file) from err
         for result in results:
             write(f"# probe {result.name}: {'ok' if result.ok else 'FAILED'}: {result.message}")
         failed = [r for r in results if not r.ok]
@@ -412,4 +425,6 @@ class StageBuilder:
             first = failed[0]
             reason = f"probe {first.name} failed: {first.message}"
             record_failure(self.cache, self.plan, stage, reason, None)
-            raise StageFailed(stage.name, reason, [], log_file, diagnose([first.message]), self._shell(stage))
+            raise StageFailed(
+                stage.name, reason, log_file=log_file, cause=diagnose([first.message]), debug=self._shell(stage)
+            )

@@ -60,7 +60,7 @@ class Recorder:
         with self.guard:
             self.active -= 1
         if stage.name == self.fail:
-            raise StageFailed(stage.name, "probe x failed: broken", [], Path("x.log"), None)
+            raise StageFailed(stage.name, "probe x failed: broken", log_file=Path("x.log"))
         return f"sha256:{stage.key}"
 
 

@@ -9,6 +9,7 @@ import re
 import shutil
 import socket
 import tarfile
+import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -394,6 +395,43 @@ def test_committed_reference_lock_is_current(
     code, out, err = run_cli(capsys, "--root", str(ROOT), "lock", "--check", "reference")
     assert code == 0, err
     assert out.startswith("up to date")
+
+
+def test_lock_check_names_each_locked_deb_its_mirror_no_longer_serves(tmp_path: Path) -> None:
+    """The reference lock's .debs asked of a loopback stand-in of its mirror (a site rewrite), side by
+    side: the two it no longer has are named, with whether the cache still holds them, in lock order."""
+    from builder.lock.check import mirror_drift
+    from builder.lock.resolve import Resolver
+    from builder.lock.system import every_deb
+    from builder.store.http import HttpClient
+
+    locked = lock.io.read(ROOT / "lockfiles" / "reference.lock.json")
+    listed = [(a, d) for a, section in locked.architectures.items() for d in every_deb(section.system)]
+    debs = [d for _, d in listed]
+    gone = {debs[3].path, debs[-1].path}  # an arch-specific .deb, and an arch: all one both sections lock
+    asked: list[str] = []
+
+    def head(h: http.server.BaseHTTPRequestHandler) -> None:
+        asked.append(urllib.parse.unquote(h.path))
+        h.send_response(404 if asked[-1].removeprefix("/debian/") in gone else 200)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    cache = Cache(tmp_path / "cache")
+    cache.blob(debs[3].sha256).parent.mkdir(parents=True)
+    cache.blob(debs[3].sha256).write_bytes(b"kept from an earlier build")  # has() looks for the blob only
+    with http_server(head, head) as url:
+        site = SiteConfig.model_validate({"url_rewrites": [{"from": "http://deb.debian.org/", "to": f"{url}/"}]})
+        notes = mirror_drift(locked, Resolver(ROOT / "stacks", site, cache, HttpClient(), print))
+    assert sorted(asked) == sorted(f"/debian/{d.path}" for d in debs)  # each asked of the mirror it was rewritten to
+    kept = {debs[3].sha256}
+    assert notes == [
+        f"{a} system package {d.name} {d.version}: gone from http://deb.debian.org/debian "
+        f"({'in the cache' if d.sha256 in kept else 'NOT in the cache'})"
+        for a, d in listed
+        if d.path in gone
+    ]
+    assert len(notes) == 3  # debs[3] once; the arch: all one in both architectures' sections
 
 
 def test_installer_dirs_are_used_before_any_download(
