@@ -124,19 +124,6 @@ def preflight(ctx: Context, args: argparse.Namespace, frozen: bool, arch: Arch) 
     return False
 
 
-def lock_first(ctx: Context, args: argparse.Namespace, frozen: bool, arch: Arch) -> None:
-    """A stack without a lock is locked for this build's architecture first (not with --frozen)."""
-    from builder.cli.locking import write_lock
-    from builder.cli.stacks import run_compat
-
-    if preflight(ctx, args, frozen, arch):
-        return
-    loaded, path = ctx.load(args.stack)
-    say(f"[stackbuild] {loaded.name} has no lock: locking it first (`stackbuild lock {loaded.name} --arch {arch}`)")
-    run_compat(loaded, args.allow_unsupported)
-    say(f"[stackbuild] wrote {write_lock(ctx, loaded, path, [arch])[0]}")
-
-
 def build_options(ctx: Context, args: argparse.Namespace) -> tuple[BuildEngine, BuildOptions]:
     """The engine to build on and the build's options, from the arguments and the site config."""
     site = ctx.site()
@@ -162,9 +149,15 @@ def build_options(ctx: Context, args: argparse.Namespace) -> tuple[BuildEngine, 
 
 
 def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool) -> chain.Built:
-    """Build the stack for arch from its lock (locking it first unless frozen), and tag the finals."""
-    lock_first(ctx, args, frozen, arch)
-    request = ctx.request(args.stack, arch, frozen)
+    """Build the stack for arch from its lock (made first when it has none, unless frozen), and tag the finals."""
+    from builder.cli.stacks import run_compat
+
+    loaded, path = ctx.load(args.stack)
+    if not preflight(ctx, args, frozen, arch):
+        say(f"[stackbuild] {loaded.name} has no lock: locking it first (`stackbuild lock {loaded.name} --arch {arch}`)")
+        run_compat(loaded, args.allow_unsupported)
+    locked = chain.locked(loaded, ctx.lock_path(loaded.name), ctx.resolver(path), arch)
+    request = Request(loaded, path, locked, ctx.site(), ctx.cache(), arch, frozen)
     engine, options = build_options(ctx, args)
     built = chain.build(request, engine, options, ctx.root / ".stackbuild" / "provenance", say)
     say(f"[stackbuild] provenance: {built.provenance}")

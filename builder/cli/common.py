@@ -16,6 +16,7 @@ from builder.store.cache import Cache, default_root
 if TYPE_CHECKING:  # the build core is imported by the commands that use it, so `validate` starts fast
     from builder.execute.chain import Request
     from builder.inputs.site import SiteConfig
+    from builder.lock.resolve import Resolver
 
 
 def say(message: str) -> None:
@@ -54,6 +55,14 @@ class Context:
         from builder.inputs.site import load as load_site
 
         return load_site(self.site_path)
+
+    def resolver(self, manifest_path: Path) -> Resolver:
+        """What locking the manifest at manifest_path needs: the site, the cache, an HTTP client."""
+        from builder.lock.resolve import Resolver
+        from builder.store.http import HttpClient
+
+        site = self.site()
+        return Resolver(manifest_path.parent, site, self.cache(), HttpClient(headers=site.headers), say)
 
     def lock_path(self, stack: str) -> Path:
         """lockfiles/<stack>.lock.json under the project root (the one place that says so)."""

@@ -5,19 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from builder import lock as lock_io
-from builder.cli.common import Context, say
+from builder.cli.common import Context
 from builder.cli.stacks import run_compat
 from builder.inputs.site import SITE_FILE
 from builder.lock.check import check, mirror_drift
-from builder.lock.model import Lock
-from builder.lock.resolve import Resolver, resolve
+from builder.lock.make import make_lock
 from builder.manifest.model import GitSource, Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
-from builder.store.http import HttpClient
 
 UNREACHABLE = 3  # a source gave no answer: lock --check could not compare, lock left parts unresolved
 
@@ -41,8 +38,7 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     )
     loaded, path = ctx.load(options.stack)
     target = ctx.lock_path(loaded.name)
-    site = ctx.site()
-    resolver = Resolver(path.parent, site, ctx.cache(), HttpClient(headers=site.headers), say)
+    resolver = ctx.resolver(path)
     if options.check:
         current = lock_io.read(target)
         checked = check(current, loaded, resolver, str(path))
@@ -66,11 +62,11 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     run_compat(loaded, options.allow_unsupported)
     if options.update and options.update not in {c.id for c in loaded.components}:
         raise StackbuildError(f"--update {options.update}: no such component in {path}")
-    written, resolved = write_lock(ctx, loaded, path, list(options.arches), options.update)
-    print(written)
+    resolved = make_lock(loaded, resolver, list(options.arches), target, options.update)
+    print(target)
     if unresolved := resolved.unresolved:
         print(
-            f"{written} leaves {len(unresolved)} part(s) unresolved (a build of them refuses until a lock resolves "
+            f"{target} leaves {len(unresolved)} part(s) unresolved (a build of them refuses until a lock resolves "
             f"them): each source above gave no answer",
             file=sys.stderr,
         )
@@ -90,29 +86,3 @@ def steps_needed(ctx: Context, loaded: Manifest) -> list[str]:
         and (name := comp.source.git.removeprefix("site:")) not in site.repos
     ]
     return steps
-
-
-def write_lock(
-    ctx: Context, loaded: Manifest, path: Path, arches: list[Arch], update: str | None = None
-) -> tuple[Path, Lock]:
-    """The lock written for the manifest, and where."""
-    target = ctx.lock_path(loaded.name)
-    site = ctx.site()
-    resolver = Resolver(path.parent, site, ctx.cache(), HttpClient(headers=site.headers), say)
-    previous = _previous(target) if target.exists() else None
-    say(f"locking {loaded.name}")
-    resolved = resolve(loaded, resolver, arches, previous=previous, update=update)
-    lock_io.write(resolved, target)
-    where = site.path or f"./{SITE_FILE}"
-    for part in resolved.unresolved:
-        say(f"unresolved: {part.line(str(where))}")
-    return target, resolved
-
-
-def _previous(target: Path) -> Lock | None:
-    """The lock being replaced (its other pins are kept); an unreadable one is replaced whole."""
-    try:
-        return lock_io.read(target)
-    except StackbuildError as err:
-        say(f"note: not keeping pins of the current lock: {err}")
-        return None

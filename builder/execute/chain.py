@@ -1,7 +1,8 @@
-"""The build chain, written out once: a locked request resolved, its inputs prepared, planned, what
-is cached found, the rest executed, the finals tagged, the run recorded with its provenance; smoked
-when the caller asks. The CLI, verify-reproducible, vendor, bench and the tests call these functions
-and never its steps (an import contract holds the CLI to it), so no caller writes the chain again.
+"""The build chain, written out once: the stack's lock read (or made first), the locked request's
+inputs prepared, resolved and planned, what is cached found, the rest executed, the finals tagged,
+the run recorded with its provenance; smoked when the caller asks. The CLI, verify-reproducible,
+vendor, bench and the tests call these functions and never its steps (an import contract holds the
+CLI to it), so no caller writes the chain again.
 
 Each step's result is the next one's argument and the caller's return value; nothing is handed back
 up through a display or a shared object."""
@@ -16,13 +17,39 @@ from builder.engine import BuildEngine, Engine
 from builder.execute.history import record_run
 from builder.execute.pipeline import BuildOptions, Tagged, Work, execute, find_cached, smoke, tag_finals
 from builder.execute.provenance import provenance, write_provenance
+from builder.lock import io as lock_io
+from builder.lock.make import make_lock
+from builder.lock.model import Lock
+from builder.lock.resolve import Resolver
+from builder.manifest.model import Manifest
+from builder.model.arch import Arch
 from builder.model.say import Say
 from builder.plan.make import make_plan
 from builder.plan.resolve import Inputs, Request, prepare_inputs, refuse_unresolved, resolve_inputs
 from builder.plan.stage import Plan
 from builder.verify.smoke import SmokeResult
 
-__all__ = ["BuildOptions", "Built", "Request", "build", "cached", "plan", "prepared", "refuse_unresolved", "smoked"]
+__all__ = [
+    "BuildOptions",
+    "Built",
+    "Request",
+    "build",
+    "cached",
+    "locked",
+    "plan",
+    "prepared",
+    "refuse_unresolved",
+    "smoked",
+]
+
+
+def locked(manifest: Manifest, target: Path, resolver: Resolver, arch: Arch) -> Lock:
+    """The stack's lock: read from target, or (a stack without one) made for arch and written there."""
+    if target.exists():
+        return lock_io.read(target)
+    made = make_lock(manifest, resolver, [arch], target)
+    resolver.say(f"[stackbuild] wrote {target}")
+    return made
 
 
 def plan(request: Request, say: Say) -> Plan:
