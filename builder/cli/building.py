@@ -13,7 +13,7 @@ from builder.cli.common import Context, say
 from builder.engine import BuildEngine, connect
 from builder.execute import chain
 from builder.execute.chain import BuildOptions, Request
-from builder.execute.stage import RegistryCache
+from builder.execute.stage_registry import RegistryCache
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.plan.stage import Plan

@@ -17,7 +17,8 @@ from builder.engine import BuildEngine, Engine
 from builder.execute.pool import EnginePool
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
-from builder.execute.stage import RegistryCache, StageBuilder
+from builder.execute.stage import StageBuilder
+from builder.execute.stage_registry import RegistryCache
 from builder.manifest.model import Smoke
 from builder.model.canonical import digest
 from builder.model.errors import InputError

@@ -11,7 +11,8 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 
-from builder.execute.stage import Report, Run, StageBuilder, StageFailed, StageSkipped, TaggedParents
+from builder.execute.stage import Run, StageBuilder, TaggedParents
+from builder.execute.stage_log import Report, StageFailed, StageSkipped
 from builder.plan.stage import Stage
 
 

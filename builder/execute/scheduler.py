@@ -17,7 +17,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from builder.execute.progress import Reporter
-from builder.execute.stage import Report, Run, StageFailed, StageSkipped
+from builder.execute.stage import Run
+from builder.execute.stage_log import Report, StageFailed, StageSkipped
 from builder.plan.stage import Plan, Stage
 
 BuildOne = Callable[[Stage, Report, Run], str]

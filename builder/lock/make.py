@@ -18,10 +18,11 @@ from builder.model.say import Say
 def make_lock(
     manifest: Manifest, resolver: Resolver, arches: list[Arch], target: Path, update: str | None = None
 ) -> Lock:
-    """The lock of manifest for arches (all it declares when empty) resolved and written to target."""
+    """The lock of manifest for arches (all it declares when empty) resolved and written to target;
+    sealed, as a read of target gives it (its digest labels the images built from it)."""
     previous = _previous(target, resolver.say) if target.exists() else None
     resolver.say(f"locking {manifest.name}")
-    resolved = resolve(manifest, resolver, arches, previous=previous, update=update)
+    resolved = resolve(manifest, resolver, arches, previous=previous, update=update).sealed()
     lock_io.write(resolved, target)
     where = resolver.site.path or f"./{SITE_FILE}"
     for part in resolved.unresolved:

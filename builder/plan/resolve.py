@@ -221,11 +221,13 @@ def _bases(request: Request, prepared: Prepared | None) -> dict[Flavor, Located]
 @dataclass(frozen=True)
 class Prepared:
     """What preparing a request's inputs gave, for resolve_inputs to locate: the base tarballs to build
-    on (the lock's, or what bootstrapping gives now) and the system section with every .deb at hand
-    (a vanished one relocked)."""
+    on (the lock's, or what bootstrapping gives now), the system section with every .deb at hand (a
+    vanished one relocked) and the components' sources (their path trees hashed once)."""
 
     bases: Mapping[Flavor, str]
     system: LockedSystem
+    sources: Mapping[str, Located]  # each component's, as resolve_inputs would locate them (hashed once)
+    drifts: tuple[str, ...]  # how path sources differ from the lock
 
 
 def _agreeing(request: Request) -> None:
@@ -259,8 +261,9 @@ def prepare_inputs(request: Request, say: Say) -> Prepared:
         raise StackbuildError(
             f"the lock of {manifest.name} {stale}: run `stackbuild lock {manifest.name} --arch {arch}`"
         )
+    sources, drifts = _sources(request, say)
     if request.frozen:
-        _refuse_drift(_sources(request, say)[1])
+        _refuse_drift(drifts)
     system = section.system
     if system.stack or system.runtime or system.components:
         system = at_hand(system, manifest, arch, section.base, request.site, request.cache, request.frozen, say)
@@ -271,7 +274,7 @@ def prepare_inputs(request: Request, say: Say) -> Prepared:
     bases: Mapping[Flavor, str] = {}
     if not isinstance(base := manifest.base, ImageBase):
         bases = bootstrap.each_flavor(lambda flavor: _base_tarball(request, base.bootstrap, flavor, say))
-    return Prepared(bases, system)
+    return Prepared(bases, system, sources, tuple(drifts))
 
 
 def _refuse_drift(drifts: list[str]) -> None:
@@ -301,7 +304,10 @@ def resolve_inputs(request: Request, *, say: Say, prepared: Prepared | None = No
     if prepared is None and (missing := lock.unresolved_for(arch)):
         parts = "; ".join(_named(u) for u in missing)
         say(f"[stackbuild] note: unresolved in the lock of {lock.stack} for {arch}, left out: {parts}")
-    sources, drifts = _sources(request, say)
+    if prepared is None:
+        sources, drifts = _sources(request, say)
+    else:
+        sources, drifts = dict(prepared.sources), list(prepared.drifts)
     if request.frozen:
         _refuse_drift(drifts)
     system = section.system if prepared is None else prepared.system

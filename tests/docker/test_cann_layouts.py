@@ -16,7 +16,7 @@ from builder import lock, manifest
 from builder.engine.docker_engine import DockerEngine
 from builder.execute import chain
 from builder.execute.chain import BuildOptions, Request
-from builder.execute.stage import StageFailed
+from builder.execute.stage_log import StageFailed
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
 from builder.model.layout import toolkit_layout

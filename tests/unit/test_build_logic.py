@@ -16,7 +16,9 @@ import pytest
 from builder.execute.pipeline import find_cached
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
-from builder.execute.stage import RegistryCache, Report, Run, StageBuilder, StageFailed
+from builder.execute.stage import Run, StageBuilder
+from builder.execute.stage_log import Report, StageFailed
+from builder.execute.stage_registry import RegistryCache
 from builder.manifest.model import Smoke
 from builder.plan.stage import FINALS, Plan, Stage
 from builder.plan.why import record_build, why

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from builder.execute.pipeline import BuildOptions, execute, find_cached
-from builder.execute.stage import RegistryCache
+from builder.execute.stage_registry import RegistryCache
 from builder.model.errors import InputError
 from builder.plan.stage import FINALS, Plan
 from builder.store.cache import Cache

@@ -10,7 +10,8 @@ import pytest
 
 from builder.engine import buildkit
 from builder.execute.debug import FAILED_COMMAND, cut_before, last_failure, rerun_line
-from builder.execute.stage import StageBuilder, StageFailed
+from builder.execute.stage import StageBuilder
+from builder.execute.stage_log import StageFailed
 from builder.store.cache import Cache
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import GOLDEN, golden_plan

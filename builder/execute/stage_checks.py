@@ -1,0 +1,77 @@
+"""A stage image's checks: its probes (before it is tagged, built or pulled) and, before the images
+that merge every component, that no file is installed by two components."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+from builder.engine import Engine, EngineError
+from builder.execute.debug import record_failure
+from builder.execute.stage_log import StageLog
+from builder.model.arch import Arch
+from builder.model.canonical import digest
+from builder.plan.stage import Plan, Stage
+from builder.store.cache import Cache
+from builder.verify.diagnose import diagnose
+from builder.verify.installs import added_files, collisions, installed_files
+from builder.verify.probes import run_probes
+
+
+def drop(engine: Engine, stage: Stage, image_id: str) -> None:
+    """An image that failed: removed, or (while children built from it still hold it) at least untagged."""
+    try:
+        engine.remove(image_id)
+    except EngineError:
+        with contextlib.suppress(EngineError):
+            engine.remove(stage.pending_tag())
+
+
+def shell_hint(plan: Plan, stage: Stage) -> str:
+    """The command that opens a shell where the stage failed."""
+    arch = "" if plan.arch == Arch.host() else f" --arch {plan.arch}"
+    return f"stackbuild shell{arch} {plan.stack} {stage.name}"
+
+
+def probe(engine: Engine, cache: Cache, plan: Plan, stage: Stage, image_id: str, log: StageLog) -> None:
+    """stage's probes on image_id, each result in the log; a failing image is dropped and the failure
+    recorded for `stackbuild shell`."""
+    try:
+        results = run_probes(engine, image_id, stage.probe_workdir, stage.probes)
+    except EngineError as err:
+        drop(engine, stage, image_id)
+        raise log.failed(f"cannot run its probes: {err}") from err
+    for result in results:
+        log.write(f"# probe {result.name}: {'ok' if result.ok else 'FAILED'}: {result.message}")
+    failed = [r for r in results if not r.ok]
+    if failed:
+        drop(engine, stage, image_id)
+        first = failed[0]
+        reason = f"probe {first.name} failed: {first.message}"
+        record_failure(cache, plan, stage, reason, None)
+        raise log.failed(reason, cause=diagnose([first.message]), debug=shell_hint(plan, stage))
+
+
+def check_installs(engine: Engine, cache: Cache, plan: Plan, image_of: Callable[[Stage], str], log: StageLog) -> None:
+    """Before the images that merge every component: no file installed by two of them. Checked once
+    per set of stage images (both finals, and later builds of them, find the record)."""
+    if not plan.installs:
+        return
+    checked = digest({name: plan.stages[name].key for name in ["toolkit", *sorted(plan.installs)]})
+    with cache.lock(f"installs-{checked}"):
+        if cache.read_record("installs", checked) is None:
+            _list_and_compare(engine, plan, image_of, log)
+            cache.write_record({"collisions": 0}, "installs", checked)
+
+
+def _list_and_compare(engine: Engine, plan: Plan, image_of: Callable[[Stage], str], log: StageLog) -> None:
+    every_path = sorted({path for paths in plan.installs.values() for path in paths})
+    try:
+        listings = {cid: installed_files(engine, image_of(plan.stages[cid]), p) for cid, p in plan.installs.items()}
+        toolkit = installed_files(engine, image_of(plan.stages["toolkit"]), every_path)
+    except EngineError as err:
+        raise log.failed(f"cannot list the components' installs: {err}") from err
+    needs = {cid: set(deps) for cid, deps in plan.needs.items()}
+    if problems := collisions(added_files(listings, toolkit, needs)):
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise log.failed(f"{problems[0]}{more}: each file belongs to one component's installs", log_tail=problems[1:10])

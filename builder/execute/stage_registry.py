@@ -1,0 +1,92 @@
+"""A stage's image through the registry cache: pulled instead of built (probed before it is tagged),
+and pushed once its probes passed and it was tagged."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder.engine import Engine, EngineError
+from builder.execute.stage_checks import drop, probe
+from builder.execute.stage_log import Report, StageFailed, StageLog, StageSkipped, line_writer
+from builder.plan.stage import Plan, Stage
+from builder.store.cache import Cache
+
+
+@dataclass(frozen=True)
+class RegistryCache:
+    """Where stage images are looked up before building (pull_from) and sent after their probes pass
+    (push_to): REGISTRY/REPO, each stage as REGISTRY/REPO/<stage>:<key>. Separate, as CI pushes and
+    laptops pull."""
+
+    pull_from: str | None = None
+    push_to: str | None = None
+
+    @staticmethod
+    def ref(where: str, stage: Stage) -> str:
+        return f"{where}/{stage.name}:{stage.key}"
+
+
+@dataclass(frozen=True)
+class Pulling:
+    """Where a pull goes and what it answers to."""
+
+    engine: Engine
+    cache: Cache
+    plan: Plan
+    registry: RegistryCache
+
+
+def pulled(
+    at: Pulling, stage: Stage, report: Report, log_file: Path, log_mode: str, parents_tagged: Callable[[], bool]
+) -> str | None:
+    """The stage from the registry cache, probed before it is tagged: an image that fails its probes
+    (a bad push) is dropped and the stage built here instead. None when it is not there."""
+    if not at.registry.pull_from:
+        return None
+    ref = RegistryCache.ref(at.registry.pull_from, stage)
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open(log_mode) as file:
+        log = StageLog(stage.name, log_file, line_writer(file))
+        report("pulling")
+        try:
+            image_id = at.engine.pull(ref, at.plan.arch)
+        except EngineError as err:  # the cache is an optimisation: an unreachable registry means building
+            log.write(f"# registry cache: {err}; building instead")
+            return None
+        if image_id is None:
+            log.write(f"# registry cache: {ref} is not there; building")
+            return None
+        log.write(f"# pulled {ref} ({image_id})")
+        report("probing")
+        try:
+            probe(at.engine, at.cache, at.plan, stage, image_id, log)
+        except StageFailed as err:  # the image is gone with its registry name
+            log.write(f"# the pulled image fails its probes ({err.reason}): building instead")
+            return None
+        if not parents_tagged():  # tagged only after its parents, as if built
+            log.write("# a parent failed its probes: the pulled image is dropped")
+            drop(at.engine, stage, image_id)
+            raise StageSkipped(f"{stage.name}: a parent failed")
+    at.engine.tag(image_id, stage.tag())
+    at.engine.remove(ref)  # only the registry name: the image stays under the stage's tag
+    return image_id
+
+
+def pushed(
+    engine: Engine, registry: RegistryCache, stage: Stage, image_id: str, report: Report, log_file: Path
+) -> None:
+    """After its probes passed and it was tagged here: the stage to the registry cache (a registry
+    tag appears only once every layer is there)."""
+    if not registry.push_to:
+        return
+    ref = RegistryCache.ref(registry.push_to, stage)
+    report("pushing")
+    try:
+        digest_pushed = engine.push(image_id, ref)
+    except EngineError as err:
+        raise StageFailed(stage.name, f"cannot push to the registry cache: {err}", log_file=log_file) from err
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("a") as log:
+        log.write(f"# pushed {ref} ({digest_pushed})\n")
