@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shlex
@@ -10,6 +9,7 @@ import sys
 
 from builder import lock as lock_io
 from builder.cli.common import Context, say
+from builder.cli.options import BuildArgs, EngineArgs, PlanArgs, RenderArgs, SmokeArgs, StageArgs
 from builder.engine import BuildEngine, connect
 from builder.execute import chain
 from builder.execute.chain import BuildOptions, Request
@@ -22,21 +22,21 @@ from builder.verify.diagnose import diagnose
 from builder.verify.smoke import SmokeResult, run_smoke
 
 
-def target_arch(args: argparse.Namespace) -> Arch:
-    if args.arch:
-        return Arch(args.arch)
+def target_arch(arch: str | None) -> Arch:
+    if arch:
+        return Arch(arch)
     try:
         return Arch.host()
     except ValueError as err:
         raise InputError(f"this host's architecture is not one stackbuild builds for ({err}): pass --arch") from err
 
 
-def _plan(ctx: Context, args: argparse.Namespace) -> tuple[Request, Plan]:
-    request = ctx.request(args.stack, target_arch(args))
+def _plan(ctx: Context, args: StageArgs) -> tuple[Request, Plan]:
+    request = ctx.request(args.stack, target_arch(args.arch))
     return request, chain.plan(request, say)
 
 
-def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_render(ctx: Context, args: RenderArgs) -> int:
     _, staged = _plan(ctx, args)
     if args.output is None:
         for stage in staged.order():
@@ -57,7 +57,7 @@ def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_plan(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_plan(ctx: Context, args: PlanArgs) -> int:
     request, staged = _plan(ctx, args)
     work = chain.cached(staged, connect())
     cache = request.cache
@@ -100,7 +100,7 @@ def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
     return 0
 
 
-def preflight(ctx: Context, args: argparse.Namespace, frozen: bool, arch: Arch) -> bool:
+def preflight(ctx: Context, stack: str, allow_unsupported: bool, frozen: bool, arch: Arch) -> bool:
     """What stops a build before the engine or the host is touched: for a stack with a lock, the parts
     it leaves unresolved for an architecture to build; for one without, a known-bad combination first,
     then everything its first lock still needs, all at once (a lock's combination was accepted when it
@@ -108,7 +108,7 @@ def preflight(ctx: Context, args: argparse.Namespace, frozen: bool, arch: Arch) 
     from builder.cli.locking import steps_needed
     from builder.cli.stacks import refuse_unsupported
 
-    loaded, _ = ctx.load(args.stack)
+    loaded, _ = ctx.load(stack)
     target = ctx.lock_path(loaded.name)
     if target.exists():
         chain.refuse_unresolved(lock_io.read(target), arch)
@@ -117,14 +117,14 @@ def preflight(ctx: Context, args: argparse.Namespace, frozen: bool, arch: Arch) 
         raise StackbuildError(
             f"{target}: no lock, and --frozen builds only from one: run `stackbuild lock {loaded.name}`"
         )
-    refuse_unsupported(loaded, args.allow_unsupported)
+    refuse_unsupported(loaded, allow_unsupported)
     if steps := steps_needed(ctx, loaded):
         listed = "\n".join(f"  {n}. {step}" for n, step in enumerate(steps, start=1))
         raise StackbuildError(f"{loaded.name} cannot be built yet; still needed:\n{listed}")
     return False
 
 
-def build_options(ctx: Context, args: argparse.Namespace) -> tuple[BuildEngine, BuildOptions]:
+def build_options(ctx: Context, args: EngineArgs) -> tuple[BuildEngine, BuildOptions]:
     """The engine to build on and the build's options, from the arguments and the site config."""
     site = ctx.site()
     registry = RegistryCache(
@@ -136,7 +136,7 @@ def build_options(ctx: Context, args: argparse.Namespace) -> tuple[BuildEngine, 
             "[stackbuild] note: tcp:// engines without DOCKER_TLS_VERIFY=1 are spoken to unencrypted "
             "(registry logins too)"
         )
-    first, *more = args.engine or [None]
+    first, more = (args.engine[0], args.engine[1:]) if args.engine else (None, [])
     options = BuildOptions(
         jobs=args.jobs,
         live=sys.stderr.isatty(),
@@ -148,14 +148,16 @@ def build_options(ctx: Context, args: argparse.Namespace) -> tuple[BuildEngine, 
     return connect(first), options
 
 
-def build_arch(ctx: Context, args: argparse.Namespace, arch: Arch, frozen: bool) -> chain.Built:
+def build_arch(
+    ctx: Context, args: EngineArgs, arch: Arch, frozen: bool, allow_unsupported: bool = False
+) -> chain.Built:
     """Build the stack for arch from its lock (made first when it has none, unless frozen), and tag the finals."""
     from builder.cli.stacks import run_compat
 
     loaded, path = ctx.load(args.stack)
-    if not preflight(ctx, args, frozen, arch):
+    if not preflight(ctx, args.stack, allow_unsupported, frozen, arch):
         say(f"[stackbuild] {loaded.name} has no lock: locking it first (`stackbuild lock {loaded.name} --arch {arch}`)")
-        run_compat(loaded, args.allow_unsupported)
+        run_compat(loaded, allow_unsupported)
     locked = chain.locked(loaded, ctx.lock_path(loaded.name), ctx.resolver(path), arch)
     request = Request(loaded, path, locked, ctx.site(), ctx.cache(), arch, frozen)
     engine, options = build_options(ctx, args)
@@ -172,16 +174,16 @@ def run_smoke_of(built: chain.Built) -> int:
     return _report_smoke(outcome, built.tagged.tags["runtime-image"], built.request.manifest.smoke.command)
 
 
-def cmd_build(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_build(ctx: Context, args: BuildArgs) -> int:
     if args.preflight:
-        preflight(ctx, args, args.frozen, target_arch(args))
+        preflight(ctx, args.stack, args.allow_unsupported, args.frozen, target_arch(args.arch))
         print(f"preflight: {args.stack} can be built here once the host is set up")
         return 0
-    result = build_arch(ctx, args, target_arch(args), args.frozen)
+    result = build_arch(ctx, args, target_arch(args.arch), args.frozen, args.allow_unsupported)
     return 0 if args.no_smoke else run_smoke_of(result)
 
 
-def cmd_smoke(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_smoke(ctx: Context, args: SmokeArgs) -> int:
     loaded, _ = ctx.load(args.stack)
     outcome = run_smoke(connect(), args.image, loaded.smoke)
     print(outcome.output.rstrip())

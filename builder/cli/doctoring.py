@@ -3,11 +3,11 @@ can build and run the stack."""
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 from builder.cli.common import Context
+from builder.cli.options import DoctorArgs
 from builder.engine import connect
 from builder.engine.registry_api import RegistryClient
 from builder.handoff.doctor import binfmt_checks, disk_checks, engine_check, host_checks, registry_check
@@ -18,7 +18,7 @@ from builder.verify.host import host_root
 NEED_GB = {"huawei": 40.0, "cpusim": 8.0}
 
 
-def cmd_doctor(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_doctor(ctx: Context, args: DoctorArgs) -> int:
     manifest = ctx.load(args.stack)[0] if args.stack else None
     engine, about = engine_check(connect)
     places = {"cached inputs": ctx.cache().root}

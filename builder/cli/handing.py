@@ -3,10 +3,10 @@ the lock they carry."""
 
 from __future__ import annotations
 
-import argparse
 import json
 
 from builder.cli.common import Context, say
+from builder.cli.options import DiffArgs, InspectArgs, SbomArgs
 from builder.engine import connect
 from builder.engine.protocol import EngineError
 from builder.handoff.compare import compare
@@ -18,11 +18,11 @@ from builder.model.errors import InputError
 from builder.store.files import write_atomic
 
 
-def _arch(args: argparse.Namespace) -> Arch:
+def _arch(args: InspectArgs | DiffArgs | SbomArgs) -> Arch:
     return Arch(args.arch) if args.arch else Arch.host()
 
 
-def cmd_inspect(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_inspect(ctx: Context, args: InspectArgs) -> int:
     contents = read_contents(connect(), args.image, _arch(args))
     try:  # a published image: its provenance, attached beside it in the registry
         statements, unread = published_provenance(args.image), ""
@@ -37,7 +37,7 @@ def cmd_inspect(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_diff(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_diff(ctx: Context, args: DiffArgs) -> int:
     engine = connect()
     changes = compare(read_contents(engine, args.first, _arch(args)), read_contents(engine, args.second, _arch(args)))
     if args.json:
@@ -49,7 +49,7 @@ def cmd_diff(ctx: Context, args: argparse.Namespace) -> int:
     return 1 if changes and args.exit_code else 0
 
 
-def cmd_sbom(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_sbom(ctx: Context, args: SbomArgs) -> int:
     engine = connect()
     contents = read_contents(engine, args.image, _arch(args))
     image_id = engine.image_id(args.image) or ""

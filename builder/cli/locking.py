@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
-from dataclasses import dataclass
 
 from builder import lock as lock_io
 from builder.cli.common import Context
+from builder.cli.options import LockArgs
 from builder.cli.stacks import run_compat
 from builder.inputs.site import SITE_FILE
 from builder.lock.check import check, mirror_drift
@@ -19,23 +18,7 @@ from builder.model.errors import StackbuildError
 UNREACHABLE = 3  # a source gave no answer: lock --check could not compare, lock left parts unresolved
 
 
-@dataclass(frozen=True, kw_only=True)
-class LockOptions:
-    stack: str
-    check: bool
-    update: str | None
-    arches: tuple[Arch, ...]
-    allow_unsupported: bool
-
-
-def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
-    options = LockOptions(
-        stack=args.stack,
-        check=args.check,
-        update=args.update,
-        arches=tuple(Arch(a) for a in args.arch or ()),
-        allow_unsupported=args.allow_unsupported,
-    )
+def cmd_lock(ctx: Context, options: LockArgs) -> int:
     loaded, path = ctx.load(options.stack)
     target = ctx.lock_path(loaded.name)
     resolver = ctx.resolver(path)
@@ -62,7 +45,7 @@ def cmd_lock(ctx: Context, args: argparse.Namespace) -> int:
     run_compat(loaded, options.allow_unsupported)
     if options.update and options.update not in {c.id for c in loaded.components}:
         raise StackbuildError(f"--update {options.update}: no such component in {path}")
-    resolved = make_lock(loaded, resolver, list(options.arches), target, options.update)
+    resolved = make_lock(loaded, resolver, [Arch(a) for a in options.arch or ()], target, options.update)
     print(target)
     if unresolved := resolved.unresolved:
         print(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime
 
 from builder.cli.building import build_arch, run_smoke_of
 from builder.cli.common import Context, say
+from builder.cli.options import PublishArgs
 from builder.engine.registry_api import RegistryClient
 from builder.execute import chain
 from builder.execute.publish import BuildRecord, immutable_tag, publish
@@ -16,7 +16,7 @@ from builder.model.errors import StackbuildError
 from builder.plan.labels import release_name
 
 
-def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_publish(ctx: Context, args: PublishArgs) -> int:
     loaded, _ = ctx.load(args.stack)
     arches = [Arch(a) for a in args.arch] if args.arch else list(loaded.platform.architectures)
     if unlisted := [a.value for a in arches if a not in loaded.platform.architectures]:

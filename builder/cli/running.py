@@ -4,7 +4,6 @@ driver, found as CANN's own `docker run` names them), or the `docker run` line w
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import shlex
@@ -13,6 +12,7 @@ import sys
 
 from builder.cli.building import target_arch
 from builder.cli.common import Context, say
+from builder.cli.options import ContainerArgs, RunArgs, ShellArgs
 from builder.engine import BuildEngine, connect
 from builder.execute import chain
 from builder.execute.chain import Request
@@ -30,8 +30,8 @@ def _access(devices: list[int]) -> HostAccess:
     return access
 
 
-def _command(args: argparse.Namespace) -> list[str]:
-    given: list[str] = args.command
+def _command(args: ContainerArgs) -> list[str]:
+    given = args.command
     return given[1:] if given[:1] == ["--"] else given
 
 
@@ -49,7 +49,7 @@ def _docker_run(options: list[str], image: str, command: list[str], only_print: 
     os.execv(docker, [docker, *line[1:]])  # the container's exit code is the command's
 
 
-def cmd_run(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_run(ctx: Context, args: RunArgs) -> int:
     return _docker_run(_access(args.device).docker_run_flags(), args.image, _command(args), args.print)
 
 
@@ -73,9 +73,9 @@ def _make_failed_state(
     engine.tag(builder.build_state(before_failure, log_file), ref)
 
 
-def cmd_shell(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_shell(ctx: Context, args: ShellArgs) -> int:
 
-    request = ctx.request(args.stack, target_arch(args))
+    request = ctx.request(args.stack, target_arch(args.arch))
     plan = chain.plan(request, say)  # to name the stage: nothing fetched
     stage = plan.stages.get(args.stage)
     if stage is None:

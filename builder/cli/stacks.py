@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -10,6 +9,7 @@ from pathlib import Path
 
 from builder import lock as lock_io
 from builder.cli.common import Context, say
+from builder.cli.options import CheckArgs, NewArgs, SchemaArgs, ValidateArgs
 from builder.lock import requires
 from builder.manifest import compat, load, new
 from builder.manifest.load import json_schema
@@ -17,7 +17,7 @@ from builder.manifest.model import NAME_PATTERN, PACKAGE_ROLES, DownloadPackage,
 from builder.model.errors import InputError, ManifestError, StackbuildError
 
 
-def cmd_validate(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_validate(ctx: Context, args: ValidateArgs) -> int:
     failed = False
     for file in args.manifests:
         try:
@@ -37,7 +37,7 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
-def cmd_schema(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_schema(ctx: Context, args: SchemaArgs) -> int:
     print(json.dumps(json_schema(), indent=2))
     return 0
 
@@ -71,7 +71,7 @@ def refuse_unsupported(loaded: Manifest, allow_unsupported: bool) -> None:
     raise _unsupported(loaded)
 
 
-def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_check(ctx: Context, args: CheckArgs) -> int:
     loaded, _ = ctx.load(args.stack)
     run_compat(loaded, args.allow_unsupported)
     target = ctx.lock_path(loaded.name)
@@ -91,7 +91,7 @@ def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_new(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_new(ctx: Context, args: NewArgs) -> int:
     name = args.name or f"{args.version}-{args.chip}"
     if not re.fullmatch(NAME_PATTERN, name):
         raise InputError(f"--name {name[:80]!r}: a stack name uses letters, digits, '.', '_' and '-'")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-
 from builder.cli.common import Context, say
+from builder.cli.options import GcArgs
 from builder.engine import BuildEngine, connect
 from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running
 from builder.store.cache import Cache
@@ -14,13 +13,13 @@ def _mb(size: int) -> str:
     return f"{size / 1e6:.0f} MB"
 
 
-def cmd_gc(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_gc(ctx: Context, args: GcArgs) -> int:
     engine, cache = connect(), ctx.cache()
     with no_build_running(cache):
         return _collect(engine, cache, args)
 
 
-def _collect(engine: BuildEngine, cache: Cache, args: argparse.Namespace) -> int:
+def _collect(engine: BuildEngine, cache: Cache, args: GcArgs) -> int:
     if args.verify:
         checked, bad = len(cache.blob_files()), lying_blobs(cache)
         for path in bad:

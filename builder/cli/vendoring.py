@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
-
 from builder.cli.common import Context, say
+from builder.cli.options import ImportArgs, VendorArgs
 from builder.execute import chain
 from builder.execute.bundle import import_bundle, vendor
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 
 
-def cmd_vendor(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_vendor(ctx: Context, args: VendorArgs) -> int:
     loaded, _ = ctx.load(args.stack)
     lock_path = ctx.lock_path(loaded.name)
     if not lock_path.exists():
@@ -29,7 +28,7 @@ def cmd_vendor(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
+def cmd_import(ctx: Context, args: ImportArgs) -> int:
     cache = ctx.cache()
     done = import_bundle(args.bundle, ctx.site(), cache, say)
     print(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import time
 
 from builder import lock as lock_io
 from builder.cli.building import target_arch
 from builder.cli.common import Context, say
+from builder.cli.options import VerifyArgs
 from builder.engine import BuildEngine, connect
 from builder.execute import chain
 from builder.execute.chain import Request
@@ -19,8 +19,8 @@ from builder.model.errors import InputError, StackbuildError
 from builder.plan.stage import Plan
 
 
-def cmd_verify_reproducible(ctx: Context, args: argparse.Namespace) -> int:
-    request = ctx.request(args.stack, target_arch(args))
+def cmd_verify_reproducible(ctx: Context, args: VerifyArgs) -> int:
+    request = ctx.request(args.stack, target_arch(args.arch))
     with elsewhere(request.manifest_path, ctx.lock_path(request.manifest.name), args.at) as there:
         if not there.lock.is_file():
             raise InputError(
@@ -52,7 +52,7 @@ def cmd_verify_reproducible(ctx: Context, args: argparse.Namespace) -> int:
 
 def _both(
     ctx: Context,
-    args: argparse.Namespace,
+    args: VerifyArgs,
     plan: Plan,
     there: Elsewhere,
     second_request: Request,

@@ -848,21 +848,26 @@ def test_a_fetch_input_is_locked_cached_and_placed_in_the_context(
 
 
 def test_every_command_that_builds_passes_the_preflight(tmp_path: Path) -> None:
-    """publish builds through build_arch as build does: its options must carry what the preflight reads."""
+    """publish builds through build_arch as build does: both refuse an unresolved lock before anything runs."""
     from builder.cli import build_parser
     from builder.cli.building import preflight
     from builder.cli.common import Context
+    from builder.cli.options import BuildArgs, PublishArgs, parsed
 
     root = tmp_path / "project"
     shutil.copytree(ROOT / "stacks", root / "stacks", ignore=shutil.ignore_patterns("reference"))
     (root / "lockfiles").mkdir()
     shutil.copy(ROOT / "lockfiles" / "8.5.0.lock.json", root / "lockfiles")
     ctx = Context(root=root, site_path=None, debug=False, cache_root=tmp_path / "cache")
-    commands = (["build", "8.5.0"], ["publish", "8.5.0", "--registry", "127.0.0.1:5000/team"])
-    for argv in commands:  # the committed lock leaves parts unresolved: named before anything runs
+    commands = (
+        (BuildArgs, ["build", "8.5.0"]),
+        (PublishArgs, ["publish", "8.5.0", "--registry", "127.0.0.1:5000/team"]),
+    )
+    stacks = [parsed(kind, build_parser().parse_args(argv)).stack for kind, argv in commands]
+    for stack in stacks:  # the committed lock leaves parts unresolved: named before anything runs
         with pytest.raises(Unreached, match=r"x86_64 python packages of tilelang-ascend \(https://download"):
-            preflight(ctx, build_parser().parse_args(argv), frozen=True, arch=Arch.X86_64)
+            preflight(ctx, stack, False, frozen=True, arch=Arch.X86_64)
     complete = lock.read(root / "lockfiles" / "8.5.0.lock.json").model_copy(update={"unresolved": []})
     lock.write(complete.sealed(), root / "lockfiles" / "8.5.0.lock.json")
-    for argv in commands:
-        assert preflight(ctx, build_parser().parse_args(argv), frozen=True, arch=Arch.X86_64) is True
+    for stack in stacks:
+        assert preflight(ctx, stack, False, frozen=True, arch=Arch.X86_64) is True
