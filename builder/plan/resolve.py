@@ -269,8 +269,7 @@ def prepare_inputs(request: Request, say: Say) -> Prepared:
         system = at_hand(system, manifest, arch, section.base, request.site, request.cache, request.frozen, say)
     target, index = Target.of_stack(manifest, arch), index_of(manifest, request.site)
     for pinned in section.python.values():
-        wheels = [Wheel(w.name, w.version, w.file, w.sha256, w.index) for w in pinned]
-        fetch_wheels(wheels, index, request.manifest_dir, target, request.cache, request.site.rewrite)
+        fetch_wheels(_as_wheels(pinned), index, request.manifest_dir, target, request.cache, request.site.rewrite)
     bases: Mapping[Flavor, str] = {}
     if not isinstance(base := manifest.base, ImageBase):
         bases = bootstrap.each_flavor(lambda flavor: _base_tarball(request, base.bootstrap, flavor, say))
@@ -350,8 +349,12 @@ def refuse_unresolved(lock: Lock, arch: Arch) -> None:
 
 def _wheels(request: Request, pinned: list[LockedWheel]) -> Located:
     """A component's wheels and their requirements file (name==version --hash) for its stage's context."""
-    found = [Wheel(w.name, w.version, w.file, w.sha256, w.index) for w in pinned]
+    found = _as_wheels(pinned)
     text = requirements_text(found)
     items: list[FileItem | BytesItem] = [FileItem(f"wheels/{w.file}", _cached(request.cache, w.sha256)) for w in found]
     items.append(BytesItem("wheels/requirements.txt", text.encode(), 0o644))
     return Located(tuple(items), ContextInput("wheels", sha256_text(text)))
+
+
+def _as_wheels(pinned: list[LockedWheel]) -> list[Wheel]:
+    return [Wheel(w.name, w.version, w.file, w.sha256, w.index) for w in pinned]
