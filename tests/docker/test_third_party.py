@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+import uuid
 import zipfile
 from pathlib import Path
 
@@ -53,6 +54,12 @@ def _tarball() -> bytes:
     return out.getvalue()
 
 
+def write_run_id(project: Path) -> None:
+    """A file new in every run: the engine's layer cache outlives a run (CI's machine keeps it), and a build
+    step it answers leaves no output in the log these tests read."""
+    (project / "run-id").write_text(uuid.uuid4().hex)
+
+
 def _zip() -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as archive:
@@ -65,7 +72,8 @@ def test_a_third_party_download_is_satisfied_by_what_is_staged(workspace: Path, 
     project = tmp_path / "standin"
     make_repo(project, "standin")
     (project / "CMakeLists.txt").write_text(CMAKE)
-    git("add", "CMakeLists.txt", cwd=project)
+    write_run_id(project)
+    git("add", "CMakeLists.txt", "run-id", cwd=project)
     git("commit", "-q", "-m", "third-party logic", cwd=project)
     payload, llvm = _zip(), _tarball()
     with http_server(serving_bytes(lambda: payload)) as server, http_server(serving_bytes(lambda: llvm)) as sources:
@@ -108,7 +116,8 @@ def test_a_build_whose_own_pip_finds_its_locked_requirements_satisfied_needs_no_
     project = tmp_path / "pipping"
     make_repo(project, "pipping")
     (project / "requirements.txt").write_text("simreport\n")
-    git("add", "requirements.txt", cwd=project)
+    write_run_id(project)
+    git("add", "requirements.txt", "run-id", cwd=project)
     git("commit", "-q", "-m", "requirements", cwd=project)
     python_packages = "    python_packages: [simreport==1.0]\n" if locked else ""
     component = (
