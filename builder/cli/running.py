@@ -4,7 +4,6 @@ driver, found as CANN's own `docker run` names them), or the `docker run` line w
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 import shutil
@@ -13,11 +12,10 @@ import sys
 from builder.cli.building import target_arch
 from builder.cli.common import Context, say
 from builder.cli.options import ContainerArgs, RunArgs, ShellArgs
-from builder.engine import BuildEngine, connect
+from builder.engine import connect
 from builder.execute import chain
-from builder.execute.chain import Request
-from builder.execute.debug import Failure, cut_before, last_failure, rerun_line
-from builder.execute.stage import StageBuilder
+from builder.execute.debug import last_failure, rerun_line
+from builder.execute.shell_state import make_failed_state
 from builder.model.errors import InputError, StackbuildError
 from builder.plan.stage import FAILED_REPOSITORY
 from builder.verify.host import HostAccess, host_access, host_root
@@ -53,26 +51,6 @@ def cmd_run(ctx: Context, args: RunArgs) -> int:
     return _docker_run(_access(args.device).docker_run_flags(), args.image, _command(args), args.print)
 
 
-def _make_failed_state(
-    ctx: Context, request: Request, engine: BuildEngine, name: str, failure: Failure, ref: str
-) -> None:
-    """The failed stage's Dockerfile up to its failed step (all of it after failed probes), built
-    from the builder's cache with the stage's context, tagged ref."""
-    plan = chain.prepared(request, say)[1]
-    stage = plan.stages[name]
-    if missing := [p for p in stage.parents if not engine.image_id(plan.stages[p].tag())]:
-        raise StackbuildError(f"stage {stage.name}'s parent {missing[0]} is not built: build {plan.stack} first")
-    dockerfile = cut_before(stage.dockerfile, failure.command) if failure.command else stage.dockerfile
-    if dockerfile is None:
-        raise StackbuildError(f"stage {stage.name} failed ({failure.reason}), but at no step of its Dockerfile")
-    say(f"[stackbuild] making its state before that step (cached steps; log: {ctx.log_dir()})")
-    builder = StageBuilder(plan, engine, request.cache, ctx.log_dir())
-    log_file = builder.log_file(stage).with_suffix(".shell.log")
-    # Cut before a failed step, the image never reached the step that adds its environment.
-    before_failure = dataclasses.replace(stage, dockerfile=dockerfile, bake=None if failure.command else stage.bake)
-    engine.tag(builder.build_state(before_failure, log_file), ref)
-
-
 def cmd_shell(ctx: Context, args: ShellArgs) -> int:
 
     request = ctx.request(args.stack, target_arch(args.arch))
@@ -95,7 +73,7 @@ def cmd_shell(ctx: Context, args: ShellArgs) -> int:
         say(f"[stackbuild] {stage.name} failed: {failure.reason}")
         image = failed_state
         if not engine.image_id(failed_state):
-            _make_failed_state(ctx, request, engine, stage.name, failure, failed_state)
+            make_failed_state(request, engine, stage.name, failure, failed_state, log_dir=ctx.log_dir(), say=say)
         if failure.command:
             say(f"[stackbuild] the step that failed, to run again here: {rerun_line(failure.command)}")
         else:

@@ -12,10 +12,18 @@ from builder.cli.options import VerifyArgs
 from builder.engine import BuildEngine, connect
 from builder.execute import chain
 from builder.execute.chain import Request
-from builder.execute.reproduce import Elsewhere, Verdict, compare, elsewhere, forget, fresh_build, otherwise
-from builder.execute.stage import StageBuilder
+from builder.execute.reproduce import (
+    Conditions,
+    Elsewhere,
+    Verdict,
+    compare,
+    elsewhere,
+    first_build,
+    forget,
+    second_build,
+)
 from builder.manifest import load
-from builder.model.errors import InputError, StackbuildError
+from builder.model.errors import InputError
 from builder.plan.stage import Plan
 
 
@@ -60,28 +68,17 @@ def _both(
     second_engine: BuildEngine,
 ) -> tuple[list[Verdict], list[tuple[str, str, str]], tuple[float, float]]:
     """The two builds from nothing, compared (and pushed when asked)."""
-    cache = second_request.cache
     started = time.monotonic()
-    first = fresh_build(StageBuilder(plan, first_engine, cache, ctx.log_dir()), "first", say)
+    first = first_build(plan, first_engine, second_request.cache, ctx.log_dir(), say)
     took_first = time.monotonic() - started
-    say(f"[stackbuild] second build from nothing: {there.how}, every file touched, umask 077, TZ set otherwise")
-    with otherwise():
-        second_plan = chain.prepared(second_request, say)[1]
-        _same_keys(plan, second_plan)
-        started = time.monotonic()
-        second = fresh_build(StageBuilder(second_plan, second_engine, cache, ctx.log_dir()), "second", say)
-        took_second = time.monotonic() - started
+    conditions = Conditions()
+    say(f"[stackbuild] second build from nothing: {there.how}, every file touched, in a process with {conditions}")
+    started = time.monotonic()
+    second = second_build(second_request, plan, args.second_engine, ctx.log_dir(), say, conditions)
+    took_second = time.monotonic() - started
     verdicts = compare(plan, (first_engine, first), (second_engine, second))
     pushed = _push(plan, args.registry, (first_engine, first), (second_engine, second)) if args.registry else []
     return verdicts, pushed, (took_first, took_second)
-
-
-def _same_keys(plan: Plan, other: Plan) -> None:
-    if moved := [name for name, stage in plan.stages.items() if other.stages[name].key != stage.key]:
-        raise StackbuildError(
-            f"the copy of the checkout gives other stage keys ({', '.join(moved)}): its inputs depend on where "
-            "or when they are read"
-        )
 
 
 def _push(

@@ -9,26 +9,32 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import multiprocessing
 import os
 import shutil
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
-from builder.engine import BuildEngine, Engine, EngineError
+from builder.engine import BuildEngine, Engine, EngineError, connect
+from builder.execute import chain
+from builder.execute.chain import Request
 from builder.execute.normalise import unpack
 from builder.execute.stage import StageBuilder
 from builder.inputs.project import clone_checkout, origin_of, toplevel
-from builder.model.errors import InputError
+from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
 from builder.plan.stage import Plan
+from builder.store.cache import Cache
 
 VERIFY_REPOSITORY = "stackbuild/verify"
 OTHER_TZ = "Asia/Shanghai"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -103,21 +109,54 @@ def elsewhere(manifest: Path, lock: Path, at: str | None) -> Iterator[Elsewhere]
         yield there
 
 
-@contextlib.contextmanager
-def otherwise() -> Iterator[None]:
-    """umask 077 and another time zone meanwhile: what stackbuild makes must not depend on either."""
-    umask, zone = os.umask(0o077), os.environ.get("TZ")
-    os.environ["TZ"] = OTHER_TZ
+@dataclass(frozen=True)
+class Conditions:
+    """What the second build runs under: what stackbuild makes must not depend on either."""
+
+    umask: int = 0o077
+    zone: str = OTHER_TZ
+
+    def __str__(self) -> str:
+        return f"umask {self.umask:03o}, TZ {self.zone}"
+
+
+def first_build(plan: Plan, engine: BuildEngine, cache: Cache, log_dir: Path, say: Say) -> dict[str, str]:
+    """The first build from nothing, in this process: stage -> image id."""
+    return fresh_build(StageBuilder(plan, engine, cache, log_dir), "first", say)
+
+
+def second_build(
+    request: Request, first: Plan, engine_url: str | None, log_dir: Path, say: Say, conditions: Conditions
+) -> dict[str, str]:
+    """The request prepared, planned and built from nothing on the engine at engine_url (None: the
+    default one), in a process of its own under conditions: stage -> image id. A plan whose stage keys
+    are not first's is refused before anything is built."""
+    keys = {name: stage.key for name, stage in first.stages.items()}
+    return under(conditions, _second, request, keys, engine_url, log_dir, say)
+
+
+def under(conditions: Conditions, function: Callable[..., T], *args: object) -> T:
+    """function(*args) in a spawned process under conditions: umask and TZ belong to a process, and this
+    one's threads (and its caller) must not see them change. Its errors are raised here."""
+    spawned = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=spawned, initializer=_set, initargs=(conditions,)) as process:
+        return process.submit(function, *args).result()
+
+
+def _set(conditions: Conditions) -> None:
+    os.umask(conditions.umask)
+    os.environ["TZ"] = conditions.zone
     time.tzset()
-    try:
-        yield
-    finally:
-        os.umask(umask)
-        if zone is None:
-            os.environ.pop("TZ", None)
-        else:
-            os.environ["TZ"] = zone
-        time.tzset()
+
+
+def _second(request: Request, keys: dict[str, str], engine_url: str | None, log_dir: Path, say: Say) -> dict[str, str]:
+    plan = chain.prepared(request, say)[1]
+    if moved := [name for name, key in keys.items() if plan.stages[name].key != key]:
+        raise StackbuildError(
+            f"the copy of the checkout gives other stage keys ({', '.join(moved)}): its inputs depend on where "
+            "or when they are read"
+        )
+    return fresh_build(StageBuilder(plan, connect(engine_url), request.cache, log_dir), "second", say)
 
 
 def _image(engine: BuildEngine, image_id: str, scratch: Path) -> tuple[dict[str, Any], list[Path]]:

@@ -19,6 +19,17 @@ class StackbuildError(Exception):
 
     exit_code = 1
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Raised in a spawned process (verify-reproducible's second build), it comes back whole: pickle's
+        # default calls the class with the message, which subclasses taking keyword arguments refuse.
+        return (_remade, (type(self), str(self)), self.__dict__)
+
+
+def _remade(kind: type[StackbuildError], message: str) -> StackbuildError:
+    error = kind.__new__(kind)
+    Exception.__init__(error, message)
+    return error
+
 
 class LoggedFailure(StackbuildError):
     """A failure whose message already names the log that holds its details (a stage's build log)."""

@@ -34,7 +34,13 @@ def test_only_connect_makes_a_docker_engine() -> None:
     assert not makers, f"make engines with builder.engine.connect(): {makers}"
 
 
-CHAIN_STEPS = ("builder.plan.resolve", "builder.plan.make", "builder.execute.pipeline", "builder.execute.scheduler")
+CHAIN_STEPS = (
+    "builder.plan.resolve",
+    "builder.plan.make",
+    "builder.execute.pipeline",
+    "builder.execute.scheduler",
+    "builder.execute.stage",
+)
 
 
 def test_bench_and_the_docker_tier_call_the_chain_not_its_steps() -> None:
@@ -49,5 +55,9 @@ def test_bench_and_the_docker_tier_call_the_chain_not_its_steps() -> None:
                 names = [alias.name for alias in node.names]
             else:
                 continue
-            found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names if n.startswith(CHAIN_STEPS)]
+            found += [
+                f"{path.relative_to(ROOT)}:{node.lineno} {n}"
+                for n in names
+                if any(n == step or n.startswith(f"{step}.") for step in CHAIN_STEPS)
+            ]
     assert not found, f"use builder.execute.chain: {found}"

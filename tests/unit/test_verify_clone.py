@@ -4,14 +4,17 @@ another origin URL (real git), at another commit when asked, else with the worki
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from builder import lock as lock_io
-from builder.execute.reproduce import compare, elsewhere, forget, fresh_build
+from builder.execute.reproduce import Conditions, compare, elsewhere, forget, fresh_build, under
 from builder.execute.stage import StageBuilder
+from builder.execute.stage_log import StageFailed
 from builder.model.errors import InputError
 from builder.store.cache import Cache
 from tests.conftest import ROOT
@@ -140,3 +143,36 @@ def test_two_fresh_builds_compare_stage_by_stage_and_a_differing_stage_says_what
     assert verdict.stage == "kernels" and verdict.differences == ("config config",)
     forget(engine, plan, "first")
     assert {f"stackbuild/verify/first-{name}:{stage.key}" for name, stage in plan.stages.items()} <= set(engine.removed)
+
+
+def _conditions_here(scratch: Path) -> tuple[int, str, int]:
+    """The umask, the time zone's name and the mode a new file gets, as the process running this sees them."""
+    umask = os.umask(0)
+    os.umask(umask)
+    (scratch / "made").write_text("")
+    return umask, time.strftime("%Z", time.localtime(0)), (scratch / "made").stat().st_mode & 0o777
+
+
+def test_the_second_build_runs_in_a_process_of_its_own_with_its_umask_and_zone(tmp_path: Path) -> None:
+    """verify-reproducible's second build sees umask 027 and another zone; this process (whose threads
+    run builds) never does."""
+    before = _conditions_here(tmp_path)
+    (tmp_path / "made").unlink()
+    umask, zone, mode = under(Conditions(umask=0o027, zone="Asia/Shanghai"), _conditions_here, tmp_path)
+    assert (umask, zone, mode) == (0o027, "CST", 0o640)
+    (tmp_path / "made").unlink()
+    assert _conditions_here(tmp_path) == before
+
+
+def _fails(log_file: Path) -> None:
+    raise StageFailed("runtime", "step 2/2 failed", log_file=log_file, cause="a cause")
+
+
+def test_a_stage_failing_in_the_second_builds_process_comes_back_as_it_was_raised(tmp_path: Path) -> None:
+    with pytest.raises(StageFailed) as raised:
+        under(Conditions(), _fails, tmp_path / "runtime.log")
+    assert (raised.value.stage, raised.value.cause) == ("runtime", "a cause")
+    assert (
+        str(raised.value)
+        == f"stage runtime failed: step 2/2 failed\nfull log: {tmp_path / 'runtime.log'}\nlikely cause: a cause"
+    )
