@@ -19,7 +19,7 @@ from pathlib import Path
 
 from builder import __version__
 from builder.cli import commands, dispatch
-from builder.cli.common import Context
+from builder.cli.common import Context, project_root
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
 from builder.model.registry import registry_of
 
@@ -27,7 +27,10 @@ EPILOG = """\
 `stackbuild COMMAND --help` says all a command does and takes. A manifest
 (stacks/<name>.yaml) is what a team reviews; `lock` resolves it into lockfiles/<name>.lock.json
 (git commits, tree hashes, installer sha256, base tarballs), which is all a build reads.
-Exit codes: 0 ok, 1 failure, 2 invalid input, 3 a source did not answer (lock, build, publish).
+Run from anywhere in a project: the nearest directory from here up holding stacks/.
+Exit codes: 0 done; 1 a failure (one line naming its log); 2 bad input (a stack, path,
+lockfile or option value; one line, no log); 3 a source did not answer (lock, build, publish,
+lock --check).
 """
 
 
@@ -41,7 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"stackbuild {__version__}")
-    parser.add_argument("--root", type=Path, help="project root holding stacks/ (default: the current directory)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        help="project root holding stacks/ (default: the nearest directory from here up that holds one)",
+    )
     parser.add_argument(
         "--site-config",
         type=Path,
@@ -119,7 +126,7 @@ def _registry_credentials_for(host: str | None) -> Iterator[None]:
 def _where_the_traceback_is(ctx: Context) -> str:
     """The current exception's traceback written to a log; how the user finds it."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
-    path = ctx.log_dir() / f"error-{stamp}-{os.getpid()}.log"
+    path = ctx.error_log_dir() / f"error-{stamp}-{os.getpid()}.log"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(traceback.format_exc())
@@ -130,8 +137,14 @@ def _where_the_traceback_is(ctx: Context) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    ctx = Context(root=(args.root or Path.cwd()).resolve(), site_path=args.site_config, debug=args.debug)
+    ctx = Context(
+        root=args.root.resolve() if args.root else project_root(Path.cwd().resolve()),
+        site_path=args.site_config,
+        debug=args.debug,
+    )
     try:
+        if getattr(args, "takes_default_stack", False) and args.stack is None:
+            args.stack = ctx.default_stack()
         code = _run(ctx, args)
     except ManifestError as err:
         print(err, file=sys.stderr)
@@ -144,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"stackbuild: error: {err} ({_where_the_traceback_is(ctx)})", file=sys.stderr)
         return err.exit_code
+    except BrokenPipeError:  # the reader went away (`stackbuild render | head`): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet too
+        return 141  # as a shell reports a command SIGPIPE ended
     except KeyboardInterrupt:
         # Stage images are tagged only after their probes pass, so stopping here leaves nothing
         # that looks built; exit at once instead of waiting for builds still in flight.

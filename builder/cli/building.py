@@ -14,6 +14,7 @@ from builder.engine import BuildEngine, connect
 from builder.execute import chain
 from builder.execute.chain import BuildOptions, Request
 from builder.execute.stage_registry import RegistryCache
+from builder.manifest.model import Smoke
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.plan.stage import Plan
@@ -184,7 +185,18 @@ def cmd_build(ctx: Context, args: BuildArgs) -> int:
 
 
 def cmd_smoke(ctx: Context, args: SmokeArgs) -> int:
-    loaded, _ = ctx.load(args.stack)
-    outcome = run_smoke(connect(), args.image, loaded.smoke)
+    engine = connect()
+    smoke = ctx.load(args.stack)[0].smoke if args.stack else _carried_smoke(engine, args.image)
+    outcome = run_smoke(engine, args.image, smoke)
     print(outcome.output.rstrip())
-    return _report_smoke(outcome, args.image, loaded.smoke.command)
+    return _report_smoke(outcome, args.image, smoke.command)
+
+
+def _carried_smoke(engine: BuildEngine, image: str) -> Smoke:
+    """The smoke command the image carries in its labels: no checkout needed."""
+    from builder.handoff.contents import read_contents
+
+    carried = read_contents(engine, image, Arch.host()).smoke()
+    if carried is None:
+        raise InputError(f"{image} carries no smoke command (built before images carried theirs): give --stack STACK")
+    return carried

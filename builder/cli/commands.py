@@ -130,7 +130,10 @@ def positive(text: str) -> int:
 
 
 def _stage_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("stack", nargs="?", default="reference", help="stack name or manifest (default reference)")
+    p.add_argument(
+        "stack", nargs="?", help="stack name or manifest (default: the project's only stack, else reference)"
+    )
+    p.set_defaults(takes_default_stack=True)  # main() names it: which it is depends on the project
     p.add_argument("--arch", choices=ARCHITECTURES, help="architecture to build for (default: this host's)")
 
 
@@ -262,10 +265,14 @@ def add_build_commands(sub: SubParsers) -> None:
         sub,
         "smoke",
         dispatch.cmd_smoke,
-        "run the stack's smoke command in an image, with the NPU if the host has one",
+        "run the smoke command an image carries (no checkout needed), with the NPU if the host has one. "
+        "Example: stackbuild smoke registry.example.com/team/reference:lock-1a2b3c4d5e6f",
     )
     p.add_argument("image", help="image reference (e.g. a tag printed by build)")
-    p.add_argument("--stack", default="reference", help="stack whose smoke command to run (default reference)")
+    p.add_argument(
+        "--stack",
+        help="run this stack's smoke command instead of the one the image carries in its labels",
+    )
 
 
 def add_publish_commands(sub: SubParsers) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,13 +11,16 @@ from typing import TYPE_CHECKING
 from builder.manifest import load
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
-from builder.model.errors import StackbuildError
+from builder.model.errors import InputError
 from builder.store.cache import Cache, default_root
 
 if TYPE_CHECKING:  # the build core is imported by the commands that use it, so `validate` starts fast
     from builder.execute.chain import Request
     from builder.inputs.site import SiteConfig
     from builder.lock.resolve import Resolver
+
+
+DEFAULT_STACK = "reference"
 
 
 def say(message: str) -> None:
@@ -37,14 +41,33 @@ class Context:
         first needs it, so `validate` runs without a home directory)."""
         return Cache(self.cache_root or default_root())
 
+    def stack_names(self) -> list[str]:
+        return sorted(p.stem for p in (self.root / "stacks").glob("*.yaml"))
+
+    def default_stack(self) -> str:
+        """The stack a command takes when none is named: the project's only one, else reference."""
+        names = self.stack_names()
+        if len(names) == 1:
+            return names[0]
+        if DEFAULT_STACK in names:
+            return DEFAULT_STACK
+        if not names:
+            raise InputError(
+                f"no stacks/ in {self.root} or a directory above it: run stackbuild in a project, give --root, "
+                "or make a stack with `stackbuild new`"
+            )
+        raise InputError(f"name a stack: {self.root / 'stacks'} holds {', '.join(names)} and no {DEFAULT_STACK}")
+
     def manifest_path(self, stack: str) -> Path:
         """A stack name (stacks/<name>.yaml) or a path to a manifest."""
         if stack.endswith((".yaml", ".yml")) or "/" in stack:
             return Path(stack)
         path = self.root / "stacks" / f"{stack}.yaml"
         if not path.is_file():
-            names = sorted(p.stem for p in (self.root / "stacks").glob("*.yaml"))
-            raise StackbuildError(f"no stack '{stack}' ({path} does not exist; stacks: {', '.join(names) or 'none'})")
+            names = self.stack_names()
+            close = difflib.get_close_matches(stack, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise InputError(f"no stack {stack!r} ({path} does not exist; {hint}stacks: {', '.join(names) or 'none'})")
         return path
 
     def load(self, stack: str) -> tuple[Manifest, Path]:
@@ -71,6 +94,11 @@ class Context:
     def log_dir(self) -> Path:
         return self.root / ".stackbuild" / "logs"
 
+    def error_log_dir(self) -> Path:
+        """Where a traceback goes: the project's logs, or the cache's outside a project (never the
+        current directory because stackbuild ran there)."""
+        return self.log_dir() if (self.root / "stacks").is_dir() else self.cache().root / "logs"
+
     def request(self, stack: str, arch: Arch, frozen: bool = False) -> Request:
         from builder import lock as lock_io
         from builder.execute.chain import Request
@@ -78,3 +106,8 @@ class Context:
         manifest, path = self.load(stack)
         locked = lock_io.read(self.lock_path(manifest.name))
         return Request(manifest, path, locked, self.site(), self.cache(), arch, frozen)
+
+
+def project_root(start: Path) -> Path:
+    """The nearest of start and its parents holding stacks/, as git finds .git; start when none does."""
+    return next((top for top in (start, *start.parents) if (top / "stacks").is_dir()), start)

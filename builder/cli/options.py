@@ -108,7 +108,7 @@ class VerifyArgs(StageArgs):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SmokeArgs:
     image: str
-    stack: str
+    stack: str | None  # None: the smoke command the image carries
 
 
 # -- share ----------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from builder.inputs.contexts import write_context
 from builder.model.errors import StackbuildError
 from builder.plan.stage import Plan, Stage, parent_arg
 from builder.store.cache import Cache
-from builder.verify.diagnose import diagnose, install_failure
+from builder.verify.diagnose import diagnose, install_failure, step_failure
 
 
 class Run(Protocol):
@@ -219,5 +219,6 @@ class StageBuilder:
             if (command := failed_command(str(err))) is not None:
                 record_failure(self.cache, self.plan, stage, str(err), command)
                 debug = shell_hint(self.plan, stage)
-            reason = install_failure(err.log_tail) or str(err)  # apt's or dpkg's words, not the command
+            # apt's or dpkg's words, or the build step's own and its output's: not the command stackbuild ran
+            reason = install_failure(err.log_tail) or step_failure(err.log_tail) or str(err)
             raise log.failed(reason, log_tail=err.log_tail[-15:], cause=diagnose(err.log_tail), debug=debug) from err

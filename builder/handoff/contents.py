@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -11,9 +12,10 @@ from builder.engine import Engine
 from builder.inputs.bootstrap import Flavor
 from builder.lock import io as lock_io
 from builder.lock.model import Lock, LockedBootstrapBase, LockedGit, LockedImageBase
+from builder.manifest.model import Smoke
 from builder.model.arch import ARCHITECTURES, Arch
 from builder.model.errors import StackbuildError
-from builder.plan.labels import LOCK_IN_IMAGE
+from builder.plan.labels import COMPONENT_LABEL, LOCK_IN_IMAGE, SMOKE_COMMAND, SMOKE_EXPECT, SMOKE_NEEDS_DEVICE
 from builder.store.http import redact
 
 ARCH_LABEL = "org.stackbuild.arch"
@@ -35,10 +37,26 @@ class Contents:
     def flavor(self) -> Flavor:
         return "devel" if self.devel else "runtime"
 
+    def component_ids(self) -> list[str]:
+        """The components the image holds, in build order: those it has a label for (images built before
+        the runtime image named only its own held every component's label)."""
+        held = [cid for cid in self.lock.order if f"{COMPONENT_LABEL}{cid}" in self.labels]
+        return held or list(self.lock.order)
+
+    def smoke(self) -> Smoke | None:
+        """The smoke command the image carries (None: built before images carried it)."""
+        if (command := self.labels.get(SMOKE_COMMAND)) is None:
+            return None
+        return Smoke(
+            command=command,
+            expect=self.labels.get(SMOKE_EXPECT, ""),
+            needs_device=self.labels.get(SMOKE_NEEDS_DEVICE) == "true",
+        )
+
     def components(self) -> dict[str, dict[str, Any]]:
         """Each component's source: repository and commit, or the tree hash of a path source."""
         found: dict[str, dict[str, Any]] = {}
-        for component in self.lock.components:
+        for component in map(self.lock.component, self.component_ids()):
             source = component.source
             if isinstance(source, LockedGit):
                 entry: dict[str, Any] = {"repository": redact(source.url), "ref": source.ref, "commit": source.commit}
@@ -68,7 +86,8 @@ class Contents:
 
     def python_packages(self) -> dict[str, str]:
         section = self.lock.architectures.get(self.arch)
-        wheels = [w for pinned in (section.python.values() if section else []) for w in pinned]
+        held = self.component_ids()
+        wheels = [w for cid, pinned in (section.python.items() if section else []) if cid in held for w in pinned]
         return dict(sorted((w.name, w.version) for w in wheels))
 
     def base(self) -> dict[str, Any]:
@@ -150,4 +169,18 @@ def summary(contents: Contents) -> list[str]:
     lines.append(f"system packages  {len(about['system_packages'])} (dpkg names and versions: --json)")
     lines.append(f"python packages  {len(about['python_packages'])}")
     lines += [f"  {name}=={version}" for name, version in about["python_packages"].items()]
-    return lines
+    return lines + handing_over(contents)
+
+
+def handing_over(contents: Contents) -> list[str]:
+    """How to run the image on an NPU host, for whoever was given its tag: no checkout needed."""
+    smoke = contents.smoke()
+    if smoke is None:
+        return [
+            f"to run it     stackbuild run {contents.image} (its smoke command: stackbuild smoke IMAGE --stack STACK)"
+        ]
+    return [
+        "to run it     on a host with the NPU driver (`stackbuild doctor` says what the host lacks):",
+        f"  stackbuild smoke {contents.image}",
+        f"  stackbuild run {contents.image} -- bash -c {shlex.quote(smoke.command.strip())}",
+    ]

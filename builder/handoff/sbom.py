@@ -137,7 +137,7 @@ def make_sbom(
             Property(name="stackbuild:arch", value=contents.arch.value),
         ],
     )
-    for component_id in lock.order:
+    for component_id in contents.component_ids():
         bom.components.add(_stack_component(contents, component_id))
     for package in _toolkit_packages(contents):
         bom.components.add(package)

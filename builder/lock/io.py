@@ -17,9 +17,7 @@ def read(path: Path) -> Lock:
     try:
         text = path.read_text()
     except FileNotFoundError as err:
-        raise StackbuildError(
-            f"{path}: no lockfile: run `stackbuild lock {path.name.removesuffix('.lock.json')}`"
-        ) from err
+        raise InputError(f"{path}: no lockfile: run `stackbuild lock {path.name.removesuffix('.lock.json')}`") from err
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(f"{path}: cannot read the lockfile: {err}") from err
     return parse(text, str(path))

@@ -352,6 +352,11 @@ class Component(Model):
                 raise ValueError(f"{name[:80]!r} is not a valid environment variable name")
         return value
 
+    @property
+    def reaches_runtime(self) -> bool:
+        """Whether anything of the component (an artifact or an install) is in the runtime image."""
+        return any(a.runtime for a in self.artifacts) or any(i.runtime for i in self.installs)
+
     def artifact_of(self, path: str) -> Artifact | None:
         """The artifact that is path or holds it (path: relative to the component's directory)."""
         return next((a for a in self.artifacts if path == a.path or path.startswith(a.path.rstrip("/") + "/")), None)

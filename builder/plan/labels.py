@@ -15,6 +15,10 @@ from builder.model.arch import Arch
 from builder.store.http import redact
 
 LOCK_IN_IMAGE = "/etc/stackbuild/stack.lock.json"
+COMPONENT_LABEL = "org.stackbuild.component."
+SMOKE_COMMAND = "org.stackbuild.smoke.command"
+SMOKE_EXPECT = "org.stackbuild.smoke.expect"
+SMOKE_NEEDS_DEVICE = "org.stackbuild.smoke.needs-device"
 
 
 def as_built(lock: Lock, trees: dict[str, str]) -> Lock:
@@ -45,7 +49,8 @@ FINAL_SUFFIXES = {"runtime-image": "-runtime", "devel-image": ""}
 
 def image_labels(manifest: Manifest, lock: Lock, arch: Arch, devel: bool) -> dict[str, str]:
     """What `stackbuild inspect` shows without opening the image: the release, the lock's digest, the
-    architecture, the host driver and firmware it is certified for, and each component's source."""
+    architecture, the host driver and firmware it is certified for, its smoke command (so `stackbuild
+    smoke TAG` needs no checkout), and the source of each component it holds."""
     suffix = FINAL_SUFFIXES["devel-image" if devel else "runtime-image"]
     labels = {
         "org.opencontainers.image.title": f"{manifest.name} {'devel' if devel else 'runtime'} image",
@@ -60,10 +65,16 @@ def image_labels(manifest: Manifest, lock: Lock, arch: Arch, devel: bool) -> dic
     labels["org.stackbuild.host.driver"] = manifest.host.driver
     if manifest.host.firmware:
         labels["org.stackbuild.host.firmware"] = manifest.host.firmware
+    labels[SMOKE_COMMAND] = manifest.smoke.command
+    labels[SMOKE_EXPECT] = manifest.smoke.expect
+    labels[SMOKE_NEEDS_DEVICE] = "true" if manifest.smoke.needs_device else "false"
+    # One label per component the image holds: the runtime image lacks those none of whose parts reach it.
     for component in lock.components:
+        if not devel and not manifest.component(component.id).reaches_runtime:
+            continue
         source = component.source
         where = (
             f"{redact(source.url)}@{source.commit}" if isinstance(source, LockedGit) else f"tree {source.tree_sha256}"
         )
-        labels[f"org.stackbuild.component.{component.id}"] = where
+        labels[f"{COMPONENT_LABEL}{component.id}"] = where
     return labels

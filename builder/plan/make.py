@@ -86,16 +86,22 @@ def joined(first: Located, more: Located | None) -> Located:
     return Located((*first.items, *more.items), content)
 
 
+DIRTY = "-dirty"
+
+
 def repository_for(stack: str) -> str:
     return f"stackbuild/{stack.lower()}"
 
 
-def final_tags(inputs: Inputs) -> dict[str, str]:
-    """Tags of the final images, the same on every host: the architecture is always in the tag."""
+def final_tags(inputs: Inputs, dirty: bool) -> dict[str, str]:
+    """Tags of the final images, the same on every host: the architecture is always in the tag, and
+    -dirty ends the tags of images built from path sources that differ from the lock (their carried
+    lock says which trees; the mark is in the tags only, so the image bytes are what the trees give)."""
     m, arch = inputs.request.manifest, inputs.request.arch
     name = release_name(m)
     repository = repository_for(m.name)
-    return {final: f"{repository}:{name}{suffix}-{arch}" for final, suffix in FINAL_SUFFIXES.items()}
+    mark = DIRTY if dirty else ""
+    return {final: f"{repository}:{name}{suffix}-{arch}{mark}" for final, suffix in FINAL_SUFFIXES.items()}
 
 
 def make_plan(inputs: Inputs) -> Plan:
@@ -160,7 +166,7 @@ def make_plan(inputs: Inputs) -> Plan:
         manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch, about
     )
     # Only the variables of components that reach the runtime image (the others name what it lacks).
-    in_runtime = [cid for cid in lock.order if render.in_runtime(manifest, cid)]
+    in_runtime = [cid for cid in lock.order if manifest.component(cid).reaches_runtime]
     runtime_env = render.environment(
         "runtime-image",
         lock,
@@ -169,7 +175,7 @@ def make_plan(inputs: Inputs) -> Plan:
     )
     runtime_parents = ("base-runtime", "toolkit", *lock.order)
     runtime_modules = [
-        m for cid in lock.order if render.in_runtime(manifest, cid) for m in manifest.component(cid).imports
+        m for cid in lock.order if manifest.component(cid).reaches_runtime for m in manifest.component(cid).imports
     ]
     runtime_probes = probe_specs.imports_probe(runtime_modules)
     graph.add(
@@ -188,7 +194,7 @@ def make_plan(inputs: Inputs) -> Plan:
         repository_for(manifest.name),
         graph.stages,
         inputs.drift,
-        final_tags(inputs),
+        final_tags(inputs, dirty=carried is not lock),
         lock.base.source_date_epoch,
         installs=installs,
         needs={cid: frozenset(deps) for cid, deps in needs.items()},

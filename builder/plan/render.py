@@ -308,12 +308,6 @@ def devel(
     )
 
 
-def in_runtime(manifest: Manifest, component_id: str) -> bool:
-    """Whether anything of the component reaches the runtime image."""
-    comp = manifest.component(component_id)
-    return any(a.runtime for a in comp.artifacts) or any(i.runtime for i in comp.installs)
-
-
 def runtime(
     manifest: Manifest,
     lock: Lock,
@@ -340,7 +334,7 @@ def runtime(
         + [
             {"image": image, "path": python_dir(cid), "to": python_dir(cid)}
             for cid, image in components
-            if manifest.component(cid).python_packages and in_runtime(manifest, cid)
+            if manifest.component(cid).python_packages and manifest.component(cid).reaches_runtime
         ]
     )
     return render(

@@ -96,6 +96,9 @@ _STATED = re.compile(r"^stackbuild: (cannot install system package.*)$")
 _APT_FAILED = re.compile(r"^stackbuild: system packages: apt-get exited with (\d+)")
 _REASON = "stackbuild: | "
 _TIMESTAMP = re.compile(r"^\d+\.\d+ ")  # buildx 0.11+ prefixes a failed step's repeated lines with one
+_STEP_PREFIX = re.compile(r"^(?:#\d+ )?\d+\.\d+ ")  # BuildKit's step number and time before a line of output
+_STEP_FAILED = re.compile(r"^stackbuild: [\w.-]+: (build step \d+/\d+: .* failed \(exit code \d+\))$")
+_CAUSE = re.compile(r"\berror\b|\bfatal\b|undefined reference|no such file|not found", re.I)
 _DPKG_ERROR = re.compile(r"^dpkg: error processing (?:package (\S+)|archive (\S+)) \(--[a-z-]+\):$")
 _UNMET = re.compile(r"^ (\S+) : (\S.*)$")
 
@@ -112,6 +115,24 @@ def install_failure(lines: Sequence[str]) -> str | None:
             reasons = list(itertools.takewhile(lambda line: line.startswith(_REASON), lines[at + 1 :]))
             found = _apt_reason([line.removeprefix(_REASON) for line in reasons])
             return found or f"cannot install system packages: apt-get exited with {header.group(1)}"
+    return None
+
+
+def step_failure(lines: Sequence[str]) -> str | None:
+    """The headline of a failed build step: its own text and exit code (as build.sh says them), and
+    the first line of its output before that which says why (the compiler's, cmake's, the linker's),
+    with the line after it when that one ends in a colon (cmake's `CMake Error at …:` does)."""
+    lines = [_STEP_PREFIX.sub("", line).rstrip() for line in lines]
+    for at in range(len(lines) - 1, -1, -1):
+        if failed := _STEP_FAILED.match(lines[at]):
+            output = [line for line in lines[:at] if line.strip() and not line.startswith(("stackbuild: ", "#"))]
+            first = next((n for n, line in enumerate(output) if _CAUSE.search(line)), None)
+            if first is None:
+                return failed.group(1)
+            why = output[first].strip()
+            if why.endswith(":") and first + 1 < len(output):
+                why = f"{why} {output[first + 1].strip()}"
+            return f"{failed.group(1)}: {why[:200]}"
     return None
 
 

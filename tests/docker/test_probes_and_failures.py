@@ -126,7 +126,13 @@ def test_failing_command_probe_and_build_step(workspace: Path) -> None:
         ],
     )
     assert run.returncode == 1
-    assert "stage runtime failed: The command '/bin/bash /opt/stackbuild/steps/runtime/build.sh' returned" in run.stderr
+    # The headline is the user's step and its tool's words, not the script stackbuild ran it from.
+    assert (
+        "stage runtime failed: build step 1/2: env -u CMAKE_PREFIX_PATH cmake -S . -B build failed (exit code 1): "
+        'CMake Error at CMakeLists.txt:7 (find_package): Could not find a package configuration file provided by "ACL"'
+    ) in run.stderr
+    headline = next(line for line in run.stderr.splitlines() if "stage runtime failed" in line)
+    assert "/opt/stackbuild/steps/runtime/build.sh" not in headline
     # From the log tail: the failing step by number and first line, and the tool's own message.
     assert "stackbuild: runtime: build step 1/2: env -u CMAKE_PREFIX_PATH cmake -S . -B build" in run.stderr
     assert 'Add the installation prefix of "ACL" to CMAKE_PREFIX_PATH' in run.stderr

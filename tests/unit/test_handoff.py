@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -12,10 +13,11 @@ import pytest
 from builder.cli import handing, locking, tidying, vendoring
 from builder.execute.history import BUILDS_LOCK, build_runs, record_run, running_build
 from builder.handoff.compare import Change, compare
-from builder.handoff.contents import read_contents
+from builder.handoff.contents import read_contents, summary
 from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running
 from builder.lock import io as lock_io
 from builder.lock.model import Lock, LockedPath
+from builder.manifest import load
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels
@@ -27,13 +29,15 @@ from tests.golden_plan import golden_plan, golden_request
 from tests.helpers import run_cli
 
 REFERENCE = lock_io.read(ROOT / "lockfiles" / "reference.lock.json")
+REFERENCE_MANIFEST = load(ROOT / "stacks" / "reference.yaml")
+# What the reference runtime image holds: the tilelang DSL and compiler reach only the devel image.
+IN_RUNTIME = ["ascend-c", "ascend-kernel", "runtime", "harness"]
 
 
-def holding(engine: FakeEngine, image: str, lock: Lock) -> None:
-    """An image carrying lock, labelled as the runtime image of the reference stack is."""
+def holding(engine: FakeEngine, image: str, lock: Lock, devel: bool = False) -> None:
+    """An image carrying lock, labelled as the runtime (or devel) image of the reference stack is."""
     engine.image_files[image] = {LOCK_IN_IMAGE: lock_io.text(lock).encode()}
-    request = golden_request()
-    engine.image_labels[image] = image_labels(request.manifest, lock, Arch.X86_64, devel=False)
+    engine.image_labels[image] = image_labels(REFERENCE_MANIFEST, lock, Arch.X86_64, devel=devel)
 
 
 def test_inspect_names_the_stack_its_packages_components_and_certified_host() -> None:
@@ -42,17 +46,36 @@ def test_inspect_names_the_stack_its_packages_components_and_certified_host() ->
     about = read_contents(engine, "img", Arch.X86_64).describe()
     assert about["stack"] == "reference" and about["lock_sha256"] == REFERENCE.lock_sha256
     assert about["variant"] == "runtime" and about["arch"] == "x86_64"
-    assert set(about["components"]) == {c.id for c in REFERENCE.components}
+    assert list(about["components"]) == IN_RUNTIME
+    assert [cid for cid in REFERENCE.order if REFERENCE_MANIFEST.component(cid).reaches_runtime] == IN_RUNTIME
     harness = REFERENCE.component("harness").source
     assert isinstance(harness, LockedPath)
     assert about["components"]["harness"] == {"path": harness.path, "tree_sha256": harness.tree_sha256}
     toolkit = REFERENCE.package(Arch.X86_64, "toolkit")
     assert toolkit is not None
     assert about["toolkit"]["packages"]["toolkit"] == {"file": toolkit.file, "sha256": toolkit.sha256}
-    assert about["certified_host"]["driver"] == golden_request().manifest.host.driver
+    assert about["certified_host"]["driver"] == REFERENCE_MANIFEST.host.driver
     section = REFERENCE.section(Arch.X86_64)
     assert about["base"]["tarball_sha256"] == section.base["runtime"].sha256
     assert {d.name for d in section.system.runtime} <= set(about["system_packages"])
+
+
+def test_each_image_lists_the_components_and_python_packages_it_holds_and_how_to_run_it() -> None:
+    """The runtime image names the four components that reach it; the devel image all six. Both carry
+    the stack's smoke command, and inspect ends with the commands that run them, no checkout needed."""
+    engine = FakeEngine()
+    holding(engine, "rt", REFERENCE)
+    holding(engine, "dev", REFERENCE, devel=True)
+    runtime, devel = read_contents(engine, "rt", Arch.X86_64), read_contents(engine, "dev", Arch.X86_64)
+    assert runtime.component_ids() == IN_RUNTIME and devel.component_ids() == list(REFERENCE.order)
+    wheels = REFERENCE.section(Arch.X86_64).python
+    assert runtime.python_packages() == {w.name: w.version for cid in IN_RUNTIME for w in wheels.get(cid, [])}
+    assert runtime.smoke() == devel.smoke() == REFERENCE_MANIFEST.smoke
+    assert summary(runtime)[-3:] == [
+        "to run it     on a host with the NPU driver (`stackbuild doctor` says what the host lacks):",
+        "  stackbuild smoke rt",
+        f"  stackbuild run rt -- bash -c {shlex.quote(REFERENCE_MANIFEST.smoke.command.strip())}",
+    ]
 
 
 def test_an_image_without_a_carried_lock_is_refused_by_name() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from builder.lock.model import LockedDeb
 from builder.plan.system import context_digest, locked_list
-from builder.verify.diagnose import install_failure
+from builder.verify.diagnose import install_failure, step_failure
 
 HEADER = "stackbuild: system packages: apt-get exited with 100; apt's and dpkg's reasons:"
 
@@ -107,3 +107,51 @@ def test_the_locked_list_is_one_word_per_field_and_in_the_context_key() -> None:
 def test_a_locked_deb_whose_name_or_version_is_not_debians_shape_is_refused(field: str, value: str) -> None:
     with pytest.raises(ValueError, match=field):
         LockedDeb.model_validate({**deb("sbpre", "1.0", "a").model_dump(), field: value})
+
+
+# A failed build step as BuildKit shows it (step number and time before each line) and as the classic
+# builder does (bare lines): cmake 3.25's words for a missing package, gcc 12's and make's for a compile.
+CMAKE = [
+    "#10 0.412 -- The C compiler identification is GNU 12.2.0",
+    "#10 0.631 CMake Error at CMakeLists.txt:7 (find_package):",
+    '#10 0.631   Could not find a package configuration file provided by "ACL" with any of',
+    "#10 0.631   the following names:",
+    "#10 0.640 -- Configuring incomplete, errors occurred!",
+    "#10 0.642 stackbuild: runtime: build step 1/2: env -u CMAKE_PREFIX_PATH cmake -S . -B build failed (exit code 1)",
+    '#10 ERROR: process "/bin/bash /opt/stackbuild/steps/runtime/build.sh" did not complete successfully: exit code: 1',
+]
+COMPILE = [
+    "gcc -c -o main.o main.c",
+    "main.c: In function 'main':",
+    "main.c:3:12: error: 'x' undeclared (first use in this function)",
+    "make: *** [Makefile:2: main.o] Error 1",
+    "stackbuild: app: build step 2/3: make -j2 failed (exit code 2)",
+]
+
+
+@pytest.mark.parametrize(
+    ("tail", "headline"),
+    [
+        (
+            CMAKE,
+            "build step 1/2: env -u CMAKE_PREFIX_PATH cmake -S . -B build failed (exit code 1): CMake Error at "
+            'CMakeLists.txt:7 (find_package): Could not find a package configuration file provided by "ACL" '
+            "with any of",
+        ),
+        (
+            COMPILE,
+            "build step 2/3: make -j2 failed (exit code 2): main.c:3:12: error: 'x' undeclared "
+            "(first use in this function)",
+        ),
+        (
+            ["some output", "stackbuild: app: build step 1/1: ./run.sh failed (exit code 7)"],
+            "build step 1/1: ./run.sh failed (exit code 7)",
+        ),
+        (["make: *** [all] Error 2"], None),
+    ],
+    ids=["cmake-buildkit", "gcc-classic", "no-cause-said", "not-a-build-step"],
+)
+def test_a_failed_build_steps_headline_is_the_step_and_its_tools_first_words_of_why(
+    tail: list[str], headline: str | None
+) -> None:
+    assert step_failure(tail) == headline

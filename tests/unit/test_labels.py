@@ -3,16 +3,22 @@ and the lock itself copied in."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
+from builder.execute import chain
+from builder.execute.chain import Request
 from builder.execute.stage import StageBuilder
 from builder.inputs.project import Origin, origin_of
+from builder.inputs.site import SiteConfig
 from builder.lock import io as lock_io
 from builder.lock.model import LockedPath
+from builder.manifest import load
 from builder.model.arch import Arch
 from builder.plan import render
 from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels
+from builder.plan.stage import Plan
 from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
@@ -50,6 +56,12 @@ def test_labels_name_the_release_the_lock_and_each_component() -> None:
     assert labels["org.opencontainers.image.created"] == "2024-01-01T00:00:00Z"
     assert labels["org.stackbuild.arch"] == "x86_64"
     assert labels["org.stackbuild.host.driver"] == request.manifest.host.driver
+    smoke = request.manifest.smoke
+    assert (labels["org.stackbuild.smoke.command"], labels["org.stackbuild.smoke.expect"]) == (
+        smoke.command,
+        smoke.expect,
+    )
+    assert labels["org.stackbuild.smoke.needs-device"] == ("true" if smoke.needs_device else "false")
 
 
 def test_the_carried_lock_names_the_trees_that_were_built() -> None:
@@ -88,3 +100,23 @@ def test_both_final_images_carry_the_lockfile_and_their_labels() -> None:
         assert dict(stage.files)["stack.lock.json"] == lock_text
         assert f'COPY ["stack.lock.json", "{LOCK_IN_IMAGE}"]' in stage.dockerfile
         assert 'LABEL org.opencontainers.image.title="golden ' in stage.dockerfile
+
+
+def test_images_built_from_a_tree_that_differs_from_the_lock_are_tagged_dirty_and_only_tagged(tmp_path: Path) -> None:
+    """A clean tree gives the release tags; an edited harness gives the same tags ending in -dirty,
+    and the images' Dockerfiles differ only by the tree the carried lock names, never by a mark."""
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks", ignore=shutil.ignore_patterns("build", "__pycache__"))
+    manifest_path = tmp_path / "stacks" / "reference.yaml"
+    lock = lock_io.read(ROOT / "lockfiles" / "reference.lock.json")
+
+    def planned() -> Plan:
+        request = Request(load(manifest_path), manifest_path, lock, SiteConfig(), Cache(tmp_path / "c"), Arch.X86_64)
+        return chain.plan(request, lambda _: None)
+
+    clean = planned()
+    assert all(not tag.endswith("-dirty") for tag in clean.final_tags.values()), clean.final_tags
+    with (tmp_path / "stacks" / "reference" / "harness" / "harness" / "__init__.py").open("a") as edited:
+        edited.write("# an edit not locked\n")
+    dirty = planned()
+    assert dirty.final_tags == {final: f"{tag}-dirty" for final, tag in clean.final_tags.items()}
+    assert "dirty" not in dirty.stages["runtime-image"].dockerfile

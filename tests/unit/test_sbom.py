@@ -18,7 +18,7 @@ from builder.lock.model import LockedPath
 from builder.model.arch import Arch
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan, golden_request
-from tests.unit.test_handoff import REFERENCE, holding
+from tests.unit.test_handoff import IN_RUNTIME, REFERENCE, holding
 
 DEBS = {"bash": ("5.2.15-2+b2", "amd64"), "python3": ("3.11.2-1+b1", "amd64")}
 PYTHON = {"numpy": "1.24.2", "Harness_Reference": "0.1.0"}
@@ -39,15 +39,16 @@ def sbom() -> dict[str, object]:
 def test_the_sbom_lists_the_stack_the_toolkit_and_every_package_with_versions() -> None:
     document = sbom()
     components = {c["bom-ref"]: c for c in document["components"]}  # type: ignore[attr-defined]
-    for locked in REFERENCE.components:
+    for locked in map(REFERENCE.component, IN_RUNTIME):  # what the runtime image holds, not the whole stack
         assert isinstance(locked.source, LockedPath)
         assert components[f"component:{locked.id}"]["version"] == locked.source.tree_sha256
+    assert "component:tilelang" not in components and "component:tilelang-compiler" not in components
     toolkit = REFERENCE.package(Arch.X86_64, "toolkit")
     assert toolkit is not None
     assert components["toolkit:toolkit"]["hashes"] == [{"alg": "SHA-256", "content": toolkit.sha256}]
     assert components["pkg:deb/debian/bash@5.2.15-2%2Bb2?arch=amd64"]["version"] == "5.2.15-2+b2"
     assert components["pkg:pypi/harness-reference@0.1.0"]["name"] == "Harness_Reference"
-    assert len(components) == len(REFERENCE.components) + 1 + len(DEBS) + len(PYTHON)
+    assert len(components) == len(IN_RUNTIME) + 1 + len(DEBS) + len(PYTHON)
     metadata = document["metadata"]
     assert metadata["timestamp"].startswith("2024-01-01")  # type: ignore[index]  # the lock's source date
     assert document["serialNumber"] == sbom()["serialNumber"]  # the same image, the same SBOM
