@@ -10,6 +10,7 @@ import sys
 from builder import lock as lock_io
 from builder.cli.common import Context, say
 from builder.cli.options import BuildArgs, EngineArgs, PlanArgs, RenderArgs, SmokeArgs, StageArgs
+from builder.cli.screen import plan_lines, show, tag_lines
 from builder.engine import BuildEngine, connect
 from builder.execute import chain
 from builder.execute.chain import BuildOptions, Request
@@ -77,14 +78,7 @@ def cmd_plan(ctx: Context, args: PlanArgs) -> int:
         document = {"stack": staged.stack, "arch": args.arch, "stages": rows, "drift": list(staged.drift)}
         print(json.dumps(document | {"tags": dict(staged.final_tags)}, indent=2))
         return 0
-    width = max(len(s.name) for s in staged.order())
-    for row in rows:
-        print(f"{row['stage']!s:<{width}}  {row['status']!s:<6}  {row['why']}".rstrip())
-    for line in staged.drift:
-        print(f"note: {line}")
-    for stage in staged.order():
-        if stage.network:
-            print(f"note: {stage.name} builds with network access (network: true): what it downloads is not pinned")
+    show(plan_lines(staged, rows))
     return 0
 
 
@@ -164,9 +158,8 @@ def build_arch(
     engine, options = build_options(ctx, args)
     built = chain.build(request, engine, options, ctx.root / ".stackbuild" / "provenance", say)
     say(f"[stackbuild] provenance: {built.provenance}")
-    for tag in built.tagged.tags.values():
-        facts = engine.inspect(tag)
-        print(f"{tag}  {facts.id}  ({facts.size / 1e6:.0f} MB)")
+    facts = {tag: engine.inspect(tag) for tag in built.tagged.tags.values()}
+    show(tag_lines((tag, about.id, about.size) for tag, about in facts.items()))
     return built
 
 

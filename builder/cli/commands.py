@@ -14,6 +14,7 @@ from typing import TypeAlias
 
 from builder.cli import dispatch
 from builder.model.arch import ARCHITECTURES
+from builder.model.chips import CHIPS
 from builder.model.registry import registry_repo
 
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -82,9 +83,43 @@ def task_listing() -> str:
     return "\n\n".join(blocks)
 
 
+# One line a person can copy from each command's --help (a test holds every command to having one).
+EXAMPLES = {
+    "validate": "stackbuild validate stacks/*.yaml",
+    "schema": "stackbuild schema > stackbuild.schema.json",
+    "check": "stackbuild check 8.5.0",
+    "new": "stackbuild new 8.5.0 --chip 910b",
+    "lock": "stackbuild lock 8.5.0 --arch x86_64 --arch aarch64",
+    "render": "stackbuild render reference -o /tmp/dockerfiles",
+    "plan": "stackbuild plan reference --json",
+    "build": "stackbuild build reference --jobs 2",
+    "verify-reproducible": "stackbuild verify-reproducible reference --at HEAD~1",
+    "smoke": "stackbuild smoke registry.example.com/team/reference:lock-1a2b3c4d5e6f",
+    "publish": "stackbuild publish 8.5.0 --registry registry.example.com/team --alias latest",
+    "vendor": "stackbuild vendor 8.5.0 -o /media/usb/8.5.0-bundle",
+    "import": "stackbuild import /media/usb/8.5.0-bundle",
+    "run": "stackbuild run registry.example.com/team/8.5.0:lock-1a2b3c4d5e6f -- npu-smi info",
+    "shell": "stackbuild shell reference runtime",
+    "inspect": "stackbuild inspect registry.example.com/team/8.5.0:lock-1a2b3c4d5e6f",
+    "diff": "stackbuild diff team/8.5.0:lock-1a2b3c4d5e6f team/8.5.0:lock-6f5e4d3c2b1a",
+    "sbom": "stackbuild sbom stackbuild/reference:8.3.rc1-910b-debian12-py3.11-x86_64 -o sbom.json",
+    "doctor": "stackbuild doctor 8.5.0",
+    "gc": "stackbuild gc --dry-run",
+}
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, but the example stays one line, to copy as it is."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return indent + text if text.startswith("example: ") else super()._fill_text(text, width, indent)
+
+
 def command(sub: SubParsers, name: str, target: dispatch.Handler, text: str) -> argparse.ArgumentParser:
-    """A subcommand whose --help starts with what it does, run by target."""
-    parser = sub.add_parser(name, help=text, description=text)
+    """A subcommand whose --help starts with what it does and ends with an example, run by target."""
+    parser = sub.add_parser(
+        name, help=text, description=text, epilog=f"example: {EXAMPLES[name]}", formatter_class=HelpFormatter
+    )
     parser.set_defaults(target=target, uses_cache=name in CACHE_COMMANDS)
     return parser
 
@@ -173,7 +208,9 @@ def add_stack_commands(sub: SubParsers) -> None:
     p.add_argument("--allow-unsupported", action="store_true", help="report known-bad combinations, don't fail")
     p = command(sub, "new", dispatch.cmd_new, "write a manifest for a CANN release with the catalog's packages")
     p.add_argument("version", help="CANN version, e.g. 8.3.RC1")
-    p.add_argument("--chip", required=True, help="NPU chip: 910b, 910, 310p, a3")
+    p.add_argument(
+        "--chip", required=True, help=f"NPU chip: {', '.join(CHIPS)} (the release's catalog says which it has)"
+    )
     p.add_argument(
         "--from",
         dest="from_stack",
@@ -242,7 +279,7 @@ def add_build_commands(sub: SubParsers) -> None:
         "build the stack twice from nothing (no builder cache, no stage image reused; the second time from a "
         "fresh clone of the checkout elsewhere with another origin URL, files touched, another umask and time "
         "zone) and compare every stage's image id; for one that differs, the files that differ and how; exit 1 "
-        "when anything differs. Example: stackbuild verify-reproducible reference --at HEAD~1",
+        "when anything differs",
     )
     _stage_options(p)
     p.add_argument(
@@ -265,8 +302,7 @@ def add_build_commands(sub: SubParsers) -> None:
         sub,
         "smoke",
         dispatch.cmd_smoke,
-        "run the smoke command an image carries (no checkout needed), with the NPU if the host has one. "
-        "Example: stackbuild smoke registry.example.com/team/reference:lock-1a2b3c4d5e6f",
+        "run the smoke command an image carries (no checkout needed), with the NPU if the host has one",
     )
     p.add_argument("image", help="image reference (e.g. a tag printed by build)")
     p.add_argument(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from builder.cli.common import Context
 from builder.cli.options import DoctorArgs
+from builder.cli.screen import doctor_lines, show
 from builder.engine import connect
 from builder.engine.registry_api import RegistryClient
 from builder.handoff.doctor import binfmt_checks, disk_checks, engine_check, host_checks, registry_check
@@ -27,24 +28,15 @@ def cmd_doctor(ctx: Context, args: DoctorArgs) -> int:
     need = NEED_GB[manifest.toolkit.vendor] if manifest else max(NEED_GB.values())
     checks = [
         engine,
-        *disk_checks(places, need),
+        *disk_checks(places, need, manifest.name if manifest else "the largest stack"),
         *binfmt_checks(manifest),
         registry_check(ctx.site().cache_registry, RegistryClient),
         *host_checks(host_root(), manifest),
     ]
     failed = [c for c in checks if c.verdict == "fail"]
-    subject = manifest.name if manifest else "a stack"
     if args.json:
         document = {"stack": manifest.name if manifest else None, "can_run": not failed}
         print(json.dumps(document | {"checks": [c.as_json() for c in checks]}, indent=2))
     else:
-        for check in checks:
-            print(f"{check.verdict:<5} {check.name:<15} {check.detail}")
-            if check.remedy:
-                print(f"{'':<21}fix: {check.remedy}")
-        print(
-            f"this host can build and run {subject}"
-            if not failed
-            else f"this host cannot build and run {subject}: {len(failed)} check(s) failed"
-        )
+        show(doctor_lines(checks, manifest.name if manifest else "a stack"))
     return 1 if failed else 0

@@ -7,6 +7,7 @@ import json
 
 from builder.cli.common import Context, say
 from builder.cli.options import DiffArgs, InspectArgs, SbomArgs
+from builder.cli.screen import show
 from builder.engine import connect
 from builder.engine.protocol import EngineError
 from builder.handoff.compare import compare
@@ -33,7 +34,7 @@ def cmd_inspect(ctx: Context, args: InspectArgs) -> int:
         print(json.dumps({**contents.describe(), "provenance": statements, **unreadable}, indent=2))
     else:
         lines = summary(contents) + provenance_lines(statements)
-        print("\n".join(lines + ([f"provenance    cannot be read: {unread}"] if unread else [])))
+        show(lines + ([f"provenance    cannot be read: {unread}"] if unread else []))
     return 0
 
 

@@ -73,10 +73,13 @@ def refuse_unsupported(loaded: Manifest, allow_unsupported: bool) -> None:
 
 def cmd_check(ctx: Context, args: CheckArgs) -> int:
     loaded, _ = ctx.load(args.stack)
-    run_compat(loaded, args.allow_unsupported)
+    report = run_compat(loaded, args.allow_unsupported)
+    for line in report.checked:
+        print(f"checked  {line}")
     target = ctx.lock_path(loaded.name)
     if target.exists():
         found = requires.unmet(lock_io.read(target), loaded.platform.python, ctx.cache())
+        print(f"checked  each locked wheel's Requires-Dist against its component's other wheels ({target.name})")
         if found.unchecked:
             more = f" (and {len(found.unchecked) - 3} more)" if len(found.unchecked) > 3 else ""
             say(f"check: note: Requires-Dist not checked for {'; '.join(found.unchecked[:3])}{more}")
@@ -109,4 +112,8 @@ def cmd_new(ctx: Context, args: NewArgs) -> int:
         out.unlink()
         raise
     print(out)
+    shown = out if not out.is_relative_to(ctx.root / "stacks") else name
+    say(f"[stackbuild] next: stackbuild check {shown}  # the combination against the CANN catalog")
+    say(f"[stackbuild]       stackbuild lock {shown}   # every source and package pinned")
+    say(f"[stackbuild]       stackbuild build {shown}  # built, probed and smoked")
     return 0

@@ -14,6 +14,9 @@ if TYPE_CHECKING:  # rich is imported only for a terminal: plain lines need none
     from rich.table import Table
 
 STATES = ("waiting", "cached", "pulling", "building", "probing", "pushing", "built", "pulled", "failed", "skipped")
+# Colours on a terminal (rich leaves them out with NO_COLOR); the table is the only place they show.
+STATE_STYLES = {"built": "green", "cached": "green", "pulled": "green", "failed": "bold red", "skipped": "yellow"}
+NOTE_WIDTH = 50  # the note column's, so stage, status, elapsed, cache and note fit 100 columns
 
 
 @dataclass
@@ -38,15 +41,19 @@ class Reporter:
 
     def _table(self) -> Table:
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(title="stackbuild", expand=False)
-        for column in ("stage", "status", "elapsed", "cache", "note"):
-            table.add_column(column)
+        for column in ("stage", "status", "elapsed", "cache"):
+            table.add_column(column, no_wrap=True)
+        # One line per stage whatever the terminal's width: a long note is cut (the log has all of it).
+        table.add_column("note", no_wrap=True, overflow="ellipsis", max_width=NOTE_WIDTH)
         now = time.monotonic()
         for s in self.statuses.values():
             elapsed = s.elapsed or (now - s.started if s.started else 0.0)
             cache = "hit" if s.state == "cached" else ("miss" if s.state not in ("waiting", "skipped") else "")
-            table.add_row(s.name, s.state, f"{elapsed:.1f}s" if elapsed else "", cache, s.note[:60])
+            status = Text(s.state, style=STATE_STYLES.get(s.state, ""))
+            table.add_row(s.name, status, f"{elapsed:.1f}s" if elapsed else "", cache, s.note)
         return table
 
     def __enter__(self) -> Reporter:

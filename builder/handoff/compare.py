@@ -18,11 +18,13 @@ class Change:
     new: str | None  # None: only in the first image
 
     def line(self) -> str:
+        # The image's own facts and its base are one of a kind: `base: tarball_sha256 …`, not `base base: …`.
+        subject = self.kind if self.name == self.kind else f"{self.kind} {self.name}"
         if self.old is None:
-            return f"{self.kind} {self.name}: only in the second image ({self.new})"
+            return f"{subject}: only in the second image ({self.new})"
         if self.new is None:
-            return f"{self.kind} {self.name}: only in the first image ({self.old})"
-        return f"{self.kind} {self.name}: {self.field} {self.old} -> {self.new}"
+            return f"{subject}: only in the first image ({self.old})"
+        return f"{subject}: {self.field} {self.old} -> {self.new}"
 
     def as_json(self) -> dict[str, str | None]:
         return {"kind": self.kind, "name": self.name, "field": self.field, "old": self.old, "new": self.new}

@@ -144,24 +144,26 @@ def read_contents(engine: Engine, image: str, arch: Arch) -> Contents:
 
 
 def summary(contents: Contents) -> list[str]:
-    """`inspect` for people: one line per fact, components and packages indented below."""
+    """`inspect` for people, in 100 columns: one line per fact, components and packages indented below."""
     about = contents.describe()
-    toolkit, host = about["toolkit"], about["certified_host"]
+    toolkit, host, base = about["toolkit"], about["certified_host"], about["base"]
     lines = [
         f"image         {contents.image}",
         f"stack         {about['stack']}  {about['release'] or ''} ({about['variant']}, {about['arch']})",
         f"lock          sha256:{about['lock_sha256']}",
         f"toolkit       {toolkit['vendor']} CANN {toolkit['version']} for {toolkit['chip']}",
-        *(f"  {role:<11} {p['file']}  sha256:{p['sha256']}" for role, p in toolkit["packages"].items()),
+        *(f"  {role:<11} {p['file']}  sha256:{p['sha256'][:12]}" for role, p in toolkit["packages"].items()),
         f"certified for driver {host['driver'] or '?'}, firmware {host['firmware'] or 'any'} (on the host)",
-        "base          " + "  ".join(f"{k}: {v}" for k, v in about["base"].items()),
+        f"base          {base.get('bootstrap') or base.get('image')}",
+        f"  dated       {base['source_date_epoch']}"
+        + (f"  tarball sha256:{base['tarball_sha256'][:12]}" if "tarball_sha256" in base else ""),
         "components",
     ]
     for cid, source in about["components"].items():
         where = (
-            f"{source['repository']} {source['ref']} @ {source['commit']}"
+            f"{source['repository']} {source['ref']} @ {source['commit'][:12]}"
             if "commit" in source
-            else f"path {source['path']} tree {source['tree_sha256']}"
+            else f"path {source['path']} tree {source['tree_sha256'][:12]}"
         )
         lines.append(
             f"  {cid:<20} {where}{'  (downloads while building: not pinned)' if source.get('network') else ''}"
@@ -182,5 +184,20 @@ def handing_over(contents: Contents) -> list[str]:
     return [
         "to run it     on a host with the NPU driver (`stackbuild doctor` says what the host lacks):",
         f"  stackbuild smoke {contents.image}",
-        f"  stackbuild run {contents.image} -- bash -c {shlex.quote(smoke.command.strip())}",
+        *run_lines(contents.image, smoke.command.strip()),
     ]
+
+
+def run_lines(image: str, script: str, width: int = 100) -> list[str]:
+    """`stackbuild run IMAGE -- bash -c 'SCRIPT'`, in lines of at most width where it can be: a one-line
+    script is broken between words with backslash-newlines, which the shell and bash -c both join."""
+    one = f"  stackbuild run {image} -- bash -c {shlex.quote(script)}"
+    if len(one) <= width or "\n" in script or "'" in script or "\\" in script:
+        return [one]
+    lines, line = [f"  stackbuild run {image} \\"], "    -- bash -c '"
+    for word in script.split():
+        if len(line) + 1 + len(word) + 2 > width and not line.endswith("'"):
+            lines.append(f"{line} \\")
+            line = "      "
+        line += word if line.endswith(("'", " ")) else f" {word}"
+    return [*lines, f"{line}'"]

@@ -57,15 +57,20 @@ def engine_check(connect: Callable[[], EngineFacts]) -> tuple[Check, Mapping[str
     return Check("engine", "ok", detail), about
 
 
-def disk_checks(places: Mapping[str, Path], need_gb: float) -> list[Check]:
-    """Free space where images and cached inputs go: warn below what a build of the stack takes."""
+def disk_checks(places: Mapping[str, Path], need_gb: float, subject: str) -> list[Check]:
+    """Free space where images and cached inputs go: warn below what a build of subject takes."""
     checks = []
     for what, path in places.items():
         existing = next((p for p in (path, *path.parents) if p.exists()), Path("/"))
         free = shutil.disk_usage(existing).free / GB
-        detail = f"{free:.1f} GB free for {what} ({path}); a build of the stack takes about {need_gb:.0f} GB"
+        shown = str(path) if len(str(path)) <= 30 else f"…{str(path)[-29:]}"  # a line of 100 columns
+        detail = f"{free:.1f} GB free for {what} at {shown}, {need_gb:.0f} GB needed"
         verdict: Verdict = "ok" if free >= need_gb else "warn" if free >= need_gb / 4 else "fail"
-        remedy = "" if verdict == "ok" else f"`stackbuild gc` (old stage images), or free space under {existing}"
+        remedy = (
+            ""
+            if verdict == "ok"
+            else f"a build of {subject} takes about {need_gb:.0f} GB: `stackbuild gc`, or free space under {existing}"
+        )
         checks.append(Check("disk", verdict, detail, remedy))
     return checks
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import zipfile
 from pathlib import Path
 
 from builder.inputs.site import SiteConfig
 from builder.manifest import catalog
-from builder.model.errors import StackbuildError
+from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
@@ -45,10 +46,45 @@ def find_installer(site: SiteConfig, file: str, sha256: str | None) -> Path | No
             return candidate
         wrong.append(f"{candidate} has sha256 {found}")
     if wrong:
-        raise StackbuildError(
-            f"{file}: {'; '.join(wrong)}, the manifest pins {sha256}: replace the file or fix the pin"
-        )
+        raise StackbuildError(f"{file}: {'; '.join(wrong)}, the manifest pins {sha256}: {_remedy(file, sha256, found)}")
     return None
+
+
+def _remedy(file: str, pinned: str | None, found: str) -> str:
+    """What to change when a local copy is not the pinned file: the catalog says which side is wrong, so
+    the advice never leads to a pin that only a compatibility flag would let through."""
+    entry = catalog.published(file)
+    if entry is not None and entry.sha256 == pinned:
+        return "the pin is the catalog's, so the file is not the one the vendor publishes: replace it"
+    if entry is not None and entry.sha256 == found:
+        return f"the file is the one the catalog lists: pin its sha256 {found} in the manifest"
+    return "replace the file or fix the pin"
+
+
+def check_archive(path: Path, file: str) -> None:
+    """A .zip installer is a zip archive holding its .run (as the toolkit stage unpacks and runs it): a
+    file that is not what its name says is refused in one line, before anything slow."""
+    if not file.endswith(".zip"):
+        return
+    inner = file.removesuffix(".zip") + ".run"
+    if not zipfile.is_zipfile(path):
+        raise InputError(f"{file}: {path} is not a zip archive: replace it with the file the vendor publishes")
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+    if inner not in names:
+        held = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "") or "nothing"
+        raise InputError(f"{file}: {path} holds no {inner} (it holds {held}): replace it with the vendor's file")
+
+
+def at_hand(file: str, sha256: str, site: SiteConfig, cache: Cache) -> Path | None:
+    """The package in the cache (from an installer directory when one holds it), checked to be the
+    archive its name says; None: it is to be downloaded."""
+    if not cache.has(sha256) and (local := find_installer(site, file, sha256)) is not None:
+        cache.add_file(local, sha256)
+    if not cache.has(sha256):
+        return None
+    check_archive(cache.blob(sha256), file)
+    return cache.blob(sha256)
 
 
 def download(url: str, file: str, sha256: str | None, site: SiteConfig, cache: Cache, say: Say, vendor: str) -> str:

@@ -106,9 +106,19 @@ class Resolver:
         site fetches at build time); else the whole file downloaded and hashed (never a HEAD's word), with
         the headers the vendor's own downloader sends."""
         if (local := packages.find_installer(self.site, file, pinned)) is not None:
-            return self.cache.add_file(local, pinned), local.stat().st_size
+            sha = self.cache.add_file(local, pinned)
+            packages.check_archive(local, file)
+            self.say(f"  {file}: found in {local.parent} (installer_dirs)")
+            return sha, local.stat().st_size
+        if pinned and self.cache.has(pinned):
+            packages.check_archive(self.cache.blob(pinned), file)
+            self.say(f"  {file}: in the cache")
+            return pinned, self.cache.blob(pinned).stat().st_size
         if pinned:
-            return pinned, self.cache.blob(pinned).stat().st_size if self.cache.has(pinned) else None
+            self.say(
+                f"  {file}: in no installer_dirs directory: downloaded when a build needs it, checked against its pin"
+            )
+            return pinned, None
         self.say(f"  {file}: no sha256 in the manifest, downloading to pin it")
         sha = self.client.download(
             self.site.rewrite(url),
@@ -116,6 +126,7 @@ class Resolver:
             progress=Progress(f"  {file}", self.say),
             headers=catalog.vendor_headers(vendor),
         )
+        packages.check_archive(self.cache.blob(sha), file)
         return sha, self.cache.blob(sha).stat().st_size
 
     def fetched(self, wanted: Fetch, previous: LockedFetch | None) -> LockedFetch:

@@ -17,9 +17,8 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from builder.model.chips import CHIPS
 from builder.model.errors import StackbuildError
-
-CHIPS = ("910b", "910", "310p", "a3")
 
 
 @dataclass(frozen=True)
@@ -130,3 +129,8 @@ def releases() -> dict[str, Release]:
 
 def release(version: str) -> Release | None:
     return releases().get(version)
+
+
+def published(file: str) -> CatalogFile | None:
+    """The catalog's entry for an installer file name (any release's), with the sha256 it is published with."""
+    return next((f for r in releases().values() for f in r.files if f.filename == file), None)

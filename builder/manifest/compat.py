@@ -37,6 +37,7 @@ class Report:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)  # what was compared with what, whatever the verdict
 
     @property
     def ok(self) -> bool:
@@ -59,12 +60,25 @@ def check(manifest: Manifest) -> Report:
             f"CANN {toolkit.version} does not support chip {toolkit.chip}: it is released for "
             f"{', '.join(release.chips)} only ({release.source}){_release_for(toolkit.chip)}"
         )
+    report.checked.append(f"chip {toolkit.chip} among those CANN {toolkit.version} is released for ({release.source})")
     _check_host(manifest, release, report)
+    host = manifest.host
+    report.checked.append(
+        f"host driver {host.driver}, firmware {host.firmware or 'any'} against CANN {toolkit.version}'s "
+        f"{release.driver or 'unknown'}, {release.firmware or 'unknown'}"
+    )
     _check_platform(manifest, report)
+    platform = manifest.platform
+    report.checked.append(
+        f"OS {platform.os} {platform.os_version}, Python {platform.python} against the official images and the OS"
+    )
     if release.files:
         _check_packages(manifest, release, report)
+        report.checked.append("each toolkit package's file name and sha256 against the catalog")
     _check_components(manifest, report)
+    report.checked.append("components from known upstream repositories against their CANN and chip needs")
     _check_frameworks(manifest, report)
+    report.checked.append(f"torch-npu pins against ascend-deployer's pairings for CANN {toolkit.version}")
     return report
 
 

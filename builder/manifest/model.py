@@ -31,6 +31,7 @@ from builder.manifest.types import (
     relative_path,
 )
 from builder.model.arch import Arch
+from builder.model.chips import CHIPS
 
 SCHEMA_VERSION = 1
 # A component id names a Docker build stage and a build argument in its dependents' Dockerfiles
@@ -40,7 +41,7 @@ SHA256_PATTERN = r"^[0-9a-f]{64}$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 VERSION_PATTERN = r"^\d+\.\d+\.(\d+|RC\d+)(\.\w+)?$"
-CHIP_PATTERN = r"^(910b|910|310p|a3|950)$"
+CHIP_PATTERN = rf"^({'|'.join(CHIPS)})$"
 IMAGE_PATTERN = r"^[^@\s]+@sha256:[0-9a-f]{64}$"
 MODULE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 PackageRole = Literal["toolkit", "ops", "nnal"]
@@ -120,7 +121,7 @@ class Toolkit(Model):
         description="huawei = real CANN; cpusim = the reference stack's CPU simulation"
     )
     version: str = Field(pattern=VERSION_PATTERN, description="CANN version, e.g. 8.5.0, 8.3.RC1")
-    chip: str = Field(pattern=CHIP_PATTERN, description="NPU chip: 910b, 910, 310p, a3, 950")
+    chip: str = Field(pattern=CHIP_PATTERN, description=f"NPU chip: {', '.join(CHIPS)}")
     packages: Packages = Field(default_factory=Packages)
     preinstalled: bool = Field(
         default=False,

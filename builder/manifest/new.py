@@ -23,9 +23,9 @@ def catalog_packages(version: str, chip: str, arches: Sequence[str]) -> dict[str
     release = catalog.release(version)
     if release is None or not release.files:
         known = ", ".join(v for v, r in catalog.releases().items() if r.files)
-        raise StackbuildError(f"CANN {version} has no package list in the catalog (releases with one: {known})")
+        raise InputError(f"CANN {version} has no package list in the catalog (releases with one: {known})")
     if chip not in release.chips:
-        raise StackbuildError(f"CANN {version} has no packages for chip {chip} (chips: {', '.join(release.chips)})")
+        raise InputError(f"CANN {version} has no packages for chip {chip} (chips: {', '.join(release.chips)})")
     packages: dict[str, dict[str, dict[str, str]]] = {}
     for kind in ("toolkit", "ops", "nnal"):
         for arch in arches:

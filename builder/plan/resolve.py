@@ -261,6 +261,9 @@ def prepare_inputs(request: Request, say: Say) -> Prepared:
         raise StackbuildError(
             f"the lock of {manifest.name} {stale}: run `stackbuild lock {manifest.name} --arch {arch}`"
         )
+    for package in section.packages:  # a wrong file at hand is refused before git, .debs, wheels and bases
+        if isinstance(package, LockedDownload):
+            packages.at_hand(package.file, package.sha256, request.site, request.cache)
     sources, drifts = _sources(request, say)
     if request.frozen:
         _refuse_drift(drifts)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 
 import pytest
 
@@ -53,3 +54,15 @@ def test_a_commands_options_value_has_a_field_for_each_of_its_options_and_no_oth
     value = options.parsed(kind, argparse.Namespace(**{d: None for d in destinations}))  # type: ignore[type-var]
     with pytest.raises(dataclasses.FrozenInstanceError):
         value.stack = "x"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", sorted(FOR_COMMAND))
+def test_each_commands_help_ends_with_an_example_that_parses(name: str) -> None:
+    """One line to copy at the end of every --help, and it is a valid invocation of that command."""
+    text = subcommands()[name].format_help().rstrip()
+    example = text.splitlines()[-1]
+    assert example.startswith(f"example: stackbuild {name}") and len(example) <= 100, text
+    words = shlex.split(example.removeprefix("example: "))
+    words = words[: words.index(">")] if ">" in words else words  # a shell redirection is not the command's
+    parsed = build_parser().parse_args(words[1:])
+    assert parsed.target is subcommands()[name].get_default("target")

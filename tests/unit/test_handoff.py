@@ -71,11 +71,16 @@ def test_each_image_lists_the_components_and_python_packages_it_holds_and_how_to
     wheels = REFERENCE.section(Arch.X86_64).python
     assert runtime.python_packages() == {w.name: w.version for cid in IN_RUNTIME for w in wheels.get(cid, [])}
     assert runtime.smoke() == devel.smoke() == REFERENCE_MANIFEST.smoke
-    assert summary(runtime)[-3:] == [
-        "to run it     on a host with the NPU driver (`stackbuild doctor` says what the host lacks):",
-        "  stackbuild smoke rt",
-        f"  stackbuild run rt -- bash -c {shlex.quote(REFERENCE_MANIFEST.smoke.command.strip())}",
-    ]
+    lines = summary(runtime)
+    start = lines.index("to run it     on a host with the NPU driver (`stackbuild doctor` says what the host lacks):")
+    assert lines[start + 1] == "  stackbuild smoke rt"
+    # The run line broken into lines of at most 100 columns that a shell (and bash -c) join again.
+    run = lines[start + 2 :]
+    assert len(run) > 1 and all(len(line) <= 100 for line in run) and run[0] == "  stackbuild run rt \\"
+    words = shlex.split("\n".join(run).replace("\\\n", " "))
+    smoke = REFERENCE_MANIFEST.smoke.command.strip()
+    assert words[:5] == ["stackbuild", "run", "rt", "--", "bash"] and words[5:7] == ["-c", words[6]]
+    assert words[6].split() == smoke.split() and len(words) == 7
 
 
 def test_an_image_without_a_carried_lock_is_refused_by_name() -> None:
@@ -94,6 +99,8 @@ def test_diff_names_exactly_the_component_that_moved_and_both_trees() -> None:
     assert changes == [Change("component", "harness", "tree_sha256", source.tree_sha256, "f" * 64)]
     assert changes[0].line() == f"component harness: tree_sha256 {source.tree_sha256} -> {'f' * 64}"
     assert compare(read_contents(engine, "a", Arch.X86_64), read_contents(engine, "a", Arch.X86_64)) == []
+    assert Change("base", "base", "tarball_sha256", "aa", "bb").line() == "base: tarball_sha256 aa -> bb"
+    assert Change("image", "image", "arch", "x86_64", "aarch64").line() == "image: arch x86_64 -> aarch64"
 
 
 def moved(plan: Plan, stage: str) -> Plan:

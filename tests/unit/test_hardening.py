@@ -315,7 +315,7 @@ def test_new_for_an_unknown_version_and_bad_outputs(tmp_path: Path, capsys: pyte
     code, _, err = run_cli(
         capsys, "--root", str(ROOT), "new", "1.2.3", "--chip", "910b", "-o", str(tmp_path / "x.yaml")
     )
-    assert code == 1 and "CANN 1.2.3 has no package list in the catalog" in err
+    assert code == 2 and "CANN 1.2.3 has no package list in the catalog" in err
     (tmp_path / "exists.yaml").write_text("mine\n")
     code, _, err = run_cli(
         capsys, "--root", str(ROOT), "new", "8.5.0", "--chip", "910b", "-o", str(tmp_path / "exists.yaml")

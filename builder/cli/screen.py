@@ -1,0 +1,71 @@
+"""What people read, made for a terminal 100 columns wide: the lines `build`, `plan` and `doctor`
+print (digests cut to 12 hex digits, the whole ones in `--json`), printed through rich so verdicts
+are coloured on a terminal and plain in a pipe or with NO_COLOR (rich reads both)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from builder.execute.progress import STATE_STYLES
+
+if TYPE_CHECKING:
+    from builder.handoff.doctor import Check
+    from builder.plan.stage import Plan
+
+WIDTH = 100
+STYLES = {**STATE_STYLES, "ok": "green", "warn": "yellow", "build": "yellow", "fail": "bold red"}
+
+
+def short(digest: str) -> str:
+    """sha256:<12 hex digits> of a digest written with or without its algorithm, as docker shows ids."""
+    algorithm, _, hex_digits = digest.rpartition(":")
+    return f"{algorithm or 'sha256'}:{hex_digits[:12]}"
+
+
+def tag_lines(tags: Iterable[tuple[str, str, int]]) -> list[str]:
+    """Each final image: its tag, short id and size ((tag, image id, bytes))."""
+    return [f"{tag}  {short(image)}  ({size / 1e6:.0f} MB)" for tag, image, size in tags]
+
+
+def plan_lines(plan: Plan, rows: Sequence[dict[str, object]]) -> list[str]:
+    """`plan`: each stage cached or to build and why, then what differs from the lock."""
+    width = max(len(str(row["stage"])) for row in rows)
+    lines = [f"{row['stage']!s:<{width}}  {row['status']!s:<6}  {row['why']}".rstrip() for row in rows]
+    lines += [f"note: {line}" for line in plan.drift]
+    lines += [
+        f"note: {stage.name} builds with network access: what it downloads is not pinned"
+        for stage in plan.order()
+        if stage.network
+    ]
+    return lines
+
+
+def doctor_lines(checks: Sequence[Check], subject: str) -> list[str]:
+    lines = []
+    for check in checks:
+        lines.append(f"{check.verdict:<5} {check.name:<15} {check.detail}")
+        if check.remedy:
+            lines.append(f"{'':<21}fix: {check.remedy}")
+    failed = sum(check.verdict == "fail" for check in checks)
+    lines.append(
+        f"this host can build and run {subject}"
+        if not failed
+        else f"this host cannot build and run {subject}: {failed} check(s) failed"
+    )
+    return lines
+
+
+def show(lines: Iterable[str], stderr: bool = False) -> None:
+    """The lines, each as it is (never wrapped), its first word coloured when it is a verdict."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=True)
+    for line in lines:
+        word = line.split(" ", 1)[0]
+        text = Text(line)
+        if word in STYLES:
+            text.stylize(STYLES[word], 0, len(word))
+        console.print(text)
