@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -137,3 +138,13 @@ def test_a_local_copy_that_is_not_the_pinned_file_is_told_which_side_is_wrong(
     monkeypatch.setattr(catalog, "published", lambda file: catalog.CatalogFile(file, "https://x/mine.zip", mine))
     with pytest.raises(StackbuildError, match=f"the file is the one the catalog lists: pin its sha256 {mine} in"):
         packages.find_installer(site, "mine.zip", "0" * 64)
+
+
+def test_installer_dirs_are_used_before_any_download(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A package found (by name and sha256) in the site's installer_dirs: no network at all."""
+    root, site, sha = project(tmp_path, b"offline toolkit", file="tk.run")
+    code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "demo")
+    assert code == 0, err
+    assert (tmp_path / "cache" / "blobs" / "sha256" / sha).read_bytes() == b"offline toolkit"
+    package = json.loads((root / "lockfiles" / "demo.lock.json").read_text())["architectures"]["x86_64"]["packages"][0]
+    assert package["sha256"] == sha and package["size"] == len(b"offline toolkit")

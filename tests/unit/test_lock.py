@@ -453,33 +453,6 @@ def test_lock_check_names_each_locked_deb_its_mirror_no_longer_serves(tmp_path: 
     assert len(notes) == sum(d.path in gone for d in debs) >= 3  # the shared one in each section locking it
 
 
-def test_installer_dirs_are_used_before_any_download(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A package found (by name and sha256) in the site's installer_dirs: no network at all."""
-    monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
-    local = tmp_path / "installers"
-    local.mkdir()
-    (local / "tk.run").write_bytes(b"offline toolkit")
-    sha = hashlib.sha256(b"offline toolkit").hexdigest()
-    root = tmp_path / "project"
-    (root / "stacks" / "app").mkdir(parents=True)
-    text = MANIFEST.replace(
-        "        generate: \"printf 'toolkit-v1' > {output_dir}/tk.run\"",
-        f'        url: http://127.0.0.1:9/unreachable/tk.run\n        sha256: "{sha}"',
-    )
-    text = text[: text.index("components:")] + "components:\n  - id: app\n    source: {path: app}\n"
-    text += 'smoke: {command: "true", expect: ""}\n'
-    (root / "stacks" / "demo.yaml").write_text(text)
-    site = tmp_path / "site.yaml"
-    site.write_text(f"installer_dirs: [{local}]\n")
-    code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "demo")
-    assert code == 0, err
-    assert (tmp_path / "cache" / "blobs" / "sha256" / sha).read_bytes() == b"offline toolkit"
-    package = json.loads((root / "lockfiles" / "demo.lock.json").read_text())["architectures"]["x86_64"]["packages"][0]
-    assert package["sha256"] == sha and package["size"] == len(b"offline toolkit")
-
-
 AIRGAP = """schema: 1
 name: airgap
 toolkit:
