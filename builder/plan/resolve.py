@@ -96,7 +96,7 @@ def _source(request: Request, source: LockedGit | LockedPath, keep_git: bool) ->
         case LockedPath(path=path, tree_sha256=locked):
             root = request.manifest_dir / path
             now = trees.tree_hash(root)
-            drift = f"source tree {locked} (locked) -> {now} (working tree)" if now != locked else None
+            drift = f"source tree {locked[:12]} (locked) -> {now[:12]} (working tree)" if now != locked else None
             return Located((LocalTree("src/", root, now),), ContextInput("source tree", now)), drift
 
 

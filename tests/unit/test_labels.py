@@ -3,6 +3,7 @@ and the lock itself copied in."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -120,3 +121,6 @@ def test_images_built_from_a_tree_that_differs_from_the_lock_are_tagged_dirty_an
     dirty = planned()
     assert dirty.final_tags == {final: f"{tag}-dirty" for final, tag in clean.final_tags.items()}
     assert "dirty" not in dirty.stages["runtime-image"].dockerfile
+    # plan's note says how, in short digests that fit a line of 100 columns
+    [note] = dirty.drift
+    assert re.fullmatch(r"harness: source tree [0-9a-f]{12} \(locked\) -> [0-9a-f]{12} \(working tree\)", note)
