@@ -126,11 +126,11 @@ def _registry_credentials_for(host: str | None) -> Iterator[None]:
 def _where_the_traceback_is(ctx: Context) -> str:
     """The current exception's traceback written to a log; how the user finds it."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
-    path = ctx.error_log_dir() / f"error-{stamp}-{os.getpid()}.log"
-    try:
+    try:  # outside a project the cache's logs, which need a home directory
+        path = ctx.error_log_dir() / f"error-{stamp}-{os.getpid()}.log"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(traceback.format_exc())
-    except OSError:
+    except (OSError, RuntimeError):
         return "rerun with --debug for the traceback"
     return f"traceback in {path}"
 

@@ -46,7 +46,7 @@ TASKS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("plan", "show each stage as cached or to build, and why"),
             ("render", "write the stages' Dockerfiles"),
             ("build", "build the stack from its lock, probe each stage, smoke the result"),
-            ("smoke", "run the stack's smoke command in an image"),
+            ("smoke", "run the smoke command an image carries (no checkout needed)"),
             ("shell", "a shell in a stage's image, or just before its failed step"),
             ("verify-reproducible", "build twice from nothing and compare every stage"),
         ),

@@ -77,7 +77,7 @@ class Context:
     def site(self) -> SiteConfig:
         from builder.inputs.site import load as load_site
 
-        return load_site(self.site_path)
+        return load_site(self.site_path, self.root)
 
     def resolver(self, manifest_path: Path) -> Resolver:
         """What locking the manifest at manifest_path needs: the site, the cache, an HTTP client."""
@@ -109,5 +109,6 @@ class Context:
 
 
 def project_root(start: Path) -> Path:
-    """The nearest of start and its parents holding stacks/, as git finds .git; start when none does."""
-    return next((top for top in (start, *start.parents) if (top / "stacks").is_dir()), start)
+    """The nearest of start and its parents whose stacks/ holds a manifest, as git finds .git; start
+    when none does."""
+    return next((top for top in (start, *start.parents) if any((top / "stacks").glob("*.yaml"))), start)

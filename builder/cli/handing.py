@@ -11,7 +11,7 @@ from builder.cli.screen import show
 from builder.engine import connect
 from builder.engine.protocol import EngineError
 from builder.handoff.compare import compare
-from builder.handoff.contents import read_contents, summary
+from builder.handoff.contents import handing_over, read_contents, summary
 from builder.handoff.provenance import provenance_lines, published_provenance
 from builder.handoff.sbom import debian_packages, make_sbom, os_id, python_packages
 from builder.model.arch import Arch
@@ -34,7 +34,8 @@ def cmd_inspect(ctx: Context, args: InspectArgs) -> int:
         print(json.dumps({**contents.describe(), "provenance": statements, **unreadable}, indent=2))
     else:
         lines = summary(contents) + provenance_lines(statements)
-        show(lines + ([f"provenance    cannot be read: {unread}"] if unread else []))
+        lines += [f"provenance    cannot be read: {unread}"] if unread else []
+        show(lines + handing_over(contents))  # last: what whoever was given the tag does next
     return 0
 
 

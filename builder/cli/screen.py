@@ -62,7 +62,11 @@ def show(lines: Iterable[str], stderr: bool = False) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=True)
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:  # rich's own handler exits 1: the CLI's boundary ends it quietly
+            raise BrokenPipeError
+
+    console = PipeConsole(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=True)
     for line in lines:
         word = line.split(" ", 1)[0]
         text = Text(line)

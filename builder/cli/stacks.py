@@ -112,7 +112,7 @@ def cmd_new(ctx: Context, args: NewArgs) -> int:
         out.unlink()
         raise
     print(out)
-    shown = out if not out.is_relative_to(ctx.root / "stacks") else name
+    shown = name if out.resolve() == (ctx.root / "stacks" / f"{name}.yaml").resolve() else str(out)
     say(f"[stackbuild] next: stackbuild check {shown}  # the combination against the CANN catalog")
     say(f"[stackbuild]       stackbuild lock {shown}   # every source and package pinned")
     say(f"[stackbuild]       stackbuild build {shown}  # built, probed and smoked")

@@ -8,18 +8,20 @@ then every stage's image id compared, and for a stage that differs, the files th
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import multiprocessing
 import os
 import shutil
+import signal
 import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, TypeVar, cast
 
 from builder.engine import BuildEngine, Engine, EngineError, connect
 from builder.execute import chain
@@ -35,6 +37,7 @@ from builder.store.cache import Cache
 VERIFY_REPOSITORY = "stackbuild/verify"
 OTHER_TZ = "Asia/Shanghai"
 T = TypeVar("T")
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass(frozen=True)
@@ -137,16 +140,41 @@ def second_build(
 
 def under(conditions: Conditions, function: Callable[..., T], *args: object) -> T:
     """function(*args) in a spawned process under conditions: umask and TZ belong to a process, and this
-    one's threads (and its caller) must not see them change. Its errors are raised here."""
+    one's threads (and its caller) must not see them change. Its errors are raised here; the process
+    ends with this one (interrupted, killed or failing here, it is terminated, and it dies with its parent)."""
     spawned = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(1, mp_context=spawned, initializer=_set, initargs=(conditions,)) as process:
-        return process.submit(function, *args).result()
+    answer, send = spawned.Pipe(duplex=False)
+    child = spawned.Process(target=_child, args=(send, conditions, function, args))
+    child.start()
+    send.close()  # the child's end: once it exits, recv() sees end of file instead of waiting
+    try:
+        ok, value = answer.recv()
+    except EOFError:
+        child.join()
+        raise StackbuildError(
+            f"the second build's process ended without an answer (exit code {child.exitcode})"
+        ) from None
+    except BaseException:
+        child.terminate()
+        child.join()
+        raise
+    child.join()
+    if ok:
+        return cast(T, value)
+    raise value
 
 
-def _set(conditions: Conditions) -> None:
+def _child(send: Connection, conditions: Conditions, function: Callable[..., object], args: tuple[object, ...]) -> None:
+    with contextlib.suppress(OSError, AttributeError):  # Linux: SIGTERM when the parent dies, however it dies
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     os.umask(conditions.umask)
     os.environ["TZ"] = conditions.zone
     time.tzset()
+    try:
+        result: tuple[bool, object] = (True, function(*args))
+    except BaseException as err:  # sent back to be raised in the parent
+        result = (False, err)
+    send.send(result)
 
 
 def _second(request: Request, keys: dict[str, str], engine_url: str | None, log_dir: Path, say: Say) -> dict[str, str]:

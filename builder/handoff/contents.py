@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from builder.plan.labels import COMPONENT_LABEL, LOCK_IN_IMAGE, SMOKE_COMMAND, S
 from builder.store.http import redact
 
 ARCH_LABEL = "org.stackbuild.arch"
+PLAIN_WORD = re.compile(r"[\w./,:=+@%-]+")
 
 
 @dataclass(frozen=True)
@@ -38,10 +40,10 @@ class Contents:
         return "devel" if self.devel else "runtime"
 
     def component_ids(self) -> list[str]:
-        """The components the image holds, in build order: those it has a label for (images built before
-        the runtime image named only its own held every component's label)."""
+        """The components the image holds, in build order: those it has a label for (images from before
+        the labels named only what they hold, which carry no smoke label, labelled every component)."""
         held = [cid for cid in self.lock.order if f"{COMPONENT_LABEL}{cid}" in self.labels]
-        return held or list(self.lock.order)
+        return held if SMOKE_COMMAND in self.labels else held or list(self.lock.order)
 
     def smoke(self) -> Smoke | None:
         """The smoke command the image carries (None: built before images carried it)."""
@@ -171,7 +173,7 @@ def summary(contents: Contents) -> list[str]:
     lines.append(f"system packages  {len(about['system_packages'])} (dpkg names and versions: --json)")
     lines.append(f"python packages  {len(about['python_packages'])}")
     lines += [f"  {name}=={version}" for name, version in about["python_packages"].items()]
-    return lines + handing_over(contents)
+    return lines
 
 
 def handing_over(contents: Contents) -> list[str]:
@@ -192,7 +194,9 @@ def run_lines(image: str, script: str, width: int = 100) -> list[str]:
     """`stackbuild run IMAGE -- bash -c 'SCRIPT'`, in lines of at most width where it can be: a one-line
     script is broken between words with backslash-newlines, which the shell and bash -c both join."""
     one = f"  stackbuild run {image} -- bash -c {shlex.quote(script)}"
-    if len(one) <= width or "\n" in script or "'" in script or "\\" in script:
+    # Only a script of plain words separated by single spaces is broken: one with quotes, comments or
+    # spacing of its own would mean something else once its lines are joined.
+    if len(one) <= width or not all(PLAIN_WORD.fullmatch(word) for word in script.split(" ")):
         return [one]
     lines, line = [f"  stackbuild run {image} \\"], "    -- bash -c '"
     for word in script.split():

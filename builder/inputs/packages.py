@@ -61,29 +61,37 @@ def _remedy(file: str, pinned: str | None, found: str) -> str:
     return "replace the file or fix the pin"
 
 
-def check_archive(path: Path, file: str) -> None:
+REPLACE = "replace it with the file the vendor publishes"
+FIX_PIN = "the pin is of a file that is not what its name says: fix the pin (and the url) in the manifest and relock"
+
+
+def check_archive(path: Path, file: str, fix: str = REPLACE) -> None:
     """A .zip installer is a zip archive holding its .run (as the toolkit stage unpacks and runs it): a
-    file that is not what its name says is refused in one line, before anything slow."""
+    file that is not what its name says is refused in one line (fix: what to do about it), before
+    anything slow."""
     if not file.endswith(".zip"):
         return
     inner = file.removesuffix(".zip") + ".run"
     if not zipfile.is_zipfile(path):
-        raise InputError(f"{file}: {path} is not a zip archive: replace it with the file the vendor publishes")
+        raise InputError(f"{file}: {path} is not a zip archive: {fix}")
     with zipfile.ZipFile(path) as archive:
         names = archive.namelist()
     if inner not in names:
         held = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "") or "nothing"
-        raise InputError(f"{file}: {path} holds no {inner} (it holds {held}): replace it with the vendor's file")
+        raise InputError(f"{file}: {path} holds no {inner} (it holds {held}): {fix}")
 
 
 def at_hand(file: str, sha256: str, site: SiteConfig, cache: Cache) -> Path | None:
-    """The package in the cache (from an installer directory when one holds it), checked to be the
-    archive its name says; None: it is to be downloaded."""
-    if not cache.has(sha256) and (local := find_installer(site, file, sha256)) is not None:
-        cache.add_file(local, sha256)
+    """The package in the cache (from an installer directory when one holds it, checked there first),
+    checked to be the archive its name says; None: it is to be downloaded."""
+    with cache.lock(f"blob-{sha256}"):
+        if not cache.has(sha256) and (local := find_installer(site, file, sha256)) is not None:
+            check_archive(local, file)
+            cache.add_file(local, sha256)
+            return cache.blob(sha256)
     if not cache.has(sha256):
         return None
-    check_archive(cache.blob(sha256), file)
+    check_archive(cache.blob(sha256), file, FIX_PIN)
     return cache.blob(sha256)
 
 

@@ -134,26 +134,29 @@ def _find_secrets(data: dict[str, object]) -> str | None:
     return _secret_in_value(data, "")
 
 
-def candidates() -> list[Path]:
+def candidates(project: Path | None = None) -> list[Path]:
+    """Where a site configuration is looked for, in order: $STACKBUILD_SITE_CONFIG, the project's (the
+    current directory's when there is none), the user's."""
     paths = []
     if env := os.environ.get("STACKBUILD_SITE_CONFIG"):
         paths.append(Path(env))
-    paths.append(Path.cwd() / SITE_FILE)
+    paths.append((project or Path.cwd()) / SITE_FILE)
     config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
     paths.append(config_home / "stackbuild" / "site.yaml")
     return paths
 
 
-def _find() -> Path | None:
+def _find(project: Path | None) -> Path | None:
     """The first site configuration that exists; $STACKBUILD_SITE_CONFIG must exist if set."""
     if (env := os.environ.get("STACKBUILD_SITE_CONFIG")) and not Path(env).is_file():
         raise InputError(f"STACKBUILD_SITE_CONFIG names {env}, which is not a file: fix or unset it")
-    return next((p for p in candidates() if p.is_file()), None)
+    return next((p for p in candidates(project) if p.is_file()), None)
 
 
-def load(path: Path | None = None) -> SiteConfig:
-    """The site configuration at path, or the first one found; an empty one if none."""
-    if path is None and (path := _find()) is None:
+def load(path: Path | None = None, project: Path | None = None) -> SiteConfig:
+    """The site configuration at path, or the first one found (project: the project's root); an empty
+    one if none."""
+    if path is None and (path := _find(project)) is None:
         return SiteConfig()
     try:
         data = yamlpos.read(path).data

@@ -106,12 +106,12 @@ class Resolver:
         site fetches at build time); else the whole file downloaded and hashed (never a HEAD's word), with
         the headers the vendor's own downloader sends."""
         if (local := packages.find_installer(self.site, file, pinned)) is not None:
-            sha = self.cache.add_file(local, pinned)
             packages.check_archive(local, file)
+            sha = self.cache.add_file(local, pinned)
             self.say(f"  {file}: found in {local.parent} (installer_dirs)")
             return sha, local.stat().st_size
         if pinned and self.cache.has(pinned):
-            packages.check_archive(self.cache.blob(pinned), file)
+            packages.check_archive(self.cache.blob(pinned), file, packages.FIX_PIN)
             self.say(f"  {file}: in the cache")
             return pinned, self.cache.blob(pinned).stat().st_size
         if pinned:
@@ -126,7 +126,7 @@ class Resolver:
             progress=Progress(f"  {file}", self.say),
             headers=catalog.vendor_headers(vendor),
         )
-        packages.check_archive(self.cache.blob(sha), file)
+        packages.check_archive(self.cache.blob(sha), file, f"{redact(url)} gives another file: fix the url")
         return sha, self.cache.blob(sha).stat().st_size
 
     def fetched(self, wanted: Fetch, previous: LockedFetch | None) -> LockedFetch:

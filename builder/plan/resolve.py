@@ -156,6 +156,7 @@ def _obtain_package(request: Request, package: LockedDownload | LockedGenerated,
                 sha = packages.download(url, file, package.sha256, request.site, cache, say, vendor)
         if sha != package.sha256:
             raise StackbuildError(f"{package.file}: sha256 {sha}, the lock pins {package.sha256}: relock")
+        packages.check_archive(cache.blob(sha), package.file, packages.FIX_PIN)
         return cache.blob(sha)
 
     return obtain

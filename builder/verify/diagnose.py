@@ -98,7 +98,8 @@ _REASON = "stackbuild: | "
 _TIMESTAMP = re.compile(r"^\d+\.\d+ ")  # buildx 0.11+ prefixes a failed step's repeated lines with one
 _STEP_PREFIX = re.compile(r"^(?:#\d+ )?\d+\.\d+ ")  # BuildKit's step number and time before a line of output
 _STEP_FAILED = re.compile(r"^stackbuild: [\w.-]+: (build step \d+/\d+: .* failed \(exit code \d+\))$")
-_CAUSE = re.compile(r"\berror\b|\bfatal\b|undefined reference|no such file|not found", re.I)
+_STRONG_CAUSE = re.compile(r": (?:fatal )?error:|^CMake Error|undefined reference|^error:|^E: ")
+_CAUSE = re.compile(r"\berror\b|\bfatal\b|no such file|not found", re.I)
 _DPKG_ERROR = re.compile(r"^dpkg: error processing (?:package (\S+)|archive (\S+)) \(--[a-z-]+\):$")
 _UNMET = re.compile(r"^ (\S+) : (\S.*)$")
 
@@ -125,8 +126,10 @@ def step_failure(lines: Sequence[str]) -> str | None:
     lines = [_STEP_PREFIX.sub("", line).rstrip() for line in lines]
     for at in range(len(lines) - 1, -1, -1):
         if failed := _STEP_FAILED.match(lines[at]):
-            output = [line for line in lines[:at] if line.strip() and not line.startswith(("stackbuild: ", "#"))]
-            first = next((n for n, line in enumerate(output) if _CAUSE.search(line)), None)
+            # cmake's own progress (`-- Looking for x - not found`) is not a cause; a compiler's error is.
+            output = [line for line in lines[:at] if line.strip() and not line.startswith(("stackbuild: ", "#", "-- "))]
+            strong = (n for n, line in enumerate(output) if _STRONG_CAUSE.search(line))
+            first = next(strong, next((n for n, line in enumerate(output) if _CAUSE.search(line)), None))
             if first is None:
                 return failed.group(1)
             why = output[first].strip()

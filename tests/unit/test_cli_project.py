@@ -111,3 +111,17 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly(tmp_path: Path) ->
         errors = render.stderr.read().decode()
         assert render.wait(timeout=60) == 141
     assert "Error" not in errors and "Exception" not in errors, errors
+
+
+def test_from_a_subdirectory_the_projects_site_configuration_is_read_and_an_empty_stacks_dir_is_no_project(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path)
+    (root / "stackbuild.site.yaml").write_text("installer_dir: [/srv/cann]\n")  # a typo the site check names
+    for cwd in (root, root / "stacks" / "reference"):
+        run = stackbuild(cwd, "render", "8.5.0")
+        assert run.returncode == 2 and "installer_dir" in run.stderr, run.stderr
+    inner = root / "stacks" / "reference" / "harness"
+    (inner / "stacks").mkdir()  # a directory of that name with no manifest in it is not a project
+    run = stackbuild(inner, "render", "8.5.0")
+    assert run.returncode == 2 and "installer_dir" in run.stderr, run.stderr

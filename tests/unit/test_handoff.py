@@ -6,6 +6,7 @@ import dataclasses
 import json
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from builder.cli import handing, locking, tidying, vendoring
 from builder.execute.history import BUILDS_LOCK, build_runs, record_run, running_build
 from builder.handoff.compare import Change, compare
-from builder.handoff.contents import read_contents, summary
+from builder.handoff.contents import handing_over, read_contents, run_lines, summary
 from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running
 from builder.lock import io as lock_io
 from builder.lock.model import Lock, LockedPath
@@ -71,16 +72,32 @@ def test_each_image_lists_the_components_and_python_packages_it_holds_and_how_to
     wheels = REFERENCE.section(Arch.X86_64).python
     assert runtime.python_packages() == {w.name: w.version for cid in IN_RUNTIME for w in wheels.get(cid, [])}
     assert runtime.smoke() == devel.smoke() == REFERENCE_MANIFEST.smoke
-    lines = summary(runtime)
+    lines = summary(runtime) + handing_over(runtime)
     start = lines.index("to run it     on a host with the NPU driver (`stackbuild doctor` says what the host lacks):")
     assert lines[start + 1] == "  stackbuild smoke rt"
-    # The run line broken into lines of at most 100 columns that a shell (and bash -c) join again.
+    # The run line broken into lines of at most 100 columns, which a shell (and bash -c) join again into
+    # exactly the smoke command: run here with stand-ins for stackbuild and python3 that print their words.
     run = lines[start + 2 :]
     assert len(run) > 1 and all(len(line) <= 100 for line in run) and run[0] == "  stackbuild run rt \\"
-    words = shlex.split("\n".join(run).replace("\\\n", " "))
-    smoke = REFERENCE_MANIFEST.smoke.command.strip()
-    assert words[:5] == ["stackbuild", "run", "rt", "--", "bash"] and words[5:7] == ["-c", words[6]]
-    assert words[6].split() == smoke.split() and len(words) == 7
+    given = subprocess.run(
+        ["bash", "-c", 'stackbuild() { printf %s "$6"; }\n' + "\n".join(run)], capture_output=True, text=True
+    ).stdout
+    ran = subprocess.run(
+        ["bash", "-c", "python3() { printf '%s\\n' \"$@\"; }\n" + given], capture_output=True, text=True
+    ).stdout
+    smoke = shlex.split(REFERENCE_MANIFEST.smoke.command)
+    assert smoke[0] == "python3" and ran.splitlines() == smoke[1:]
+
+
+def test_a_script_with_quotes_or_its_own_spacing_is_never_broken_and_an_image_holding_nothing_says_so() -> None:
+    quoted = "python3 -c 'print(1)'  &&  echo \"Compare     success.\" # " + "x" * 80
+    assert run_lines("rt", quoted) == [f"  stackbuild run rt -- bash -c {shlex.quote(quoted)}"]
+    engine = FakeEngine()
+    holding(engine, "bare", REFERENCE)
+    engine.image_labels["bare"] = {
+        k: v for k, v in engine.image_labels["bare"].items() if not k.startswith("org.stackbuild.component.")
+    }
+    assert read_contents(engine, "bare", Arch.X86_64).component_ids() == []  # carries a smoke label: a new image
 
 
 def test_an_image_without_a_carried_lock_is_refused_by_name() -> None:

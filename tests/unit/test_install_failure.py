@@ -121,7 +121,8 @@ CMAKE = [
     '#10 ERROR: process "/bin/bash /opt/stackbuild/steps/runtime/build.sh" did not complete successfully: exit code: 1',
 ]
 COMPILE = [
-    "gcc -c -o main.o main.c",
+    "-- Looking for pthread_create in pthreads - not found",
+    "gcc -Wno-error=unused -c -o main.o main.c",
     "main.c: In function 'main':",
     "main.c:3:12: error: 'x' undeclared (first use in this function)",
     "make: *** [Makefile:2: main.o] Error 1",

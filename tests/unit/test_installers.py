@@ -82,7 +82,7 @@ def test_lock_says_where_it_found_each_package_or_that_it_will_be_downloaded(
         (b"<html>404 Not Found</html>", "is not a zip archive: replace it with the file the vendor publishes"),
         (
             zipped("other.run", b"#!/bin/sh\n"),
-            "holds no tk.run (it holds other.run): replace it with the vendor's file",
+            "holds no tk.run (it holds other.run): replace it with the file the vendor publishes",
         ),
     ],
     ids=["not-a-zip", "without-its-installer"],

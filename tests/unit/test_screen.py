@@ -4,6 +4,9 @@ on the screen; the live table keeps one line per stage)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -12,7 +15,7 @@ from rich.console import Console
 from builder.cli.screen import WIDTH, doctor_lines, plan_lines, show, tag_lines
 from builder.execute import chain
 from builder.execute.progress import Reporter
-from builder.handoff.contents import read_contents, summary
+from builder.handoff.contents import handing_over, read_contents, summary
 from builder.handoff.doctor import binfmt_checks, disk_checks, host_checks
 from builder.manifest import load
 from builder.model.arch import Arch
@@ -69,7 +72,8 @@ def test_builds_final_lines_plan_inspect_and_doctor_fit_100_columns(tmp_path: Pa
     engine = FakeEngine()
     image = "registry.example.com/team/reference:8.3.rc1-910b-debian12-py3.11-runtime-x86_64"
     holding(engine, image, REFERENCE)
-    fits(summary(read_contents(engine, image, Arch.X86_64)))
+    contents = read_contents(engine, image, Arch.X86_64)
+    fits(summary(contents) + handing_over(contents))
     manifest = load(ROOT / "stacks" / "8.5.0.yaml")
     checks = [
         *disk_checks({"cached inputs": tmp_path, "images": Path("/var/lib/docker")}, 40, manifest.name),
@@ -92,3 +96,17 @@ def test_output_is_plain_in_a_pipe_and_coloured_on_a_terminal(capsys: object, mo
     monkeypatch.setenv("NO_COLOR", "1")
     show(["fail  npu             no /dev/davinci* device"])
     assert "31m" not in capsys.readouterr().out  # type: ignore[attr-defined]  # no colour (rich keeps bold)
+
+
+def test_a_reader_that_stops_reading_ends_what_rich_prints_as_a_closed_pipe() -> None:
+    """rich's own handler exits 1; the CLI's boundary makes a closed pipe exit 141, quietly."""
+    code = "from builder.cli import screen; screen.show(['x' * 50] * 100_000)"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    ) as shown:
+        assert shown.stdout is not None and shown.stderr is not None
+        shown.stdout.readline()
+        shown.stdout.close()
+        errors = shown.stderr.read().decode()
+        assert shown.wait(timeout=60) == 1 and "BrokenPipeError" in errors, errors  # raised for the boundary

@@ -6,6 +6,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -176,3 +179,38 @@ def test_a_stage_failing_in_the_second_builds_process_comes_back_as_it_was_raise
         str(raised.value)
         == f"stage runtime failed: step 2/2 failed\nfull log: {tmp_path / 'runtime.log'}\nlikely cause: a cause"
     )
+
+
+def _sleeps(pid_file: Path) -> None:
+    pid_file.write_text(str(os.getpid()))
+    time.sleep(120)
+
+
+def _gone(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["killed", "interrupted"])
+def test_the_second_builds_process_ends_with_the_one_that_started_it(tmp_path: Path, how: int) -> None:
+    """Killed (a CI cancel) or interrupted (Ctrl-C to it alone), the caller takes its spawned build with it."""
+    pid_file = tmp_path / "child.pid"
+    code = (
+        "import sys; from pathlib import Path; from builder.execute.reproduce import Conditions, under; "
+        "from tests.unit.test_verify_clone import _sleeps; under(Conditions(), _sleeps, Path(sys.argv[1]))"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code, str(pid_file)], cwd=ROOT, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline and parent.poll() is None
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    parent.send_signal(how)
+    assert parent.wait(timeout=10) != 0
+    assert _gone(child, 10)
