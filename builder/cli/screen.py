@@ -19,9 +19,8 @@ STYLES = {**STATE_STYLES, "ok": "green", "warn": "yellow", "build": "yellow", "f
 
 
 def short(digest: str) -> str:
-    """sha256:<12 hex digits> of a digest written with or without its algorithm, as docker shows ids."""
-    algorithm, _, hex_digits = digest.rpartition(":")
-    return f"{algorithm or 'sha256'}:{hex_digits[:12]}"
+    """A digest's first 12 hex digits, as `docker images` shows ids."""
+    return digest.rpartition(":")[2][:12]
 
 
 def tag_lines(tags: Iterable[tuple[str, str, int]]) -> list[str]:

@@ -89,7 +89,9 @@ def find_cached(plan: Plan, engine: Engine) -> Work:
 def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions, say: Say) -> Built:
     plan = work.plan
     for line in plan.drift:
-        say(f"[stackbuild] note: {line} (building the working tree; --frozen refuses)")
+        say(f"[stackbuild] note: {line}")
+    if plan.drift:
+        say("[stackbuild] note: built as it is, not as locked (--frozen refuses)")
     build_one = StageBuilder(plan, engine, cache, options.log_dir, options.registry)
     pool = _pool(build_one, options)
     with Reporter(plan.stages, options.live) as reporter:

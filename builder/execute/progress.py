@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # rich is imported only for a terminal: plain lines need none
 STATES = ("waiting", "cached", "pulling", "building", "probing", "pushing", "built", "pulled", "failed", "skipped")
 # Colours on a terminal (rich leaves them out with NO_COLOR); the table is the only place they show.
 STATE_STYLES = {"built": "green", "cached": "green", "pulled": "green", "failed": "bold red", "skipped": "yellow"}
-NOTE_WIDTH = 50  # the note column's, so stage, status, elapsed, cache and note fit 100 columns
+NOTE_WIDTH = 44  # the note column's, so stage, status, elapsed, cache and note fit 100 columns
 
 
 @dataclass

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 import shlex
 from collections.abc import Mapping
@@ -157,7 +158,7 @@ def summary(contents: Contents) -> list[str]:
         *(f"  {role:<11} {p['file']}  sha256:{p['sha256'][:12]}" for role, p in toolkit["packages"].items()),
         f"certified for driver {host['driver'] or '?'}, firmware {host['firmware'] or 'any'} (on the host)",
         f"base          {base.get('bootstrap') or base.get('image')}",
-        f"  dated       {base['source_date_epoch']}"
+        f"  dated       {datetime.datetime.fromtimestamp(base['source_date_epoch'], datetime.timezone.utc):%Y-%m-%d}"
         + (f"  tarball sha256:{base['tarball_sha256'][:12]}" if "tarball_sha256" in base else ""),
         "components",
     ]

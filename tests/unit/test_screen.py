@@ -54,6 +54,7 @@ def test_builds_live_table_keeps_one_line_per_stage_at_100_columns() -> None:
     reporter.statuses["devkit"].state, reporter.statuses["devkit"].elapsed = "built", 1234.5
     shown = on_screen(reporter._table())
     assert max(cell_len(line) for line in shown) <= WIDTH, "\n".join(shown)
+    assert all(f" {header} " in shown[2] for header in ("stage", "status", "elapsed", "cache", "note")), shown[2]
     for stage in plan.order():
         assert sum(f" {stage.name} " in line for line in shown) == 1, "\n".join(shown)
     assert any("build step 2/2: cmake" in line and "…" in line for line in shown), "\n".join(shown)
