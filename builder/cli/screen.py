@@ -34,7 +34,7 @@ def plan_lines(plan: Plan, rows: Sequence[dict[str, object]]) -> list[str]:
     lines = [f"{row['stage']!s:<{width}}  {row['status']!s:<6}  {row['why']}".rstrip() for row in rows]
     lines += [f"note: {line}" for line in plan.drift]
     lines += [
-        f"note: {stage.name} builds with network access: what it downloads is not pinned"
+        f"note: {stage.name} builds with network access (network: true): what it downloads is not pinned"
         for stage in plan.order()
         if stage.network
     ]
