@@ -172,7 +172,10 @@ def summary(contents: Contents) -> list[str]:
             f"  {cid:<20} {where}{'  (downloads while building: not pinned)' if source.get('network') else ''}"
         )
     lines.append(f"system packages  {len(about['system_packages'])} (dpkg names and versions: --json)")
-    lines.append(f"python packages  {len(about['python_packages'])}")
+    # The lock's wheels for what the image holds; the SBOM lists what pip finds in it (the components' own too).
+    lines.append(
+        f"python packages  {len(about['python_packages'])} pinned by the lock (`stackbuild sbom` lists all pip sees)"
+    )
     lines += [f"  {name}=={version}" for name, version in about["python_packages"].items()]
     return lines
 
