@@ -42,6 +42,7 @@ class _Graph:
         files: tuple[tuple[str, str], ...] = (),
         network: bool = False,
         bake: Bake | None = None,
+        source: ContextInput | None = None,
     ) -> None:
         files = files + (bake.files() if bake else ())
         dockerfile = _parents_header(parents, self.stages) + dockerfile
@@ -55,7 +56,9 @@ class _Graph:
             network=network,
         )
         items = (*located.items, *(BytesItem(path, text.encode()) for path, text in files))
-        self.stages[name] = Stage(name, kind, parents, dockerfile, items, inputs, files, probes, workdir, bake)
+        self.stages[name] = Stage(
+            name, kind, parents, dockerfile, items, inputs, files, probes, workdir, bake, source=source
+        )
 
 
 def _parents_header(parents: tuple[str, ...], stages: dict[str, Stage]) -> str:
@@ -139,6 +142,7 @@ def make_plan(inputs: Inputs) -> Plan:
             files,
             network,
             bake=render.environment(cid, lock, components=scripts) if scripts else None,
+            source=inputs.sources[cid].content,
         )
     built = [(cid, graph.image(cid)) for cid in lock.order]
     # The lock rides in both final images, beside labels naming what they hold.

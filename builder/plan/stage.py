@@ -100,6 +100,8 @@ class Stage:
     probes: tuple[ProbeSpec, ...] = ()
     probe_workdir: str = "/"
     bake: Bake | None = None
+    # A component's source alone (its context adds .debs and wheels): what `plan` names when it moved.
+    source: ContextInput | None = None
 
     @cached_property
     def key(self) -> str:

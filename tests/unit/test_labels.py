@@ -20,6 +20,7 @@ from builder.model.arch import Arch
 from builder.plan import render
 from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels
 from builder.plan.stage import Plan
+from builder.plan.why import record_build, why
 from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
@@ -123,4 +124,9 @@ def test_images_built_from_a_tree_that_differs_from_the_lock_are_tagged_dirty_an
     assert "dirty" not in dirty.stages["runtime-image"].dockerfile
     # plan's note says how, in short digests that fit a line of 100 columns
     [note] = dirty.drift
-    assert re.fullmatch(r"harness: source tree [0-9a-f]{12} \(locked\) -> [0-9a-f]{12} \(working tree\)", note)
+    found = re.fullmatch(r"harness: source tree ([0-9a-f]{12}) \(locked\) -> ([0-9a-f]{12}) \(working tree\)", note)
+    assert found, note
+    # and plan's reason for the rebuild names the same two trees (the context adds the wheels to them)
+    cache = Cache(tmp_path / "c")
+    record_build(cache, clean, clean.stages["harness"])
+    assert why(cache, dirty, dirty.stages["harness"]) == f"harness: source tree {found[1]} -> {found[2]}"
