@@ -97,7 +97,7 @@ class Context:
     def error_log_dir(self) -> Path:
         """Where a traceback goes: the project's logs, or the cache's outside a project (never the
         current directory because stackbuild ran there)."""
-        return self.log_dir() if (self.root / "stacks").is_dir() else self.cache().root / "logs"
+        return self.log_dir() if is_project(self.root) else self.cache().root / "logs"
 
     def request(self, stack: str, arch: Arch, frozen: bool = False) -> Request:
         from builder import lock as lock_io
@@ -108,7 +108,11 @@ class Context:
         return Request(manifest, path, locked, self.site(), self.cache(), arch, frozen)
 
 
+def is_project(top: Path) -> bool:
+    """A project: a directory whose stacks/ holds a manifest."""
+    return any((top / "stacks").glob("*.yaml"))
+
+
 def project_root(start: Path) -> Path:
-    """The nearest of start and its parents whose stacks/ holds a manifest, as git finds .git; start
-    when none does."""
-    return next((top for top in (start, *start.parents) if any((top / "stacks").glob("*.yaml"))), start)
+    """The nearest of start and its parents that is a project, as git finds .git; start when none is."""
+    return next((top for top in (start, *start.parents) if is_project(top)), start)

@@ -48,7 +48,7 @@ def cmd_verify_reproducible(ctx: Context, args: VerifyArgs) -> int:
         plan = chain.prepared(request, say)[1]
         for stage in plan.order():
             if stage.network:
-                say(f"[stackbuild] note: {stage.name} builds with network access: what it downloads is not pinned")
+                say(f"[stackbuild] note: {stage.name} builds with network access (network: true): not pinned")
         try:
             verdicts, pushed, took = _both(ctx, args, plan, there, second_request, first_engine, second_engine)
         finally:  # the runs' tags, whatever happened, and with them their images (unless a stage tag names one)

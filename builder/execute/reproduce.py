@@ -12,11 +12,13 @@ import ctypes
 import hashlib
 import multiprocessing
 import os
+import pickle
 import shutil
 import signal
 import tarfile
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -140,40 +142,59 @@ def second_build(
 
 def under(conditions: Conditions, function: Callable[..., T], *args: object) -> T:
     """function(*args) in a spawned process under conditions: umask and TZ belong to a process, and this
-    one's threads (and its caller) must not see them change. Its errors are raised here; the process
-    ends with this one (interrupted, killed or failing here, it is terminated, and it dies with its parent)."""
+    one's threads (and its caller) must not see them change. Its errors are raised here (an unexpected
+    one with the child's traceback as its cause); the process ends with this one (interrupted, killed or
+    failing here, it is terminated; it dies with its parent)."""
     spawned = multiprocessing.get_context("spawn")
     answer, send = spawned.Pipe(duplex=False)
-    child = spawned.Process(target=_child, args=(send, conditions, function, args))
+    child = spawned.Process(target=_child, args=(send, os.getpid(), conditions, function, args))
     child.start()
     send.close()  # the child's end: once it exits, recv() sees end of file instead of waiting
     try:
-        ok, value = answer.recv()
+        ok, value, where = answer.recv()
     except EOFError:
         child.join()
         raise StackbuildError(
             f"the second build's process ended without an answer (exit code {child.exitcode})"
         ) from None
-    except BaseException:
+    except BaseException:  # interrupted here: it goes now, not once its build is done
         child.terminate()
-        child.join()
         raise
-    child.join()
+    finally:
+        answer.close()
+        child.join(timeout=30)  # it exits once it has answered; one that does not is ended
+        if child.is_alive():
+            child.terminate()
+            child.join()
     if ok:
         return cast(T, value)
-    raise value
+    if isinstance(value, StackbuildError):
+        raise value
+    raise value from RemoteTraceback(where)
 
 
-def _child(send: Connection, conditions: Conditions, function: Callable[..., object], args: tuple[object, ...]) -> None:
-    with contextlib.suppress(OSError, AttributeError):  # Linux: SIGTERM when the parent dies, however it dies
+class RemoteTraceback(Exception):
+    """The traceback of an error raised in the spawned process, as its text."""
+
+
+def _child(
+    send: Connection, parent: int, conditions: Conditions, function: Callable[..., object], args: tuple[object, ...]
+) -> None:
+    with contextlib.suppress(OSError, AttributeError):  # Linux: SIGTERM when the parent (thread) dies
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it died while this one started, before the signal was asked for
+        os._exit(1)
     os.umask(conditions.umask)
     os.environ["TZ"] = conditions.zone
     time.tzset()
     try:
-        result: tuple[bool, object] = (True, function(*args))
+        result: tuple[bool, object, str] = (True, function(*args), "")
     except BaseException as err:  # sent back to be raised in the parent
-        result = (False, err)
+        result = (False, err, traceback.format_exc())
+    try:
+        pickle.loads(pickle.dumps(result))
+    except Exception as err:  # what cannot cross back is said in words
+        result = (False, StackbuildError(f"the second build's result cannot be sent back: {err}"), "")
     send.send(result)
 
 

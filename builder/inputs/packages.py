@@ -62,7 +62,7 @@ def _remedy(file: str, pinned: str | None, found: str) -> str:
 
 
 REPLACE = "replace it with the file the vendor publishes"
-FIX_PIN = "the pin is of a file that is not what its name says: fix the pin (and the url) in the manifest and relock"
+FIX_PIN = "the pinned sha256 is of a file that is not what its name says: pin the vendor's file (and its url), relock"
 
 
 def check_archive(path: Path, file: str, fix: str = REPLACE) -> None:
@@ -86,7 +86,7 @@ def at_hand(file: str, sha256: str, site: SiteConfig, cache: Cache) -> Path | No
     checked to be the archive its name says; None: it is to be downloaded."""
     with cache.lock(f"blob-{sha256}"):
         if not cache.has(sha256) and (local := find_installer(site, file, sha256)) is not None:
-            check_archive(local, file)
+            check_archive(local, file, FIX_PIN)  # it is the pinned file: the pin is wrong as well
             cache.add_file(local, sha256)
             return cache.blob(sha256)
     if not cache.has(sha256):

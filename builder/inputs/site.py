@@ -135,12 +135,12 @@ def _find_secrets(data: dict[str, object]) -> str | None:
 
 
 def candidates(project: Path | None = None) -> list[Path]:
-    """Where a site configuration is looked for, in order: $STACKBUILD_SITE_CONFIG, the project's (the
-    current directory's when there is none), the user's."""
+    """Where a site configuration is looked for, in order: $STACKBUILD_SITE_CONFIG, the project's, the
+    current directory's, the user's."""
     paths = []
     if env := os.environ.get("STACKBUILD_SITE_CONFIG"):
         paths.append(Path(env))
-    paths.append((project or Path.cwd()) / SITE_FILE)
+    paths += dict.fromkeys(top / SITE_FILE for top in (project or Path.cwd(), Path.cwd()))
     config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
     paths.append(config_home / "stackbuild" / "site.yaml")
     return paths
@@ -171,8 +171,12 @@ def load(path: Path | None = None, project: Path | None = None) -> SiteConfig:
             "(registries) or a git credential helper, or the environment"
         )
     try:
-        return SiteConfig.model_validate({**data, "path": path})
+        config = SiteConfig.model_validate({**data, "path": path})
     except ValidationError as err:
         first = err.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         raise InputError(f"{path}: {field}: {first['msg'].removeprefix('Value error, ')}") from err
+    # Relative directories are the file's, wherever stackbuild runs from.
+    return config.model_copy(
+        update={key: [path.parent / d for d in getattr(config, key)] for key in ("installer_dirs", "deb_dirs")}
+    )

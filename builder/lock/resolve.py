@@ -106,7 +106,7 @@ class Resolver:
         site fetches at build time); else the whole file downloaded and hashed (never a HEAD's word), with
         the headers the vendor's own downloader sends."""
         if (local := packages.find_installer(self.site, file, pinned)) is not None:
-            packages.check_archive(local, file)
+            packages.check_archive(local, file, packages.FIX_PIN if pinned else packages.REPLACE)
             sha = self.cache.add_file(local, pinned)
             self.say(f"  {file}: found in {local.parent} (installer_dirs)")
             return sha, local.stat().st_size

@@ -142,11 +142,11 @@ def make_plan(inputs: Inputs) -> Plan:
             files,
             network,
             bake=render.environment(cid, lock, components=scripts) if scripts else None,
-            source=inputs.sources[cid].content,
+            source=inputs.sources[cid].source,
         )
     built = [(cid, graph.image(cid)) for cid in lock.order]
     # The lock rides in both final images, beside labels naming what they hold.
-    trees = {cid: located.content.sha256 for cid, located in inputs.sources.items()}
+    trees = {cid: located.source.sha256 for cid, located in inputs.sources.items()}
     carried = as_built(lock, trees)
     lock_file = (("stack.lock.json", lock_io.text(carried)),)
     about = render.about(image_labels(manifest, carried, arch, devel=True), "stack.lock.json", LOCK_IN_IMAGE)

@@ -68,6 +68,12 @@ class Located:
 
     items: tuple[FileItem | LocalTree | GitTree | BytesItem, ...]
     content: ContextInput
+    own: ContextInput | None = None  # a source's own content, before its fetch: files were added
+
+    @property
+    def source(self) -> ContextInput:
+        """The source's own content (a path source's tree hash, a git source's commit)."""
+        return self.own or self.content
 
 
 @dataclass(frozen=True)
@@ -113,7 +119,7 @@ def _with_fetched(
     items = tuple(FileItem(f"src/{f.to}", _obtain_fetched(request, f, say)) for f in fetched)
     pins = [{"to": f.to, "sha256": f.sha256} for f in fetched]
     content = ContextInput(source.content.what, digest({"source": source.content.sha256, "fetched": pins}))
-    return Located((*source.items, *items), content), drift
+    return Located((*source.items, *items), content, own=source.content), drift
 
 
 def _obtain_fetched(request: Request, fetched: LockedFetch, say: Say) -> Callable[[], Path]:

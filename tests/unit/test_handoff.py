@@ -90,7 +90,7 @@ def test_each_image_lists_the_components_and_python_packages_it_holds_and_how_to
 
 
 def test_a_script_with_quotes_or_its_own_spacing_is_never_broken_and_an_image_holding_nothing_says_so() -> None:
-    quoted = "python3 -c 'print(1)'  &&  echo \"Compare     success.\" # " + "x" * 80
+    quoted = 'echo "Compare     success." && python3 -m harness.run --path /opt/stack # ' + "x" * 80
     assert run_lines("rt", quoted) == [f"  stackbuild run rt -- bash -c {shlex.quote(quoted)}"]
     engine = FakeEngine()
     holding(engine, "bare", REFERENCE)

@@ -79,10 +79,10 @@ def test_lock_says_where_it_found_each_package_or_that_it_will_be_downloaded(
 @pytest.mark.parametrize(
     ("payload", "says"),
     [
-        (b"<html>404 Not Found</html>", "is not a zip archive: replace it with the file the vendor publishes"),
+        (b"<html>404 Not Found</html>", f"is not a zip archive: {packages.FIX_PIN}"),
         (
             zipped("other.run", b"#!/bin/sh\n"),
-            "holds no tk.run (it holds other.run): replace it with the file the vendor publishes",
+            f"holds no tk.run (it holds other.run): {packages.FIX_PIN}",
         ),
     ],
     ids=["not-a-zip", "without-its-installer"],

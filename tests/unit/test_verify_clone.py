@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from builder import lock as lock_io
-from builder.execute.reproduce import Conditions, compare, elsewhere, forget, fresh_build, under
+from builder.execute.reproduce import Conditions, RemoteTraceback, compare, elsewhere, forget, fresh_build, under
 from builder.execute.stage import StageBuilder
 from builder.execute.stage_log import StageFailed
 from builder.model.errors import InputError
@@ -214,3 +214,14 @@ def test_the_second_builds_process_ends_with_the_one_that_started_it(tmp_path: P
     parent.send_signal(how)
     assert parent.wait(timeout=10) != 0
     assert _gone(child, 10)
+
+
+def _breaks() -> None:
+    raise ValueError("a bug in the second build")
+
+
+def test_an_unexpected_error_in_the_second_builds_process_comes_back_with_its_traceback() -> None:
+    with pytest.raises(ValueError, match="a bug in the second build") as raised:
+        under(Conditions(), _breaks)
+    assert isinstance(raised.value.__cause__, RemoteTraceback)
+    assert 'in _breaks\n    raise ValueError("a bug in the second build")' in str(raised.value.__cause__)
