@@ -91,7 +91,7 @@ def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions
     for line in plan.drift:
         say(f"[stackbuild] note: {line}")
     if plan.drift:
-        say("[stackbuild] note: built as it is, not as locked (--frozen refuses)")
+        say("[stackbuild] note: what the working tree holds is built, not what is locked (--frozen refuses)")
     build_one = StageBuilder(plan, engine, cache, options.log_dir, options.registry)
     pool = _pool(build_one, options)
     with Reporter(plan.stages, options.live) as reporter:
