@@ -33,12 +33,13 @@ def plan_lines(plan: Plan, rows: Sequence[dict[str, object]]) -> list[str]:
     width = max(len(str(row["stage"])) for row in rows)
     lines = [f"{row['stage']!s:<{width}}  {row['status']!s:<6}  {row['why']}".rstrip() for row in rows]
     lines += [f"note: {line}" for line in plan.drift]
-    lines += [
-        f"note: {stage.name} builds with network access (network: true): what it downloads is not pinned"
-        for stage in plan.order()
-        if stage.network
-    ]
+    lines += [network_note(stage.name) for stage in plan.order() if stage.network]
     return lines
+
+
+def network_note(stage: str) -> str:
+    """What `plan` and verify-reproducible say of a stage that builds with network access."""
+    return f"note: {stage} builds with network access (network: true): what it downloads is not pinned"
 
 
 def doctor_lines(checks: Sequence[Check], subject: str) -> list[str]:

@@ -9,6 +9,7 @@ from builder import lock as lock_io
 from builder.cli.building import target_arch
 from builder.cli.common import Context, say
 from builder.cli.options import VerifyArgs
+from builder.cli.screen import network_note
 from builder.engine import BuildEngine, connect
 from builder.execute import chain
 from builder.execute.chain import Request
@@ -48,7 +49,7 @@ def cmd_verify_reproducible(ctx: Context, args: VerifyArgs) -> int:
         plan = chain.prepared(request, say)[1]
         for stage in plan.order():
             if stage.network:
-                say(f"[stackbuild] note: {stage.name} builds with network access (network: true): not pinned")
+                say(f"[stackbuild] {network_note(stage.name)}")
         try:
             verdicts, pushed, took = _both(ctx, args, plan, there, second_request, first_engine, second_engine)
         finally:  # the runs' tags, whatever happened, and with them their images (unless a stage tag names one)
