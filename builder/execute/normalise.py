@@ -11,7 +11,9 @@ lists and caches, logs) left out; hard links written as their first name in path
 as bare markers. In the config: every date is the source date, and what names
 the build rather than the image (BuildKit's buildinfo, the classic builder's container) is dropped.
 The parents' layers were normalised when they were built: they are neither rewritten nor sent back
-(the engine has them, and a load skips layers it has)."""
+(the engine has them, and a load skips layers it has). Nor is an own layer that is canonical as the
+engine wrote it (kept_as_built), below the first that is not: the load then carries only the
+config and the layers that changed, each rewritten as it is sent."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from builder.engine import LayerDirs
-from builder.engine.overlay import StoredLayer, StoredTar, inside_layer
+from builder.engine.overlay import StoredLayer, StoredTar, StoredTarView, inside_layer
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
 # /tmp goes too: a stage hands its children files through its image's tree, never /tmp.
@@ -47,30 +49,75 @@ DROPPED = re.compile(
 WHITEOUT_PREFIX = ".wh."  # a layer's deletion markers (and .wh..wh..opq, an emptied directory)
 PYC_TIMESTAMP_FLAGS = b"\0\0\0\0"  # PEP 552: flags 0 is a timestamp .pyc (mtime at 8:12, size at 12:16)
 SECONDS_PER_DAY = 86400
+TAR_ENCODING = tarfile.ENCODING  # what tarfile writes names in (the file system's encoding)
+KEPT_PAX = ("path", "linkpath")  # extended headers of a kept layer: its long names
 # Config keys that name the build, not the image.
 BUILD_ONLY = ("moby.buildkit.buildinfo.v1", "container", "container_config", "docker_version")
 
 
 @dataclass(frozen=True)
+class Sent:
+    """A layer the load needs: its path in the load's manifest, its place in the image, its size,
+    and its bytes, made as they are sent."""
+
+    path: str
+    index: int
+    size: int
+    chunks: Callable[[], Iterator[bytes]]
+
+
+@dataclass
 class Normalised:
-    config: bytes  # the image config as loaded: its sha256 is the image ID
+    """An image normalised: its own layers kept as built where they are canonical already, the others
+    to be sent (each rewritten as it is sent, its diff id known once it was)."""
+
+    source: dict[str, Any]  # the built image's config
+    diff_ids: list[str]  # the layers the loaded image has, bottom first ("": a layer not sent yet)
     paths: list[str]  # every layer's path in the load's manifest, bottom first
-    sent: dict[str, Path]  # the layers the engine lacks (by path): the files sent
+    sent: list[Sent]  # the layers the engine lacks, bottom first
+    epoch: int
+    kept: int = 0  # own layers kept as the engine wrote them
+
+    @property
+    def settled(self) -> bool:
+        """Whether every diff id is known (before the load: no layer is made as it is sent)."""
+        return all(self.diff_ids)
+
+    @property
+    def config(self) -> bytes:
+        """The image config as loaded (its sha256 is the image ID); once settled."""
+        if not self.settled:
+            raise ValueError("a layer's diff id is known only once it was sent")
+        return _config(self.source, self.diff_ids, self.epoch)
 
     @property
     def image_id(self) -> str:
         return f"sha256:{hashlib.sha256(self.config).hexdigest()}"
 
     def archive(self) -> Iterator[bytes]:
-        """What `docker load` reads, as it is sent: the layers the engine lacks, the config, the
-        manifest. Streamed from the layer files, never copied into one archive on disk."""
-        digest = hashlib.sha256(self.config).hexdigest()
-        manifest = json.dumps([{"Config": f"{digest}.json", "RepoTags": None, "Layers": self.paths}]).encode()
-        for path, file in self.sent.items():
-            yield from _member(path, file.stat().st_size, _chunks(file))
-        for name, data in ((f"{digest}.json", self.config), ("manifest.json", manifest)):
-            yield from _member(name, len(data), iter((data,)))
+        """What `docker load` reads, as it is sent: the layers the engine lacks (each hashed on its
+        way: its diff id), the config, the manifest. Nothing is copied into one archive on disk."""
+        for layer in self.sent:
+            digest = hashlib.sha256()
+            yield from _member(layer.path, layer.size, _hashed(layer.chunks(), digest, layer.size))
+            self.diff_ids[layer.index] = f"sha256:{digest.hexdigest()}"
+        config = self.config
+        name = f"{hashlib.sha256(config).hexdigest()}.json"
+        manifest = json.dumps([{"Config": name, "RepoTags": None, "Layers": self.paths}]).encode()
+        for member, data in ((name, config), ("manifest.json", manifest)):
+            yield from _member(member, len(data), iter((data,)))
         yield tarfile.NUL * (2 * tarfile.BLOCKSIZE)  # the end of the archive
+
+
+def _hashed(chunks: Iterator[bytes], digest: Any, size: int) -> Iterator[bytes]:
+    """chunks, hashed on their way; ValueError unless they are size bytes (the archive's member says so)."""
+    count = 0
+    for chunk in chunks:
+        digest.update(chunk)
+        count += len(chunk)
+        yield chunk
+    if count != size:
+        raise ValueError(f"a layer came out {count} bytes long where {size} were announced")
 
 
 def _member(name: str, size: int, data: Iterator[bytes]) -> Iterator[bytes]:
@@ -84,22 +131,6 @@ def _member(name: str, size: int, data: Iterator[bytes]) -> Iterator[bytes]:
 def _chunks(file: Path) -> Iterator[bytes]:
     with file.open("rb") as handle:
         yield from iter(functools.partial(handle.read, 1 << 20), b"")
-
-
-class _Digesting(io.RawIOBase):
-    """A writer passing everything to out, hashing it on the way (no second read of a large layer)."""
-
-    def __init__(self, out: IO[bytes]) -> None:
-        super().__init__()
-        self.out, self.sha256 = out, hashlib.sha256()
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        self.sha256.update(data)
-        self.out.write(data)
-        return len(data)
 
 
 def _pyc(data: bytes, epoch: int) -> bytes:
@@ -118,14 +149,6 @@ def _shadow(data: bytes, epoch: int) -> bytes:
             fields[2] = str(days)
         lines.append(":".join(fields))
     return "\n".join(lines).encode(errors="surrogateescape")
-
-
-def _content(name: str, data: bytes, epoch: int) -> bytes:
-    if name.endswith(".pyc"):
-        return _pyc(data, epoch)
-    if name == "etc/shadow":
-        return _shadow(data, epoch)
-    return data
 
 
 # A layer's entry as read (its name without "./"), and how to open its data (None: it has none).
@@ -161,8 +184,27 @@ def _at(spool: IO[bytes], offset: int) -> Iterator[IO[bytes]]:
 
 
 def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int) -> str:
-    """The members written in a canonical tar: cleaned, in path order, hard links after the files
-    they name; the tar's diff id (sha256)."""
+    """The members written in a canonical tar (see canonical_entries); the tar's diff id (sha256)."""
+    digest = hashlib.sha256()
+    for chunk in layer_chunks(canonical_entries(members, epoch), epoch):
+        digest.update(chunk)
+        out.write(chunk)
+    return f"sha256:{digest.hexdigest()}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A canonical tar's entry: its header as written, and how to open its data (None: it has none)."""
+
+    info: tarfile.TarInfo
+    header: bytes
+    opener: Opener | None
+
+
+def canonical_entries(members: Iterable[Member], epoch: int) -> list[Entry]:
+    """The members as a canonical tar writes them: cleaned, in path order, hard links after the files
+    they name, /etc/shadow's days clamped (its size can change: it is read here); every member is
+    read before any is returned, so a layer that proves unreadable has nothing written yet."""
     entries: dict[str, tuple[tarfile.TarInfo, Opener | None]] = {}
     left_out: set[str] = set()
     for member, opener in members:
@@ -171,23 +213,59 @@ def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int) -> str:
         if DROPPED.match(name) and not member.isdir() and not _is_whiteout(name):
             left_out.add(name)
     _relink(entries, left_out)
-    digesting = _Digesting(out)
-    with tarfile.open(fileobj=digesting, mode="w|", format=tarfile.PAX_FORMAT) as written:
-        for info, opener in sorted(
-            (entries[name] for name in entries if name not in left_out),
-            key=lambda entry: (entry[0].islnk(), entry[0].name),
-        ):
-            if opener is None or not info.isfile():
-                written.addfile(info)
-                continue
+    written = []
+    for info, opener in sorted(
+        (entries[name] for name in entries if name not in left_out),
+        key=lambda entry: (entry[0].islnk(), entry[0].name),
+    ):
+        if opener is not None and info.isfile() and info.name == "etc/shadow":
             with opener() as data:
-                if info.name.endswith(".pyc") or info.name == "etc/shadow":
-                    body = _content(info.name, data.read(info.size), epoch)
-                    info.size = len(body)
-                    written.addfile(info, io.BytesIO(body))
-                else:
-                    written.addfile(info, data)
-    return f"sha256:{digesting.sha256.hexdigest()}"
+                body = _shadow(data.read(info.size), epoch)
+            info.size, opener = len(body), _bytes_opener(body)
+        if not info.isfile():
+            opener = None
+        written.append(Entry(info, info.tobuf(tarfile.PAX_FORMAT, TAR_ENCODING, "surrogateescape"), opener))
+    return written
+
+
+def layer_size(entries: list[Entry]) -> int:
+    """The size of the tar layer_chunks writes, known before it is written (the load's archive names it first)."""
+    size = _body_size(entries) + 2 * tarfile.BLOCKSIZE  # the end: two zero blocks, then whole records
+    return size + -size % tarfile.RECORDSIZE
+
+
+def _body_size(entries: list[Entry]) -> int:
+    return sum(len(entry.header) + entry.info.size + -entry.info.size % tarfile.BLOCKSIZE for entry in entries)
+
+
+def layer_chunks(entries: list[Entry], epoch: int) -> Iterator[bytes]:
+    """The canonical tar of entries, byte for byte as tarfile writes it (PAX, records of RECORDSIZE),
+    each file's data read from its opener as it is written; ValueError when a file is not the size
+    its entry says."""
+    for entry in entries:
+        yield entry.header
+        if entry.opener is None or not entry.info.size:
+            continue
+        with entry.opener() as data:
+            if entry.info.name.endswith(".pyc"):
+                body = _pyc(data.read(entry.info.size), epoch)
+                if len(body) != entry.info.size:
+                    raise ValueError(f"{entry.info.name} is shorter than its entry says")
+                yield body
+            else:
+                left = entry.info.size
+                while left:
+                    chunk = data.read(min(left, 1 << 20))
+                    if not chunk:
+                        raise ValueError(f"{entry.info.name} is shorter than its entry says")
+                    left -= len(chunk)
+                    yield chunk
+        yield tarfile.NUL * (-entry.info.size % tarfile.BLOCKSIZE)
+    yield tarfile.NUL * (layer_size(entries) - _body_size(entries))
+
+
+def _bytes_opener(body: bytes) -> Opener:
+    return lambda: contextlib.nullcontext(io.BytesIO(body))
 
 
 def _relink(entries: dict[str, tuple[tarfile.TarInfo, Opener | None]], left_out: set[str]) -> None:
@@ -287,45 +365,88 @@ def unpack(saved: IO[bytes], scratch: Path) -> Saved:
 
 
 def normalise(saved: IO[bytes], parent_layers: frozenset[str], epoch: int, scratch: Path) -> Normalised:
-    """A `docker save` stream of one image, normalised: the layers its parents have (by diff id) as
-    they are, the others rewritten. scratch: a directory for the layers on their way."""
-    layers: dict[str, Path] = {}  # the saved layer path -> the file sent back, above the first rewritten
+    """A `docker save` stream of one image, normalised: the bottom layers its parents have (by diff
+    id) as they are, its own bottom layers that are canonical already kept, the rest rewritten.
+    scratch: a directory for the layers on their way."""
     unpacked = unpack(saved, scratch)
     pending, config = unpacked.files, unpacked.config
     diff_ids: list[str] = list(config["rootfs"]["diff_ids"])
-    for index, path in enumerate(unpacked.paths):
-        if diff_ids[index] in parent_layers:
-            # As it is; sent back only above a rewritten layer (the engine has it on another chain only).
-            if layers:
-                layers[path] = pending[path]
+    sent: list[Sent] = []
+    kept = 0
+    for index in range(inherited(diff_ids, parent_layers), len(diff_ids)):
+        path = unpacked.paths[index]
+        if not sent and _saved_kept(pending[path], epoch):
+            kept += 1
             continue
         rewritten = pending[path].with_suffix(".normal")
         with pending[path].open("rb") as layer, rewritten.open("wb") as out:
             diff_ids[index] = normalise_layer(layer, out, epoch, scratch)
-        layers[path] = rewritten
-    return Normalised(_config(config, diff_ids, epoch), unpacked.paths, layers)
+        sent.append(Sent(path, index, rewritten.stat().st_size, functools.partial(_chunks, rewritten)))
+    return Normalised(config, diff_ids, unpacked.paths, sent, epoch, kept)
 
 
-def normalise_dirs(image: LayerDirs, parent_layers: frozenset[str], epoch: int, scratch: Path) -> Normalised | None:
-    """The same image as normalise gives, its layers read from the engine's data root; None when they
-    cannot be read there as `docker save` would give them, or when a layer its parents have sits
-    above a rewritten one (the load needs that layer's tar: only a save has it)."""
+def inherited(diff_ids: list[str], parent_layers: frozenset[str]) -> int:
+    """How many of an image's bottom layers are its parent's (the image it was built FROM): those
+    up to the first its parents lack. Every layer above is the stage's own, even one with the same
+    bytes as a parent's (an empty layer, a step that changed nothing)."""
+    return next((index for index, diff_id in enumerate(diff_ids) if diff_id not in parent_layers), len(diff_ids))
+
+
+def _saved_kept(layer: Path, epoch: int) -> bool:
+    with layer.open("rb") as handle:
+        return kept_as_built(handle, epoch)
+
+
+def normalise_dirs(image: LayerDirs, parent_layers: frozenset[str], epoch: int) -> Normalised | None:
+    """The same image as normalise gives, its layers read from the engine's data root: the rewritten
+    ones made as they are sent, nothing spooled; None when they cannot be read there as `docker save`
+    would give them."""
     config = json.loads(image.config)
     diff_ids: list[str] = list(config["rootfs"]["diff_ids"])
-    own = [index for index, diff_id in enumerate(diff_ids) if diff_id not in parent_layers]
-    if own and any(diff_id in parent_layers for diff_id in diff_ids[own[0] :]):
-        return None
     paths = [f"{diff_id.removeprefix('sha256:')}/layer.tar" for diff_id in diff_ids]
-    layers: dict[str, Path] = {}
+    sent: list[Sent] = []
+    kept = 0
     try:
-        for index in own:
-            rewritten = scratch / f"layer-{index}.normal"
-            with rewritten.open("wb") as out:
-                diff_ids[index] = write_layer(_stored_members(image.layers[index]), out, epoch)
-            layers[paths[index]] = rewritten
+        for index in range(inherited(diff_ids, parent_layers), len(diff_ids)):
+            if not sent:
+                # Buffered by a block: headers are read, the files' data seeked over.
+                with io.BufferedReader(StoredTarView(image.layers[index]), tarfile.BLOCKSIZE) as view:
+                    if kept_as_built(view, epoch):
+                        kept += 1
+                        continue
+            entries = canonical_entries(_stored_members(image.layers[index]), epoch)
+            sent.append(Sent(paths[index], index, layer_size(entries), functools.partial(layer_chunks, entries, epoch)))
+            diff_ids[index] = ""  # known once it was sent
     except (OSError, ValueError, EOFError, tarfile.TarError):
         return None  # a file gone or unreadable, or a store this code does not read as Docker does
-    return Normalised(_config(config, diff_ids, epoch), paths, layers)
+    return Normalised(config, diff_ids, paths, sent, epoch, kept)
+
+
+def kept_as_built(layer: IO[bytes], epoch: int) -> bool:
+    """Whether a layer tar (seekable: its files' data is skipped) is canonical as the engine wrote it,
+    so it is kept, neither rewritten nor loaded again: every entry dated at or before the source
+    date; no owner name but root's for id 0 (what every Linux host names it); no extended header but
+    long names and file capabilities; nothing normalising leaves out; no sparse file, no whiteout
+    dated after the source date; no timestamp .pyc stamped later, no /etc/shadow day after it. The
+    engine's own entry order and hard links stand: they follow from the files alone."""
+    with tarfile.open(fileobj=layer, mode="r:") as tar:
+        for member in tar:
+            name = member.name.removeprefix("./")
+            if (
+                member.mtime > epoch
+                or member.type == tarfile.GNUTYPE_SPARSE
+                or any(not (key in KEPT_PAX or key.startswith("SCHILY.xattr.")) for key in member.pax_headers)
+                or member.uname not in ("", "root" if member.uid == 0 else "")
+                or member.gname not in ("", "root" if member.gid == 0 else "")
+                or (DROPPED.match(name) and not member.isdir() and not _is_whiteout(name))
+            ):
+                return False
+            if member.isfile() and member.size and (name.endswith(".pyc") or name == "etc/shadow"):
+                handle = tar.extractfile(member)
+                data = handle.read(16 if name.endswith(".pyc") else member.size) if handle else b""
+                if _pyc(data, epoch) != data or (name == "etc/shadow" and _shadow(data, epoch) != data):
+                    return False
+    return True
 
 
 def _stored_members(layer: StoredLayer) -> Iterator[Member]:

@@ -24,15 +24,15 @@ def normalised(
         parent_layers = frozenset(d for image in parents for d in engine.inspect(image).layers)
         if stage.kind == "base" and plan.base_image:  # the pinned image's layers stay as pulled
             parent_layers |= _pinned_layers(engine, plan, plan.base_image)
+        on_disk = engine.layer_dirs(built)
+        normal = normalise_dirs(on_disk, parent_layers, plan.source_date_epoch) if on_disk else None
+        how = "from the data root"
         with cache.temp_dir() as scratch:
-            on_disk = engine.layer_dirs(built)
-            normal = normalise_dirs(on_disk, parent_layers, plan.source_date_epoch, scratch) if on_disk else None
-            how = "from the data root"
             if normal is None:
                 how = "through docker save"
                 with engine.save(built) as saved:
                     normal = normalise(saved, parent_layers, plan.source_date_epoch, scratch)
-            if normal.image_id != built:
+            if not normal.settled or normal.image_id != built:
                 engine.load(normal.archive())
                 with contextlib.suppress(EngineError):  # the build's own image: nothing names it
                     engine.remove(built)
@@ -40,7 +40,8 @@ def normalised(
         with contextlib.suppress(EngineError):  # the build's own image: nothing else names it
             engine.remove(built)
         raise log.failed(f"cannot normalise its image: {err}") from err
-    log.write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s {how} (was {built})")
+    layers = f"{normal.kept} layer(s) kept as built, {len(normal.sent)} sent"
+    log.write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s {how}, {layers} (was {built})")
     return normal.image_id
 
 

@@ -10,7 +10,7 @@ import tarfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from builder.execute.normalise import normalise, normalise_layer
+from builder.execute.normalise import _spooled, canonical_entries, layer_chunks, layer_size, normalise, normalise_layer
 
 EPOCH = 1_700_000_000
 LATER = EPOCH + 86_400 * 30
@@ -150,8 +150,9 @@ def test_an_image_is_normalised_past_its_parents_layers(tmp_path: Path) -> None:
     assert again.image_id == result.image_id
 
 
-def test_a_parents_layer_above_a_rewritten_one_is_sent_back(tmp_path: Path) -> None:
-    """The engine has it only on the parent's chain: above a rewritten layer it is new to the engine."""
+def test_a_layer_with_a_parents_bytes_above_the_parents_own_is_the_stages_and_normalised(tmp_path: Path) -> None:
+    """Only the bottom layers are the parent's (the image built FROM it): a later layer with the same
+    bytes (an empty one, a step that changed nothing) is the stage's own, normalised as any other."""
     same = layer([("etc/x", b"x", EPOCH - 1)])
     own = layer([("opt/x", b"x", LATER)])
     digests = [f"sha256:{hashlib.sha256(d).hexdigest()}" for d in (same, own, same)]
@@ -160,7 +161,7 @@ def test_a_parents_layer_above_a_rewritten_one_is_sent_back(tmp_path: Path) -> N
     with tarfile.open(fileobj=io.BytesIO(b"".join(result.archive()))) as tar:
         assert [n for n in tar.getnames() if n.endswith("layer.tar")] == [f"{1:064x}/layer.tar", f"{2:064x}/layer.tar"]
         copied = tar.extractfile(f"{2:064x}/layer.tar")
-        assert copied is not None and copied.read() == same
+        assert copied is not None and copied.read() == normal(same)
 
 
 def test_a_layer_saved_twice_as_a_link_is_read_through_it(tmp_path: Path) -> None:
@@ -187,7 +188,7 @@ def test_a_layer_saved_twice_as_a_link_is_read_through_it(tmp_path: Path) -> Non
     result = normalise(out, frozenset(digests[:1]), EPOCH, tmp_path)
     with tarfile.open(fileobj=io.BytesIO(b"".join(result.archive()))) as tar:
         sent = tar.extractfile("c/layer.tar")
-        assert sent is not None and sent.read() == same
+        assert sent is not None and sent.read() == normal(same)
 
 
 def test_a_file_left_out_keeps_its_data_under_a_kept_hard_link() -> None:
@@ -218,3 +219,33 @@ def test_the_classic_builders_parent_image_id_is_not_kept(tmp_path: Path) -> Non
     }
     written = json.loads(normalise(saved([own], config), frozenset(), EPOCH, tmp_path).config)
     assert written["config"] == {"Image": "", "Env": ["A=1"]}
+
+
+def test_a_rewritten_layer_is_the_tar_tarfile_writes_and_its_size_is_known_before_it_is_written() -> None:
+    """The load's archive names a layer's size before its bytes: layer_size must be what layer_chunks
+    gives, and both what tarfile itself writes for the same entries (names past 100 characters,
+    a hard link, a non-ASCII name, /etc/shadow's clamped days changing its size)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        shadow = b"root:*:99999:0:::::\n"
+        for name, body in (("opt/" + "n" * 150, b"x" * 700), ("opt/caf\u00e9", b"c"), ("etc/shadow", shadow)):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(body), LATER
+            tar.addfile(info, io.BytesIO(body))
+        link = tarfile.TarInfo("opt/link")
+        link.type, link.linkname = tarfile.LNKTYPE, "opt/caf\u00e9"
+        tar.addfile(link)
+    entries = canonical_entries(_spooled(io.BytesIO(out.getvalue()), spool := io.BytesIO()), EPOCH)
+    written = b"".join(layer_chunks(entries, EPOCH))
+    assert len(written) == layer_size(entries)
+    reference = io.BytesIO()
+    with tarfile.open(fileobj=reference, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        for entry in entries:
+            if entry.opener is None:
+                tar.addfile(entry.info)
+            else:
+                with entry.opener() as data:
+                    tar.addfile(entry.info, data)
+    assert written == reference.getvalue() and spool.tell() > 0
+    with tarfile.open(fileobj=io.BytesIO(written)) as tar:
+        assert tar.extractfile("etc/shadow").read() == f"root:*:{EPOCH // 86400}:0:::::\n".encode()  # type: ignore[union-attr]
