@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import tarfile
-import tempfile
 from pathlib import Path
 
 from builder.inputs.contexts import write_context
@@ -49,11 +47,8 @@ def compose(plan: Plan, cache: Cache, out: Path) -> list[str]:
 
 
 def _context(stage: Stage, cache: Cache, into: Path) -> None:
-    with tempfile.TemporaryFile() as buffer:
-        write_context(buffer, stage.dockerfile, stage.context, cache)
-        buffer.seek(0)
-        with tarfile.open(fileobj=buffer) as tar:
-            tar.extractall(into, filter="tar")
+    into.mkdir(parents=True)
+    write_context(into, stage.dockerfile, stage.context, cache)
     (into / "Dockerfile").unlink()
     if stage.probes:
         (into / "peer-probes").mkdir()

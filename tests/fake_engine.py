@@ -124,7 +124,7 @@ class FakeEngine:
 
     def build(
         self,
-        context: IO[bytes],
+        context: Path,
         log: Callable[[str], None],
         spec: BuildSpec,
     ) -> str:
@@ -132,9 +132,7 @@ class FakeEngine:
         if self.parents_must_exist and (absent := [r for r in spec.args.values() if self.image_id(r) is None]):
             raise BuildFailed(f"failed to solve: pull access denied for {absent[0]}", [])
         self.events.append(f"build {spec.labels['org.stackbuild.stage']}")
-        with tarfile.open(fileobj=io.BytesIO(context.read())) as tar:
-            handle = tar.extractfile("Dockerfile")
-            dockerfile = handle.read().decode() if handle else ""
+        dockerfile = (context / "Dockerfile").read_text()
         with self.guard:
             self.active += 1
             self.max_active = max(self.max_active, self.active)

@@ -14,17 +14,30 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import bcrypt
 
 from builder.cli import main
+from builder.inputs.contexts import ContextItem, write_context
+from builder.store.cache import Cache
 
 # Every fuzz case on CI (.ci/run sets CI=true) or with STACKBUILD_FUZZ=full; a tenth of them in a
 # developer's fast tier, which stays under a minute (hypothesis draws new cases each run).
 FULL_FUZZ = os.environ.get("CI") == "true" or os.environ.get("STACKBUILD_FUZZ") == "full"
+
+
+def context_files(dockerfile: str, items: Sequence[ContextItem], cache: Cache) -> dict[str, bytes]:
+    """A build context as write_context writes it: each file's bytes by its path in the context."""
+    with cache.temp_dir() as directory:
+        write_context(directory, dockerfile, items, cache)
+        return {
+            path.relative_to(directory).as_posix(): path.read_bytes()
+            for path in sorted(directory.rglob("*"))
+            if path.is_file() and not path.is_symlink()
+        }
 
 
 def fuzz_cases(full: int) -> int:

@@ -1,7 +1,8 @@
 """Stage builds with BuildKit, through the docker CLI: docker-py has no BuildKit (docker/docker-py#2230).
 
-The context tarball goes in on stdin; the image id comes back through --iidfile and the image is
-never tagged here (a builder killed mid-build leaves no tag: the stage is tagged after its probes).
+The context is a directory the CLI sends file by file (BuildKit's file sync: no tarball written,
+uploaded and unpacked again); the image id comes back through --iidfile and the image is never
+tagged here (a builder killed mid-build leaves no tag: the stage is tagged after its probes).
 Debian's docker 20.10 client has BuildKit built in; newer clients need the buildx plugin.
 """
 
@@ -58,11 +59,11 @@ def _run(command: list[str]) -> str:
 def build(
     cli: str,
     host: str | None,
-    context: IO[bytes],
+    context: Path,
     log: Callable[[str], None],
     spec: BuildSpec,
 ) -> str:
-    """Build the tar context on stdin with BuildKit; the image id."""
+    """Build the context directory with BuildKit; the image id."""
     tail = LogTail(log)
 
     # The daemon docker-py talks to, never another one a CLI context or a buildx builder points at.
@@ -81,7 +82,11 @@ def build(
             command += ["--build-arg", f"{key}={value}"]
         try:
             process = subprocess.Popen(
-                [*command, "-"], stdin=context, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+                [*command, "--", str(context)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
             )
         except OSError as err:
             raise BuildFailed(f"cannot run {cli}: {err}", []) from err

@@ -296,7 +296,7 @@ class DockerEngine:
 
     def build(
         self,
-        context: IO[bytes],
+        context: Path,
         log: Callable[[str], None],
         spec: BuildSpec,
     ) -> str:
@@ -304,12 +304,11 @@ class DockerEngine:
             return buildkit.build(self.buildkit_cli, self.host, context, log, spec)
         return self._classic_build(context, log, spec)
 
-    def _classic_build(self, context: IO[bytes], log: Callable[[str], None], spec: BuildSpec) -> str:
+    def _classic_build(self, context: Path, log: Callable[[str], None], spec: BuildSpec) -> str:
         tail = LogTail(log)
         try:
             stream: Iterable[dict[str, Any]] = self.client.api.build(
-                fileobj=context,
-                custom_context=True,
+                path=str(context),  # docker-py tars the directory as it sends it
                 rm=True,
                 forcerm=True,
                 labels=dict(spec.labels),

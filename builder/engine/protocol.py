@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Protocol
 
 from builder.engine.overlay import LayerDirs
@@ -127,11 +128,11 @@ class Engine(Protocol):
 
     def build(
         self,
-        context: IO[bytes],
+        context: Path,
         log: Callable[[str], None],
         spec: BuildSpec,
     ) -> str:
-        """Build from a tar context holding a Dockerfile as spec says; the image id (untagged)."""
+        """Build from a context directory holding a Dockerfile as spec says; the image id (untagged)."""
         ...
 
     def files(self, image: str, paths: Sequence[str], arch: Arch) -> dict[str, bytes]:

@@ -5,13 +5,11 @@ instead of a table of ours."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
-import tarfile
 import tempfile
 from collections.abc import Callable
-from typing import IO
+from pathlib import Path
 
 from builder.engine import BuildSpec, Engine
 from builder.model.errors import StackbuildError
@@ -59,16 +57,6 @@ def read(engine: Engine, image: str, bake: Bake) -> dict[str, str]:
     return set_by_scripts(result.output)
 
 
-def write_context(out: IO[bytes], dockerfile: str) -> None:
-    """A build context holding only the Dockerfile."""
-    with tarfile.open(fileobj=out, mode="w") as tar:
-        data = dockerfile.encode()
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    out.seek(0)
-
-
 def add(engine: Engine, built: str, name: str, bake: Bake, spec: BuildSpec, log: Callable[[str], None]) -> str:
     """The built image of stage name with the environment its scripts set added; its id. The built
     image is named only while the second build runs (BuildKit takes a name, not an id)."""
@@ -77,8 +65,8 @@ def add(engine: Engine, built: str, name: str, bake: Bake, spec: BuildSpec, log:
     ref = f"stackbuild/built/{name}:{built.removeprefix('sha256:')[:32]}"
     engine.tag(built, ref)
     try:
-        with tempfile.TemporaryFile() as context:  # a file: the docker CLI reads it as its stdin
-            write_context(context, bake.dockerfile_with(found))
-            return engine.build(context, log, BuildSpec(spec.labels, spec.arch, False, {"BUILT_IMAGE": ref}))
+        with tempfile.TemporaryDirectory(prefix="stackbuild-env-") as context:  # a context of the Dockerfile alone
+            (Path(context) / "Dockerfile").write_text(bake.dockerfile_with(found))
+            return engine.build(Path(context), log, BuildSpec(spec.labels, spec.arch, False, {"BUILT_IMAGE": ref}))
     finally:
         engine.remove(ref)

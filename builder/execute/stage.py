@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import Protocol
 
 from builder.engine import BuildEngine, BuildFailed, BuildSpec, EngineError
 from builder.execute import environment
@@ -106,7 +105,7 @@ class StageBuilder:
     def _build_new(self, stage: Stage, report: Report, run: Run, log_mode: str = "w") -> str:
         log_file = self.log_file(stage)
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        with log_file.open(log_mode) as file, tempfile.TemporaryFile() as context:
+        with log_file.open(log_mode) as file, self.cache.temp_dir() as context:
             log = StageLog(stage.name, log_file, line_writer(file))
             started = time.monotonic()
             context_input = stage.inputs.context
@@ -160,7 +159,7 @@ class StageBuilder:
         """stage built from the given parent images, nothing probed or tagged; its image id (normalised
         when fresh: every step run again, none from the builder's cache, as `verify-reproducible` does)."""
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        with log_file.open("w") as file, tempfile.TemporaryFile() as context:
+        with log_file.open("w") as file, self.cache.temp_dir() as context:
             log = StageLog(stage.name, log_file, line_writer(file))
             self._context(stage, context, log)
             args = {parent_arg(p): image for p, image in parents.items()}
@@ -200,16 +199,15 @@ class StageBuilder:
         if image_id and self.registry.push_to:
             pushed(self.engine, self.registry, stage, image_id, report, self.log_file(stage))
 
-    def _context(self, stage: Stage, out: IO[bytes], log: StageLog) -> None:
+    def _context(self, stage: Stage, directory: Path, log: StageLog) -> None:
         try:
-            write_context(out, stage.dockerfile, stage.context, self.cache)
+            write_context(directory, stage.dockerfile, stage.context, self.cache)
         except StackbuildError as err:  # a download, a bootstrap, a git fetch
             raise log.failed(str(err)) from err
         except OSError as err:
             raise log.failed(f"cannot write its build context: {err}") from err
-        out.seek(0)
 
-    def _build(self, stage: Stage, context: IO[bytes], log: StageLog, args: dict[str, str]) -> str:
+    def _build(self, stage: Stage, context: Path, log: StageLog, args: dict[str, str]) -> str:
         spec = BuildSpec(self.labels(stage), self.plan.arch, stage.network, args)
         try:
             return self.engine.build(context, log.write, spec)

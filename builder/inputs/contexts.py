@@ -1,17 +1,20 @@
-"""Build contexts: the tar a stage's Dockerfile is built from, and nothing else.
+"""Build contexts: the directory a stage's Dockerfile is built from, and nothing else.
 
 A plan says what goes in (ContextItem values); writing fetches what is not local yet, so a
-stage's downloads happen when that stage starts.
+stage's downloads happen when that stage starts. Files from the cache (installer packages, base
+tarballs, .debs) are hard links to its blobs, not copies: the engine reads each once, from where
+it was downloaded.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import shutil
 import tarfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from builder.inputs import git, submodules
 from builder.inputs.trees import tree_files, tree_hash
@@ -88,20 +91,50 @@ def _checkout(tree: GitTree, dest: Path, root_prefix: str, cache: Cache) -> None
         git.git("-C", str(dest), "submodule", "--quiet", "absorbgitdirs")
 
 
-def write_context(out: IO[bytes], dockerfile: str, items: Sequence[ContextItem], cache: Cache) -> None:
-    with tarfile.open(fileobj=out, mode="w") as tar:
-        _add_bytes(tar, "Dockerfile", dockerfile.encode())
-        for item in items:
-            match item:
-                case FileItem(arcname, obtain):
-                    tar.add(obtain(), arcname=arcname)
-                case LocalTree(prefix, root, planned):
-                    for rel in tree_files(root):
-                        tar.add(root / rel, arcname=f"{prefix}{rel.as_posix()}", recursive=False)
-                    # The stage's key holds the planned hash: a tree edited since would be cached under it.
-                    if planned and tree_hash(root) != planned:
-                        raise StackbuildError(f"{root} changed while the build was running: run the build again")
-                case BytesItem(arcname, data, mode):
-                    _add_bytes(tar, arcname, data, mode)
-                case GitTree():
-                    _add_git_tree(tar, item, cache)
+def write_context(directory: Path, dockerfile: str, items: Sequence[ContextItem], cache: Cache) -> None:
+    """The context in directory (empty, on the cache's file system: see Cache.temp_dir): the
+    Dockerfile, the trees and the plan's files written, then each file from the cache linked in
+    (over a tree's file of the same name: never written through, which would change the blob)."""
+    (directory / "Dockerfile").write_text(dockerfile)
+    with cache.temp_dir() as scratch:
+        with tarfile.open(scratch / "trees.tar", mode="w") as tar:
+            for item in items:
+                match item:
+                    case FileItem():
+                        pass  # linked once the trees are written
+                    case LocalTree(prefix, root, planned):
+                        for rel in tree_files(root):
+                            tar.add(root / rel, arcname=f"{prefix}{rel.as_posix()}", recursive=False)
+                        # The stage's key holds the planned hash: a tree edited since would be cached under it.
+                        if planned and tree_hash(root) != planned:
+                            raise StackbuildError(f"{root} changed while the build was running: run the build again")
+                    case BytesItem(arcname, data, mode):
+                        _add_bytes(tar, arcname, data, mode)
+                    case GitTree():
+                        _add_git_tree(tar, item, cache)
+        with tarfile.open(scratch / "trees.tar") as tar:
+            tar.extractall(directory, filter=_inside_keeping_modes)
+    for item in items:
+        if isinstance(item, FileItem):
+            _link(item.obtain(), directory, item.arcname)
+
+
+def _link(source: Path, directory: Path, arcname: str) -> None:
+    target = directory / arcname
+    existing = target.parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.resolve().is_relative_to(directory.resolve()):  # a tree's link pointing out of it
+        raise StackbuildError(f"the build context's {arcname} would be written outside it, through a link")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or links refused: a copy, dated and moded as the file
+        shutil.copy2(source, target)
+
+
+def _inside_keeping_modes(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo:
+    """tarfile's "tar" filter (nothing written outside the directory, through a link or otherwise)
+    with the member's own mode: a source's modes are what COPY gives the image."""
+    return tarfile.tar_filter(member, path).replace(mode=member.mode, deep=False)

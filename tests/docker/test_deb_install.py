@@ -9,7 +9,6 @@ in the stage's headline with dpkg's own reason.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -52,9 +51,9 @@ def minbase(engine: DockerEngine) -> Iterator[str]:
 
 
 def build(engine: DockerEngine, dockerfile: str, items: Sequence[ContextItem]) -> str:
-    with tempfile.TemporaryFile() as context:  # the docker CLI reads the context from a file
-        write_context(context, dockerfile, items, Cache(default_root()))
-        context.seek(0)
+    cache = Cache(default_root())
+    with cache.temp_dir() as context:
+        write_context(context, dockerfile, items, cache)
         return engine.build(context, lambda line: None, BuildSpec(labels={}, arch=Arch.host()))
 
 

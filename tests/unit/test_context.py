@@ -1,14 +1,12 @@
 """Build contexts: a git component's context is its tree at the locked commit, nothing else."""
 
-import io
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from builder import manifest
 from builder.execute import chain
-from builder.inputs.contexts import LocalTree, write_context
+from builder.inputs.contexts import LocalTree
 from builder.inputs.site import SiteConfig
 from builder.inputs.trees import tree_hash
 from builder.lock.resolve import Resolver, resolve
@@ -18,7 +16,7 @@ from builder.plan.resolve import Request
 from builder.plan.stage import Stage
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
-from tests.helpers import commit, make_repo
+from tests.helpers import commit, context_files, make_repo
 
 MANIFEST = """\
 schema: 1
@@ -42,15 +40,8 @@ smoke: {command: "true", expect: ""}
 """
 
 
-def members(data: bytes) -> dict[str, bytes]:
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        return {m.name: (tar.extractfile(m).read() if m.isfile() else b"") for m in tar.getmembers()}  # type: ignore[union-attr]
-
-
 def context_of(stage: Stage, cache: Cache) -> dict[str, bytes]:
-    out = io.BytesIO()
-    write_context(out, stage.dockerfile, stage.context, cache)
-    return members(out.getvalue())
+    return context_files(stage.dockerfile, stage.context, cache)
 
 
 def test_contexts_hold_only_the_pinned_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,4 +75,4 @@ def test_a_tree_edited_after_planning_is_not_sent_under_the_planned_key(tmp_path
     planned = tree_hash(root)
     (root / "main.c").write_text("v2\n")
     with pytest.raises(StackbuildError, match="changed while the build was running"):
-        write_context(io.BytesIO(), "FROM scratch\n", [LocalTree("src/", root, planned)], Cache(tmp_path / "c"))
+        context_files("FROM scratch\n", [LocalTree("src/", root, planned)], Cache(tmp_path / "c"))

@@ -3,12 +3,10 @@
 import hashlib
 import http.server
 import importlib.util
-import io
 import json
 import re
 import shutil
 import socket
-import tarfile
 import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +17,6 @@ import pytest
 from builder import lock, manifest
 from builder.cli import main
 from builder.execute import chain
-from builder.inputs.contexts import write_context
 from builder.inputs.site import SiteConfig
 from builder.lock.resolve import Resolver
 from builder.model.arch import Arch
@@ -31,6 +28,7 @@ from tests.conftest import ROOT
 from tests.helpers import (
     add_submodule,
     commit,
+    context_files,
     free_port,
     git,
     git_daemon,
@@ -801,13 +799,9 @@ def test_a_fetch_input_is_locked_cached_and_placed_in_the_context(
     # In the component's context at its place in the source tree, from the cache (the server is gone).
     request = Request(manifest.load(path), path, lock.read(lock_file), SiteConfig(), cache, Arch.X86_64)
     stage = chain.plan(request, print).stages["app"]
-    written = io.BytesIO()
-    write_context(written, stage.dockerfile, stage.context, cache)
-    written.seek(0)
-    with tarfile.open(fileobj=written) as tar:
-        member = tar.extractfile("src/third_party/json/include.zip")
-        assert member is not None and member.read() == payload
-        assert "src/main.py" in tar.getnames()
+    written = context_files(stage.dockerfile, stage.context, cache)
+    assert written["src/third_party/json/include.zip"] == payload
+    assert "src/main.py" in written
 
     # An unreachable URL: one line naming the component, the file and where it was looked for.
     (root / "stacks" / "gone.yaml").write_text(

@@ -3,10 +3,8 @@ in the build context at their pinned commits."""
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,7 @@ from builder.model.arch import Arch
 from builder.plan.resolve import Request
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
-from tests.helpers import add_submodule, commit, git, make_repo
+from tests.helpers import add_submodule, commit, context_files, git, make_repo
 from tests.unit.test_context import MANIFEST
 
 
@@ -34,10 +32,8 @@ def bare(work: Path, bare_path: Path) -> None:
 def unpacked_context(request: Request, tmp_path: Path) -> Path:
     """The lib stage's build context, unpacked; its src/ directory."""
     stage = chain.plan(request, print).stages["lib"]
-    out = io.BytesIO()
-    write_context(out, stage.dockerfile, stage.context, request.cache)
-    with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as tar:
-        tar.extractall(tmp_path / "unpacked", filter="tar")
+    (tmp_path / "unpacked").mkdir()
+    write_context(tmp_path / "unpacked", stage.dockerfile, stage.context, request.cache)
     return tmp_path / "unpacked" / "src"
 
 
@@ -85,10 +81,7 @@ def test_submodules_are_pinned_recursively_and_built_from_their_commits(tmp_path
     request = Request(loaded, stacks / "ctx.yaml", pinned, SiteConfig(), cache, Arch.X86_64)
     stage = chain.plan(request, print).stages["lib"]
     assert stage.inputs.context.sha256 != lib_commit  # the submodules' commits are part of the key
-    out = io.BytesIO()
-    write_context(out, stage.dockerfile, stage.context, cache)
-    with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as tar:
-        files = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
+    files = context_files(stage.dockerfile, stage.context, cache)
     assert files["src/README"] == b"lib v1"
     assert files["src/3rdparty/dep/README"] == b"dep v1"
     assert files["src/3rdparty/dep/third_party/inner/README"] == b"inner v1"
