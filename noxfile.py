@@ -96,7 +96,8 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmark stackbuild against a plain multi-stage `docker build` (prints a table)."""
-    session.install("-e", ".[test]")  # the second-machine run uses the tests' registry and second daemon
+    # The second-machine run uses the tests' registry and second daemon; --plot, matplotlib.
+    session.install("-e", ".[test]", "matplotlib")
     session.run("python", "-m", "builder.hostsetup", "--docker", "--registry")
     session.run("python", "bench/build_bench.py", *session.posargs)
 

@@ -1,22 +1,32 @@
 #!/usr/bin/env python3
-"""Benchmark: stackbuild vs the same stack written as one multi-stage Dockerfile for BuildKit.
+"""Benchmark: stackbuild against the same stack written as one multi-stage Dockerfile for BuildKit.
 
-Not a test. In one run, on the reference stack, both sides on the same base images (prepared
-before timing): a cold build (stage images removed and BuildKit's cache pruned, the same way
-for both), a no-op rebuild and a rebuild after touching one harness source, each repeated
-(--repeat, default 3) and reported as medians of the whole process's wall time. The peers:
+Not a test. In one run, on the reference stack, every side on the same base images (prepared
+before timing), each scenario repeated (--repeat, default 3) and reported as medians of the whole
+process's wall time:
 
-- BuildKit DAG: the stack's graph as one multi-stage Dockerfile (bench/dag_peer.py: the same
-  stages, commands and probes as RUN steps), both final images built with
-  `DOCKER_BUILDKIT=1 docker build --target ...`;
-- classic linear: bench/baseline.Dockerfile, each stage FROM the previous one, classic builder.
+- the small stack: cold (stage images removed and BuildKit's cache pruned, the same way for every
+  side), no-op, touch one harness source, touch the toolkit (one file of its installer's payload;
+  the installer is packed again before timing, for every side);
+- a size sweep: the toolkit padded to each of --sizes GiB (0.25, 1 and 4 by default; the top point
+  is 2 GiB when the disk has not room for 4), cold, touch-toolkit and touch-harness;
+- a second machine (an empty second daemon) building from a loopback registry this one filled,
+  for the small stack and at --second-gib GiB.
 
-Also reported: where stackbuild's time goes per stage (from its stage logs), its own peak RSS, a
-second machine (an empty second daemon) building from a loopback registry this one filled,
-that both sides produce the same /opt/stack tree, and a heavy run with the reference toolkit
-padded to --heavy-mb MiB (0 skips it).
+The peers, built by the same BuildKit from stackbuild's own rendered stages (bench/dag_peer.py):
 
-    python bench/build_bench.py [--repeat 3] [--heavy-mb 1024] [--markdown]
+- BuildKit DAG: the stack's graph as one multi-stage Dockerfile with each stage's probes as a RUN
+  step (it checks what stackbuild checks), both final images built with `docker build --target`;
+- hand-written: the same Dockerfile without the probe steps (what a user would write instead);
+- classic linear (small stack only): bench/baseline.Dockerfile, each stage FROM the previous one,
+  the classic builder.
+
+Also reported: stackbuild's critical path in the last cold run (from its stage logs: context,
+build, normalise; probes run beside the children), its peak RSS, its peak temporary disk (its own
+scratch files under the cache's tmp directory, sampled during each build; hard links to the
+cache's blobs are not new disk), and whether both sides give the same /opt/stack tree.
+
+    python bench/build_bench.py [--repeat 3] [--sizes 0.25,1,4] [--second-gib 1] [--markdown] [--plot FILE]
 """
 
 from __future__ import annotations
@@ -30,9 +40,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,10 +65,8 @@ from builder.store.cache import Cache, default_root  # noqa: E402
 from tests.docker.conftest import SecondDaemon  # noqa: E402
 from tests.helpers import registry  # noqa: E402
 
-STACK = "benchref"
-HEAVY = "benchheavy"
-PEER = "stackbuild-bench/peer"
-CLASSIC = "stackbuild-bench/classic:latest"
+SMALL = "benchref"
+PEER, HAND, CLASSIC = "stackbuild-bench/peer", "stackbuild-bench/hand", "stackbuild-bench/classic:latest"
 # Runs the CLI in-process, as the `stackbuild` command does (builder.__main__.entry: the collector
 # paused for start-up), so the builder's own peak RSS can be read at the end.
 WITH_RSS = (
@@ -69,6 +79,10 @@ UNSTABLE = "! -name '*.pyc' ! -name '*.run' ! -path '*/CMakeFiles/*'"
 # As a user runs it: Python caches bytecode (this machine's environment turns that off).
 STACKBUILD_ENV = {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": ""}
 TREE_DIGEST = f"cd /opt/stack && find . -type f {UNSTABLE} -print0 | sort -z | xargs -0 sha256sum | sha256sum"
+GIB_OF_DISK_PER_TOOLKIT_GIB = 7.5  # the issue's estimate: 4 GiB needs about 30 GB on both sides together
+SAMPLE_SECONDS = 0.2
+HARNESS_SOURCE = Path("reference/harness/harness/__init__.py")
+TOOLKIT_SOURCE = Path("reference/toolkit/payload/include/acl/acl.h")
 
 
 def sh(*cmd: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -84,38 +98,75 @@ def timed(action: Callable[[], object]) -> float:
     return time.monotonic() - start
 
 
+def scratch_bytes(directory: Path) -> int:
+    """Disk held by files under directory that are not hard links to files elsewhere (the cache's blobs)."""
+    total = 0
+    for path, _, files in os.walk(directory):
+        for name in files:
+            try:
+                stat = os.lstat(os.path.join(path, name))
+            except OSError:  # gone while walking
+                continue
+            if stat.st_nlink == 1:
+                total += stat.st_blocks * 512
+    return total
+
+
+@contextmanager
+def sampling_disk(directory: Path, peak: list[int]) -> Iterator[None]:
+    """peak[0] raised to the most scratch_bytes(directory) was seen while the block ran."""
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(SAMPLE_SECONDS):
+            peak[0] = max(peak[0], scratch_bytes(directory))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield
+    finally:
+        done.set()
+        sampler.join()
+
+
 @dataclass
-class Side:
-    """One side's wall times per scenario, and stackbuild's peak RSS (KiB)."""
+class Results:
+    """Wall times by (side, size in GiB, scenario); stackbuild's peaks."""
 
-    times: dict[str, list[float]] = field(default_factory=dict)
-    rss_kb: int = 0
+    times: dict[tuple[str, float, str], list[float]] = field(default_factory=dict)
+    rss_kb: dict[float, int] = field(default_factory=dict)
+    disk: dict[float, int] = field(default_factory=dict)
 
-    def add(self, scenario: str, seconds: float) -> None:
-        self.times.setdefault(scenario, []).append(seconds)
+    def add(self, side: str, size: float, scenario: str, seconds: float) -> None:
+        self.times.setdefault((side, size, scenario), []).append(seconds)
 
-    def median(self, scenario: str) -> float:
-        return statistics.median(self.times[scenario])
+    def median(self, side: str, size: float, scenario: str) -> float | None:
+        found = self.times.get((side, size, scenario))
+        return statistics.median(found) if found else None
 
 
 class Bench:
     def __init__(self, root: Path, cli: str) -> None:
         self.root, self.cli = root, cli
         self.engine = connect(builder="buildkit")
-        self.stackbuild, self.peer, self.classic = Side(), Side(), Side()
+        self.cache = Cache(default_root())
+        self.results = Results()
 
-    def run_stackbuild(self, stack: str, *args: str) -> float:
-        start = time.monotonic()
-        run = sh(sys.executable, "-c", WITH_RSS, "--root", str(self.root), *args, stack, env=STACKBUILD_ENV)
+    def run_stackbuild(self, stack: str, *args: str, size: float = 0.0) -> float:
+        start, peak = time.monotonic(), [0]
+        with sampling_disk(self.cache.root / "tmp", peak):
+            run = sh(sys.executable, "-c", WITH_RSS, "--root", str(self.root), *args, stack, env=STACKBUILD_ENV)
         wall = time.monotonic() - start
         if match := re.search(r"bench-maxrss-kb (\d+)", run.stderr):
-            self.stackbuild.rss_kb = max(self.stackbuild.rss_kb, int(match.group(1)))
+            self.results.rss_kb[size] = max(self.results.rss_kb.get(size, 0), int(match.group(1)))
+        self.results.disk[size] = max(self.results.disk.get(size, 0), peak[0])
         return wall
 
-    def build_stackbuild(self, stack: str = STACK) -> float:
-        return self.run_stackbuild(stack, "build", "--no-smoke")
+    def build_stackbuild(self, stack: str, size: float) -> float:
+        return self.run_stackbuild(stack, "build", "--no-smoke", size=size)
 
-    def build_peer(self, context: Path, tag: str = PEER) -> float:
+    def build_peer(self, context: Path, tag: str) -> float:
         def both() -> None:
             for target in ("devel-image", "runtime-image"):
                 env = {"DOCKER_BUILDKIT": "1"}
@@ -133,7 +184,7 @@ class Bench:
         for tag in self.engine.tags("stackbuild/stage/*"):
             if not tag.split(":")[0].endswith(("base-devel", "base-runtime")):
                 self.engine.remove(tag)
-        for repository in (f"stackbuild/{STACK}", f"stackbuild/{HEAVY}", PEER, f"{PEER}-heavy", CLASSIC.split(":")[0]):
+        for repository in ("stackbuild/bench*", f"{PEER}*", f"{HAND}*", CLASSIC.split(":")[0]):
             for tag in self.engine.tags(repository):
                 self.engine.remove(tag)
         sh(self.cli, "builder", "prune", "-af", env={"DOCKER_BUILDKIT": "1"})
@@ -142,30 +193,30 @@ class Bench:
     def tree_digest(self, image: str) -> str:
         return self.engine.run(image, ["sh", "-c", TREE_DIGEST]).output.split()[0]
 
+    def lock(self, stack: str) -> None:
+        """Lock the stack (packing its toolkit), removing the installer the lock pinned before (the
+        bench's own, one per edit: at 4 GiB they would fill the disk)."""
+        before = installer_blobs(self.root, stack)
+        self.run_stackbuild(stack, "lock", size=-1.0)  # not a build: its peaks are not reported
+        for sha in before - installer_blobs(self.root, stack):
+            self.cache.blob(sha).unlink(missing_ok=True)
 
-def second_machine(bench: Bench, root: Path, repeat: int) -> list[float]:
-    """Daemon B, a second Docker daemon with an empty image store, builds the stack from a loopback
-    registry that this daemon (A) filled with every stage: the wall times of B's builds."""
-    times = []
-    with registry(root / "registry") as address:
-        cache = f"{address}/bench/cache"
-        bench.run_stackbuild(STACK, "build", "--no-smoke", "--cache-to", cache)  # A pushes every stage
-        daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-bench-", dir="/tmp")))  # a short socket path
-        daemon.start()
-        try:
-            machine_b = connect(daemon.host)
-            for _ in range(repeat):
-                for tag in machine_b.tags("stackbuild/stage/*") | machine_b.tags(f"stackbuild/{STACK}"):
-                    machine_b.remove(tag)
-                env = {**STACKBUILD_ENV, "DOCKER_HOST": daemon.host}
-                start = time.monotonic()
-                sh(sys.executable, "-m", "builder", "--root", str(root), "build", "--no-smoke", "--cache-from", cache,
-                   STACK, env=env)  # fmt: skip
-                times.append(time.monotonic() - start)
-        finally:
-            daemon.remove()
-            shutil.rmtree(daemon.base, ignore_errors=True)
-    return times
+    def peers(self, stack: str) -> tuple[Path, Path]:
+        """The DAG peer's and the hand-written peer's contexts for the stack as locked now."""
+        plan = plan_of(self.root, stack)
+        dag, hand = self.root / "peers" / stack / "dag", self.root / "peers" / stack / "hand"
+        shutil.rmtree(self.root / "peers" / stack, ignore_errors=True)
+        dag_peer.compose(plan, self.cache, dag, probes=True)
+        dag_peer.compose(plan, self.cache, hand, probes=False)
+        return dag, hand
+
+
+def installer_blobs(root: Path, stack: str) -> set[str]:
+    path = root / "lockfiles" / f"{stack}.lock.json"
+    if not path.is_file():
+        return set()
+    locked = lock.read(path)
+    return {p.sha256 for section in locked.architectures.values() for p in section.packages}
 
 
 def plan_of(root: Path, stack: str) -> Plan:
@@ -175,9 +226,22 @@ def plan_of(root: Path, stack: str) -> Plan:
     return chain.plan(request, lambda _: None)
 
 
-def stage_breakdown(root: Path, stack: str) -> list[tuple[str, float, float, float, float]]:
-    """(stage, context s, build s, normalise s, probes s) from the stage logs of the last build."""
-    rows = []
+@dataclass(frozen=True)
+class StageTimes:
+    context: float
+    build: float
+    normalise: float
+    probes: float
+
+    @property
+    def critical(self) -> float:
+        """What the stage's children wait for: its probes run beside them."""
+        return self.context + self.build + self.normalise
+
+
+def stage_times(root: Path, stack: str) -> dict[str, StageTimes]:
+    """Each built stage's times in the last build, from its log."""
+    times = {}
     for log in sorted((root / ".stackbuild" / "logs" / stack / Arch.host().value).glob("*.log")):
         text = log.read_text()
         marks = dict(re.findall(r"^# (context ready|image built|built and probed) in ([\d.]+)s", text, re.M))
@@ -185,153 +249,310 @@ def stage_breakdown(root: Path, stack: str) -> list[tuple[str, float, float, flo
         if len(marks) == 3:
             ready, built, probed = (float(marks[k]) for k in ("context ready", "image built", "built and probed"))
             normalise = float(normalised[1]) if normalised else 0.0
-            rows.append((log.stem, ready, built - ready, normalise, max(0.0, probed - built - normalise)))
-    return rows
+            times[log.stem] = StageTimes(ready, built - ready, normalise, max(0.0, probed - built - normalise))
+    return times
+
+
+def critical_path(plan: Plan, times: dict[str, StageTimes]) -> list[str]:
+    """The chain of built stages whose critical times add up the most, parents first."""
+    best: dict[str, tuple[float, list[str]]] = {}
+    for stage in plan.order():
+        own = times[stage.name].critical if stage.name in times else 0.0
+        before = max((best[p] for p in stage.parents), default=(0.0, []), key=lambda entry: entry[0])
+        best[stage.name] = (before[0] + own, [*before[1], stage.name] if stage.name in times else before[1])
+    return max(best.values(), key=lambda entry: entry[0])[1]
 
 
 def touch(*paths: Path) -> None:
     """The same edit to each copy of a source file."""
-    line = f"\n# bench {uuid.uuid4().hex}\n"
+    line = f"\n/* bench {uuid.uuid4().hex} */\n" if paths[0].suffix == ".h" else f"\n# bench {uuid.uuid4().hex}\n"
     for path in paths:
         path.write_text(path.read_text() + line)
 
 
-def prepare(root: Path, heavy_mb: int) -> None:
+def stack_name(size: float) -> str:
+    return SMALL if not size else f"bench{int(size * 1024)}m"
+
+
+def prepare(root: Path, sizes: list[float]) -> None:
     stacks = root / "stacks"
     shutil.copytree(
         ROOT / "stacks" / "reference", stacks / "reference", ignore=shutil.ignore_patterns("build", "__pycache__")
     )
-    text = (ROOT / "stacks" / "reference.yaml").read_text()
-    (stacks / f"{STACK}.yaml").write_text(text.replace("name: reference", f"name: {STACK}"))
-    if heavy_mb:
-        heavy = text.replace("name: reference", f"name: {HEAVY}").replace(
-            "--output-dir {output_dir}", f"--pad-mb {heavy_mb} --output-dir {{output_dir}}"
-        )
-        (stacks / f"{HEAVY}.yaml").write_text(heavy)
+    # The host's architecture alone: a lock packs every architecture's toolkit, gigabytes each.
+    text = (
+        (ROOT / "stacks" / "reference.yaml")
+        .read_text()
+        .replace("architectures: [x86_64, aarch64]", f"architectures: [{Arch.host().value}]")
+    )
+    for size in [0.0, *sizes]:
+        padded = text.replace("name: reference", f"name: {stack_name(size)}")
+        if size:
+            padded = padded.replace(
+                "--output-dir {output_dir}", f"--pad-mb {int(size * 1024)} --output-dir {{output_dir}}"
+            )
+        (stacks / f"{stack_name(size)}.yaml").write_text(padded)
+
+
+def sizes_that_fit(asked: list[float], free_gib: float) -> tuple[list[float], str]:
+    """The sweep's sizes, the top one lowered to 2 GiB when the disk cannot hold it (and why)."""
+    top = max(asked, default=0.0)
+    if top > 2 and free_gib < GIB_OF_DISK_PER_TOOLKIT_GIB * top:
+        kept = sorted({*(s for s in asked if s < top), 2.0})
+        need = GIB_OF_DISK_PER_TOOLKIT_GIB * top
+        return kept, f"{free_gib:.0f} GiB free, short of the {need:.0f} GiB a {top:g} GiB point needs: 2 GiB is the top"
+    return asked, ""
+
+
+def say(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def small_stack(bench: Bench, repeat: int) -> tuple[bool, list[str], dict[str, StageTimes]]:
+    """The small stack's scenarios on every side; whether both give the same tree, stackbuild's
+    critical path and stage times in its last cold run."""
+    root, results = bench.root, bench.results
+    dag, hand = bench.peers(SMALL)
+    base_image = plan_of(root, SMALL).stages["base-devel"].tag()
+    shutil.copy(ROOT / "bench" / "baseline.Dockerfile", root / "stacks" / "baseline.Dockerfile")
+    shutil.copytree(dag / "ascend-c" / "debs", root / "stacks" / "debs", dirs_exist_ok=True)
+    sh(sys.executable, str(root / "stacks" / "reference" / "toolkit" / "pack.py"), "--arch", Arch.host().value,
+       "--output-dir", str(root / "stacks" / "dist"))  # fmt: skip
+    times: dict[str, StageTimes] = {}
+    for n in range(repeat):
+        say(f"small stack, cold, repetition {n + 1}/{repeat}")
+        bench.make_cold()
+        results.add("stackbuild", 0.0, "cold", bench.build_stackbuild(SMALL, 0.0))
+        times = stage_times(root, SMALL)
+        for side, context, tag in (("dag", dag, PEER), ("hand", hand, HAND)):
+            bench.make_cold()
+            results.add(side, 0.0, "cold", bench.build_peer(context, tag))
+        bench.make_cold()
+        results.add("classic", 0.0, "cold", bench.build_classic(root / "stacks", base_image))
+    for context, tag in ((dag, PEER), (hand, HAND)):
+        bench.build_peer(context, tag)
+    bench.build_stackbuild(SMALL, 0.0)
+    plan = plan_of(root, SMALL)
+    same = bench.tree_digest(plan.final_tags["devel-image"]) == bench.tree_digest(f"{PEER}:devel-image")
+    for n in range(repeat):
+        say(f"small stack, no-op and touch-harness, repetition {n + 1}/{repeat}")
+        results.add("stackbuild", 0.0, "no-op", bench.build_stackbuild(SMALL, 0.0))
+        results.add("dag", 0.0, "no-op", bench.build_peer(dag, PEER))
+        results.add("hand", 0.0, "no-op", bench.build_peer(hand, HAND))
+        results.add("classic", 0.0, "no-op", bench.build_classic(root / "stacks", base_image))
+        touch(root / "stacks" / HARNESS_SOURCE, dag / "harness" / "src" / "harness" / "__init__.py",
+              hand / "harness" / "src" / "harness" / "__init__.py")  # fmt: skip
+        results.add("stackbuild", 0.0, "touch harness", bench.build_stackbuild(SMALL, 0.0))
+        results.add("dag", 0.0, "touch harness", bench.build_peer(dag, PEER))
+        results.add("hand", 0.0, "touch harness", bench.build_peer(hand, HAND))
+        results.add("classic", 0.0, "touch harness", bench.build_classic(root / "stacks", base_image))
+    return same, critical_path(plan, times), times
+
+
+def touch_toolkit(bench: Bench, stack: str, size: float, sides: dict[str, tuple[Path, str]]) -> None:
+    """One edit to the toolkit's payload, packed again (not timed), then each side rebuilt."""
+    touch(bench.root / "stacks" / TOOLKIT_SOURCE)
+    bench.lock(stack)
+    contexts = dict(zip(("dag", "hand"), bench.peers(stack), strict=True))
+    bench.results.add("stackbuild", size, "touch toolkit", bench.build_stackbuild(stack, size))
+    for side, (_, tag) in sides.items():
+        bench.results.add(side, size, "touch toolkit", bench.build_peer(contexts[side], tag))
+
+
+def sweep_point(bench: Bench, size: float, repeat: int) -> None:
+    """Cold, touch-toolkit and touch-harness at one toolkit size, stackbuild and both peers."""
+    stack, results = stack_name(size), bench.results
+    say(f"{size:g} GiB: locking (packs the padded toolkit, not timed)")
+    bench.lock(stack)
+    dag, hand = bench.peers(stack)
+    sides = {"dag": (dag, f"{PEER}-{stack}"), "hand": (hand, f"{HAND}-{stack}")}
+    for n in range(repeat):
+        say(f"{size:g} GiB: cold, repetition {n + 1}/{repeat}")
+        bench.make_cold()
+        results.add("stackbuild", size, "cold", bench.build_stackbuild(stack, size))
+        for side, (context, tag) in sides.items():
+            bench.make_cold()
+            results.add(side, size, "cold", bench.build_peer(context, tag))
+    for context, tag in sides.values():
+        bench.build_peer(context, tag)
+    bench.build_stackbuild(stack, size)
+    for n in range(repeat):
+        say(f"{size:g} GiB: touch-harness and touch-toolkit, repetition {n + 1}/{repeat}")
+        dag, hand = bench.root / "peers" / stack / "dag", bench.root / "peers" / stack / "hand"
+        touch(bench.root / "stacks" / HARNESS_SOURCE, dag / "harness" / "src" / "harness" / "__init__.py",
+              hand / "harness" / "src" / "harness" / "__init__.py")  # fmt: skip
+        results.add("stackbuild", size, "touch harness", bench.build_stackbuild(stack, size))
+        for side, (_, tag) in sides.items():
+            results.add(side, size, "touch harness", bench.build_peer(bench.root / "peers" / stack / side, tag))
+        touch_toolkit(bench, stack, size, sides)
+    bench.make_cold()
+
+
+def second_machine(bench: Bench, stack: str, repeat: int) -> list[float]:
+    """Daemon B, a second Docker daemon with an empty image store, builds the stack from a loopback
+    registry that this daemon (A) filled with every stage: the wall times of B's builds."""
+    times = []
+    with registry(bench.root / "registry" / stack) as address:
+        cache = f"{address}/bench/cache"
+        bench.run_stackbuild(stack, "build", "--no-smoke", "--cache-to", cache)  # A pushes every stage
+        daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-bench-", dir="/tmp")))  # a short socket path
+        daemon.start()
+        try:
+            machine_b = connect(daemon.host)
+            for _ in range(repeat):
+                for tag in machine_b.tags("stackbuild/stage/*") | machine_b.tags(f"stackbuild/{stack}"):
+                    machine_b.remove(tag)
+                machine_b.client.images.prune(filters={"dangling": False})
+                env = {**STACKBUILD_ENV, "DOCKER_HOST": daemon.host}
+                start = time.monotonic()
+                sh(sys.executable, "-m", "builder", "--root", str(bench.root), "build", "--no-smoke", "--cache-from",
+                   cache, stack, env=env)  # fmt: skip
+                times.append(time.monotonic() - start)
+        finally:
+            daemon.remove()
+            shutil.rmtree(daemon.base, ignore_errors=True)
+    return times
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3, help="repetitions per scenario (medians reported)")
-    parser.add_argument("--heavy-mb", type=int, default=1024, help="toolkit padding of the heavy run (0: skip it)")
+    parser.add_argument("--sizes", default="0.25,1,4", help="toolkit sizes of the sweep in GiB ('' skips it)")
+    parser.add_argument("--second-gib", type=float, default=1.0, help="the second machine's heavy run (0: skip it)")
     parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    parser.add_argument("--plot", type=Path, help="write a PNG of time against toolkit size (needs matplotlib)")
     args = parser.parse_args()
     cli = buildkit.find_cli()
     if cli is None:
         sys.exit("bench: no docker CLI with BuildKit here (install docker.io)")
+    asked = sorted(float(s) for s in args.sizes.split(",") if s.strip())
+    sizes, disk_note = sizes_that_fit(asked, shutil.disk_usage(default_root().parent).free / 2**30)
+    if disk_note:
+        say(disk_note)
     with tempfile.TemporaryDirectory(prefix="stackbuild-bench.") as tmp:
         root = Path(tmp)
-        prepare(root, args.heavy_mb)
+        prepare(root, sizes)
         bench = Bench(root, cli)
-        say = lambda message: print(f"bench: {message}", file=sys.stderr, flush=True)  # noqa: E731
         say("locking and building once (bases, not timed)")
-        bench.run_stackbuild(STACK, "lock")
-        bench.build_stackbuild()
-        plan = plan_of(root, STACK)
-        peer_context = root / "peer"
-        dag_peer.compose(plan, Cache(default_root()), peer_context)
-        base_image = plan.stages["base-devel"].tag()
-        shutil.copy(ROOT / "bench" / "baseline.Dockerfile", root / "stacks" / "baseline.Dockerfile")
-        shutil.copytree(peer_context / "ascend-c" / "debs", root / "stacks" / "debs")
-        sh(sys.executable, str(root / "stacks" / "reference" / "toolkit" / "pack.py"), "--arch", "x86_64",
-           "--output-dir", str(root / "stacks" / "dist"))  # fmt: skip
-
-        for n in range(args.repeat):
-            say(f"cold, repetition {n + 1}/{args.repeat}")
-            bench.make_cold()
-            bench.stackbuild.add("cold", bench.build_stackbuild())
-            breakdown = stage_breakdown(root, STACK)
-            bench.make_cold()
-            bench.peer.add("cold", bench.build_peer(peer_context))
-            bench.make_cold()
-            bench.classic.add("cold", bench.build_classic(root / "stacks", base_image))
-        bench.build_stackbuild()
-        bench.build_peer(peer_context)
-        same = bench.tree_digest(plan.final_tags["devel-image"]) == bench.tree_digest(f"{PEER}:devel-image")
-        for n in range(args.repeat):
-            say(f"no-op and touch-harness, repetition {n + 1}/{args.repeat}")
-            bench.stackbuild.add("no-op", bench.build_stackbuild())
-            bench.peer.add("no-op", bench.build_peer(peer_context))
-            bench.classic.add("no-op", bench.build_classic(root / "stacks", base_image))
-            touch(
-                root / "stacks" / "reference" / "harness" / "harness" / "__init__.py",
-                peer_context / "harness" / "src" / "harness" / "__init__.py",
-            )
-            bench.stackbuild.add("touch harness", bench.build_stackbuild())
-            bench.peer.add("touch harness", bench.build_peer(peer_context))
-            bench.classic.add("touch harness", bench.build_classic(root / "stacks", base_image))
-
-        say(f"second machine: an empty daemon pulls every stage from a registry this one filled ({args.repeat}x)")
-        bench.stackbuild.times["second machine"] = second_machine(bench, root, args.repeat)
-        heavy: tuple[float, float, int] | None = None
-        if args.heavy_mb:
-            say(f"heavy run: the toolkit padded to {args.heavy_mb} MiB (locking packs it, not timed)")
-            bench.run_stackbuild(HEAVY, "lock")
-            heavy_context = root / "peer-heavy"
-            bench.make_cold()
-            rss_before, bench.stackbuild.rss_kb = bench.stackbuild.rss_kb, 0
-            heavy_sb = bench.build_stackbuild(HEAVY)
-            heavy_rss, bench.stackbuild.rss_kb = bench.stackbuild.rss_kb, max(rss_before, bench.stackbuild.rss_kb)
-            dag_peer.compose(plan_of(root, HEAVY), Cache(default_root()), heavy_context)
-            bench.make_cold()
-            heavy = (heavy_sb, bench.build_peer(heavy_context, f"{PEER}-heavy"), heavy_rss)
+        bench.lock(SMALL)
+        bench.build_stackbuild(SMALL, 0.0)
+        same, path, times = small_stack(bench, args.repeat)
+        say(f"second machine, small stack ({args.repeat}x)")
+        second = {0.0: second_machine(bench, SMALL, args.repeat)}
+        for size in sizes:
+            sweep_point(bench, size, args.repeat)
+            if size == args.second_gib:
+                say(f"second machine at {size:g} GiB ({args.repeat}x)")
+                second[size] = second_machine(bench, stack_name(size), args.repeat)
+                bench.make_cold()
         bench.make_cold()
-        report(bench, breakdown, same, heavy, args)
+        report(bench, same, path, times, second, sizes, disk_note, args)
+        if args.plot:
+            plot(bench.results, sizes, args.plot)
     return 0
+
+
+def fmt(value: float | None) -> str:
+    return f"{value:.2f}" if value is not None else "-"
+
+
+def ratio(value: float | None, base: float | None) -> str:
+    return f"{value / base:.2f}x" if value is not None and base else "-"
 
 
 def report(
     bench: Bench,
-    breakdown: list[tuple[str, float, float, float, float]],
     same: bool,
-    heavy: tuple[float, float, int] | None,
+    path: list[str],
+    times: dict[str, StageTimes],
+    second: dict[float, list[float]],
+    sizes: list[float],
+    disk_note: str,
     args: argparse.Namespace,
 ) -> None:
+    results = bench.results
     info = bench.engine.client.info()
     machine = (
         f"{platform.machine()}, {os.cpu_count()} cores, {info['MemTotal'] / 2**30:.0f} GiB, "
         f"Docker {info['ServerVersion']} ({info['Driver']}), Python {platform.python_version()}"
     )
-    header = ("scenario", "stackbuild (s)", "BuildKit DAG (s)", "ratio", "classic linear (s)")
-    rows = [
-        (
-            scenario,
-            f"{bench.stackbuild.median(scenario):.2f}",
-            f"{bench.peer.median(scenario):.2f}",
-            f"{bench.stackbuild.median(scenario) / bench.peer.median(scenario):.2f}x",
-            f"{bench.classic.median(scenario):.2f}",
-        )
-        for scenario in ("cold", "touch harness", "no-op")
-    ]
-    stages = [("stage", "context (s)", "build (s)", "normalise (s)", "probes (s)")]
-    stages += [(name, f"{c:.2f}", f"{b:.2f}", f"{n:.2f}", f"{p:.2f}") for name, c, b, n, p in breakdown]
     lines = [f"machine: {machine}", f"medians of {args.repeat} runs, wall time of the whole process", ""]
-    lines += table(header, rows, args.markdown)
-    lines += ["", "stackbuild per stage (last cold run, from its stage logs):", ""]
-    lines += table(stages[0], stages[1:], args.markdown)
+    header = ("scenario", "stackbuild (s)", "DAG peer (s)", "ratio", "hand-written (s)", "ratio", "classic linear (s)")
+    rows = []
+    for scenario in ("cold", "touch harness", "touch toolkit", "no-op"):
+        sb, dag, hand = (results.median(side, 0.0, scenario) for side in ("stackbuild", "dag", "hand"))
+        classic = results.median("classic", 0.0, scenario)
+        rows.append((scenario, fmt(sb), fmt(dag), ratio(sb, dag), fmt(hand), ratio(sb, hand), fmt(classic)))
+    lines += ["Small stack (the reference toolkit, unpadded):", "", *table(header, rows, args.markdown)]
+    if sizes:
+        header = ("toolkit", "scenario", "stackbuild (s)", "DAG peer (s)", "ratio", "hand-written (s)", "ratio")
+        rows = []
+        for size in sizes:
+            for scenario in ("cold", "touch toolkit", "touch harness"):
+                sb, dag, hand = (results.median(side, size, scenario) for side in ("stackbuild", "dag", "hand"))
+                rows.append((f"{size:g} GiB", scenario, fmt(sb), fmt(dag), ratio(sb, dag), fmt(hand), ratio(sb, hand)))
+        lines += ["", "Size sweep (the toolkit padded):", "", *table(header, rows, args.markdown)]
+        if disk_note:
+            lines += ["", f"Note: {disk_note}."]
+    stages = [(name, *(f"{v:.2f}" for v in (t.context, t.build, t.normalise, t.probes))) for name, t in times.items()]
+    on_path = [times[name] for name in path]
+    parts = {
+        "contexts": sum(t.context for t in on_path),
+        "builds (with the environment's)": sum(t.build for t in on_path),
+        "normalising": sum(t.normalise for t in on_path),
+    }
+    wall = results.times[("stackbuild", 0.0, "cold")][-1]
+    parts["the rest (start-up, planning, bases checked, waits, tags)"] = wall - sum(parts.values())
+    lines += ["", f"stackbuild's critical path in the last small cold run ({wall:.2f} s): {' -> '.join(path)}", ""]
+    lines += table(("part", "seconds"), [(part, f"{value:.2f}") for part, value in parts.items()], args.markdown)
+    lines += ["", "Its stages in that run:", ""]
+    lines += table(("stage", "context (s)", "build (s)", "normalise (s)", "probes (s)"), stages, args.markdown)
     lines += ["", f"same /opt/stack tree in both devel images (but .pyc, .run, CMakeFiles): {'yes' if same else 'NO'}"]
-    lines.append(f"stackbuild peak RSS: {bench.stackbuild.rss_kb / 1024:.0f} MiB")
-    second, cold = bench.stackbuild.median("second machine"), bench.stackbuild.median("cold")
-    lines.append(
-        f"second machine (daemon B, empty, every stage from a loopback registry daemon A filled): {second:.2f} s, "
-        f"against A's cold build {cold:.2f} s"
-    )
-    if heavy:
-        sb, peer, rss = heavy
+    for size in [0.0, *sizes]:
+        if size in results.rss_kb:
+            lines.append(
+                f"stackbuild at {size:g} GiB: peak RSS {results.rss_kb[size] / 1024:.0f} MiB, peak temporary disk "
+                f"{results.disk.get(size, 0) / 2**20:.1f} MiB"
+            )
+    for size, pulled in second.items():
+        cold = results.median("stackbuild", size, "cold")
         lines.append(
-            f"heavy run (toolkit padded to {args.heavy_mb} MiB), cold: stackbuild {sb:.2f} s, BuildKit DAG "
-            f"{peer:.2f} s ({sb / peer:.2f}x); stackbuild peak RSS {rss / 1024:.0f} MiB"
+            f"second machine at {size:g} GiB (daemon B, empty, every stage from a loopback registry A filled): "
+            f"{statistics.median(pulled):.2f} s, against A's cold build {fmt(cold)} s"
         )
     print("\n".join(lines))
 
 
-def table(header: tuple[str, ...], rows: list[tuple[str, ...]], markdown: bool) -> list[str]:
+def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], markdown: bool) -> list[str]:
     if markdown:
         return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + [
             "| " + " | ".join(row) + " |" for row in rows
         ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in [header, *rows]]
+
+
+def plot(results: Results, sizes: list[float], out: Path) -> None:
+    """Time against toolkit size, one line per side and scenario (the small stack at 0 GiB)."""
+    import matplotlib  # the bench session installs it
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 5))
+    points = [0.0, *sizes]
+    for scenario, colour in (("cold", "tab:blue"), ("touch toolkit", "tab:orange"), ("touch harness", "tab:green")):
+        for side, style, name in (("stackbuild", "-", "stackbuild"), ("dag", "--", "BuildKit DAG peer")):
+            values = [(x, results.median(side, x, scenario)) for x in points]
+            xs, ys = [x for x, y in values if y is not None], [y for _, y in values if y is not None]
+            axes.plot(xs, ys, style, color=colour, marker="o", label=f"{scenario}: {name}")
+    axes.set_xlabel("toolkit size (GiB)")
+    axes.set_ylabel("wall time (s), median")
+    axes.set_title("Build time against toolkit size (reference stack)")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(out, dpi=100)
 
 
 if __name__ == "__main__":

@@ -33,30 +33,31 @@ CHECK = (
 )
 
 
-def compose(plan: Plan, cache: Cache, out: Path) -> list[str]:
-    """out/Dockerfile and each stage's context under out/<stage>/; the final stages' names."""
+def compose(plan: Plan, cache: Cache, out: Path, probes: bool = True) -> list[str]:
+    """out/Dockerfile and each stage's context under out/<stage>/; the final stages' names. Without
+    probes: the hand-written peer, the same file without the probe steps."""
     # The bases are stackbuild's images on both sides; every other stage is one of this file's.
     parts = [f"FROM {stage.tag()} AS {stage.name}\n" for stage in plan.order() if stage.kind == "base"]
     for stage in plan.order():
         if stage.kind == "base":
             continue
-        _context(stage, cache, out / stage.name)
-        parts.append(_stage_text(stage))
+        _context(stage, cache, out / stage.name, probes)
+        parts.append(_stage_text(stage, probes))
     (out / "Dockerfile").write_text("\n".join(parts))
     return [name for name in plan.final_tags]
 
 
-def _context(stage: Stage, cache: Cache, into: Path) -> None:
+def _context(stage: Stage, cache: Cache, into: Path, probes: bool) -> None:
     into.mkdir(parents=True)
     write_context(into, stage.dockerfile, stage.context, cache)
     (into / "Dockerfile").unlink()
-    if stage.probes:
+    if stage.probes and probes:
         (into / "peer-probes").mkdir()
         (into / "peer-probes" / "runner.py").write_text(RUNNER)
         (into / "peer-probes" / "probes.json").write_text(json.dumps(list(stage.probes)))
 
 
-def _stage_text(stage: Stage) -> str:
+def _stage_text(stage: Stage, probes: bool) -> str:
     lines = []
     for line in stage.dockerfile.splitlines():
         if PARENT_HEADER.match(line):  # the parents are this file's stages of the same names
@@ -70,7 +71,7 @@ def _stage_text(stage: Stage) -> str:
             moved = f'["{stage.name}/{source[2:]}' if source.startswith('["') else f"{stage.name}/{source}"
             line = line.replace(source, moved, 1)
         lines.append(line)
-    if stage.probes:
+    if stage.probes and probes:
         lines += [
             f"COPY {stage.name}/peer-probes/ /tmp/peer-probes/",
             f'RUN cd {stage.probe_workdir} && python3 -c "{CHECK}" && rm -rf /tmp/peer-probes',
