@@ -18,7 +18,7 @@ import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 # tar-split's record types (github.com/vbatts/tar-split/tar/storage)
 FILE_RECORD, SEGMENT_RECORD = 1, 2
@@ -175,14 +175,19 @@ def inside_layer(name: str) -> str:
     return name
 
 
+def sized_chunks(handle: IO[bytes], size: int, name: str) -> Iterator[bytes]:
+    """size bytes of handle, a MiB at a time; ValueError naming name when it has fewer."""
+    left = size
+    while left:
+        chunk = handle.read(min(left, 1 << 20))
+        if not chunk:
+            raise ValueError(f"{name} is shorter than its stored layer records")
+        left -= len(chunk)
+        yield chunk
+
+
 def _file(directory: Path, name: str, size: int) -> Iterator[bytes]:
     with (directory / name).open("rb") as handle:
-        left = size
-        while left:
-            chunk = handle.read(min(left, 1 << 20))
-            if not chunk:
-                raise ValueError(f"{name} is shorter than its stored layer records")
-            left -= len(chunk)
-            yield chunk
+        yield from sized_chunks(handle, size, name)
         if handle.read(1):
             raise ValueError(f"{name} is longer than its stored layer records")

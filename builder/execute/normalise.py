@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from builder.engine import LayerDirs
-from builder.engine.overlay import StoredLayer, StoredTar, StoredTarView, inside_layer
+from builder.engine.overlay import StoredLayer, StoredTar, StoredTarView, inside_layer, sized_chunks
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
 # /tmp goes too: a stage hands its children files through its image's tree, never /tmp.
@@ -253,13 +253,7 @@ def layer_chunks(entries: list[Entry], epoch: int) -> Iterator[bytes]:
                     raise ValueError(f"{entry.info.name} is shorter than its entry says")
                 yield body
             else:
-                left = entry.info.size
-                while left:
-                    chunk = data.read(min(left, 1 << 20))
-                    if not chunk:
-                        raise ValueError(f"{entry.info.name} is shorter than its entry says")
-                    left -= len(chunk)
-                    yield chunk
+                yield from sized_chunks(data, entry.info.size, entry.info.name)
         yield tarfile.NUL * (-entry.info.size % tarfile.BLOCKSIZE)
     yield tarfile.NUL * (layer_size(entries) - _body_size(entries))
 
