@@ -93,27 +93,31 @@ def test_random_kills_never_leave_a_stage_that_looks_built(workspace: Path, engi
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs for the full-disk case needs root")
-def test_a_full_disk_under_the_build_context_fails_cleanly_then_builds(workspace: Path, tmp_path: Path) -> None:
+def test_a_full_disk_under_the_build_context_fails_cleanly_then_builds(workspace: Path) -> None:
     name = write_variant(workspace, "reftest-disk", [])
     stackbuild(workspace, "lock", name, check=True)
     stackbuild(workspace, "build", name, "--no-smoke", check=True)  # all built: only harness is left to build below
     trial = workspace / "stacks" / "reference" / "harness" / ".trial"
     trial.write_text(uuid.uuid4().hex)
-    small = tmp_path / "small"
-    small.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(small)], check=True)
+    # Contexts are written under the cache's tmp directory (where its blobs are linked from): for
+    # this build, a file system there with no room.
+    small = default_root() / "tmp"
+    small.mkdir(parents=True, exist_ok=True)
     try:
-        run = stackbuild(workspace, "build", name, "--no-smoke", env={"TMPDIR": str(small)})
-    finally:
-        subprocess.run(["umount", str(small)], check=True)
-    assert run.returncode == 1
-    assert "stage harness failed: cannot write its build context" in run.stderr
-    assert "No space left on device" in run.stderr
-    assert "Traceback" not in run.stderr
-    rerun = stackbuild(workspace, "build", name)
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
-    assert "[stackbuild] harness: built" in rerun.stderr and "smoke: launch: passed" in rerun.stderr
-    trial.unlink()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(small)], check=True)
+        try:
+            run = stackbuild(workspace, "build", name, "--no-smoke")
+        finally:
+            subprocess.run(["umount", str(small)], check=True)
+        assert run.returncode == 1
+        assert "stage harness failed: cannot write its build context" in run.stderr
+        assert "No space left on device" in run.stderr
+        assert "Traceback" not in run.stderr
+        rerun = stackbuild(workspace, "build", name)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert "[stackbuild] harness: built" in rerun.stderr and "smoke: launch: passed" in rerun.stderr
+    finally:  # the workspace's harness is every later test's: as it was
+        trial.unlink()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="starting a second Docker daemon needs root")
