@@ -9,7 +9,6 @@ not the layer's diff id is not that layer, and the caller falls back to `docker 
 from __future__ import annotations
 
 import base64
-import bisect
 import gzip
 import hashlib
 import io
@@ -87,69 +86,6 @@ class StoredTar(io.RawIOBase):
         self.sha256.update(self._pending[:size])
         self._pending = self._pending[size:]
         return size
-
-
-class StoredTarView(io.RawIOBase):
-    """A stored layer's tar, seekable: read through it, it gives the tar's headers from the tar-split
-    record and, of the files' data, only what is read (tarfile's "r:" mode seeks over the rest), so
-    looking at a layer's entries costs its record, not its size. Nothing is hashed: what is kept as
-    the engine stored it is never read whole."""
-
-    def __init__(self, layer: StoredLayer) -> None:
-        super().__init__()
-        self._directory = layer.directory
-        self._starts: list[int] = []
-        self._pieces: list[bytes | tuple[str, int]] = []  # a segment's bytes, or a file's name and size
-        offset = 0
-        with gzip.open(layer.tar_split, "rt", encoding="utf-8") as records:
-            for line in records:
-                record = json.loads(line)
-                piece: bytes | tuple[str, int]
-                if record["type"] == SEGMENT_RECORD:
-                    piece = base64.b64decode(record.get("payload") or b"")
-                elif record["type"] == FILE_RECORD and record.get("size"):
-                    piece = (stored_name(record), int(record["size"]))
-                else:
-                    continue
-                size = len(piece) if isinstance(piece, bytes) else piece[1]
-                if size:
-                    self._starts.append(offset)
-                    self._pieces.append(piece)
-                    offset += size
-        self._size, self._position = offset, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._position
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._size}[whence]
-        self._position = max(0, base + offset)
-        return self._position
-
-    def readinto(self, buffer: Any) -> int:
-        view, filled = memoryview(buffer).cast("B"), 0
-        while filled < len(view) and self._position < self._size:
-            index = bisect.bisect_right(self._starts, self._position) - 1
-            piece, inside = self._pieces[index], self._position - self._starts[index]
-            if isinstance(piece, bytes):
-                chunk = piece[inside : inside + len(view) - filled]
-            else:
-                name, size = piece
-                with (self._directory / name).open("rb") as handle:
-                    handle.seek(inside)
-                    chunk = handle.read(min(size - inside, len(view) - filled))
-                if not chunk:
-                    raise ValueError(f"{name} is shorter than its stored layer records")
-            view[filled : filled + len(chunk)] = chunk
-            filled += len(chunk)
-            self._position += len(chunk)
-        return filled
 
 
 def _pieces(layer: StoredLayer) -> Iterator[bytes]:

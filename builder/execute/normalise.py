@@ -11,9 +11,8 @@ lists and caches, logs) left out; hard links written as their first name in path
 as bare markers. In the config: every date is the source date, and what names
 the build rather than the image (BuildKit's buildinfo, the classic builder's container) is dropped.
 The parents' layers were normalised when they were built: they are neither rewritten nor sent back
-(the engine has them, and a load skips layers it has). Nor is an own layer that is canonical as the
-engine wrote it (kept_as_built), below the first that is not: the load then carries only the
-config and the layers that changed, each rewritten as it is sent."""
+(the engine has them, and a load skips layers it has). The layers rewritten from the data root are made
+as they are sent to the load, nothing spooled."""
 
 from __future__ import annotations
 
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from builder.engine import LayerDirs
-from builder.engine.overlay import StoredLayer, StoredTar, StoredTarView, inside_layer, sized_chunks
+from builder.engine.overlay import StoredLayer, StoredTar, inside_layer, sized_chunks
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
 # /tmp goes too: a stage hands its children files through its image's tree, never /tmp.
@@ -50,7 +49,6 @@ WHITEOUT_PREFIX = ".wh."  # a layer's deletion markers (and .wh..wh..opq, an emp
 PYC_TIMESTAMP_FLAGS = b"\0\0\0\0"  # PEP 552: flags 0 is a timestamp .pyc (mtime at 8:12, size at 12:16)
 SECONDS_PER_DAY = 86400
 TAR_ENCODING = tarfile.ENCODING  # what tarfile writes names in (the file system's encoding)
-KEPT_PAX = ("path", "linkpath")  # extended headers of a kept layer: its long names
 # Config keys that name the build, not the image.
 BUILD_ONLY = ("moby.buildkit.buildinfo.v1", "container", "container_config", "docker_version")
 
@@ -68,15 +66,14 @@ class Sent:
 
 @dataclass
 class Normalised:
-    """An image normalised: its own layers kept as built where they are canonical already, the others
-    to be sent (each rewritten as it is sent, its diff id known once it was)."""
+    """An image normalised: its own layers to be sent (each rewritten as it is sent from the data
+    root, its diff id known once it was)."""
 
     source: dict[str, Any]  # the built image's config
     diff_ids: list[str]  # the layers the loaded image has, bottom first ("": a layer not sent yet)
     paths: list[str]  # every layer's path in the load's manifest, bottom first
     sent: list[Sent]  # the layers the engine lacks, bottom first
     epoch: int
-    kept: int = 0  # own layers kept as the engine wrote them
 
     @property
     def settled(self) -> bool:
@@ -360,23 +357,19 @@ def unpack(saved: IO[bytes], scratch: Path) -> Saved:
 
 def normalise(saved: IO[bytes], parent_layers: frozenset[str], epoch: int, scratch: Path) -> Normalised:
     """A `docker save` stream of one image, normalised: the bottom layers its parents have (by diff
-    id) as they are, its own bottom layers that are canonical already kept, the rest rewritten.
+    id) as they are, the rest rewritten.
     scratch: a directory for the layers on their way."""
     unpacked = unpack(saved, scratch)
     pending, config = unpacked.files, unpacked.config
     diff_ids: list[str] = list(config["rootfs"]["diff_ids"])
     sent: list[Sent] = []
-    kept = 0
     for index in range(inherited(diff_ids, parent_layers), len(diff_ids)):
         path = unpacked.paths[index]
-        if not sent and _saved_kept(pending[path], epoch):
-            kept += 1
-            continue
         rewritten = pending[path].with_suffix(".normal")
         with pending[path].open("rb") as layer, rewritten.open("wb") as out:
             diff_ids[index] = normalise_layer(layer, out, epoch, scratch)
         sent.append(Sent(path, index, rewritten.stat().st_size, functools.partial(_chunks, rewritten)))
-    return Normalised(config, diff_ids, unpacked.paths, sent, epoch, kept)
+    return Normalised(config, diff_ids, unpacked.paths, sent, epoch)
 
 
 def inherited(diff_ids: list[str], parent_layers: frozenset[str]) -> int:
@@ -384,11 +377,6 @@ def inherited(diff_ids: list[str], parent_layers: frozenset[str]) -> int:
     up to the first its parents lack. Every layer above is the stage's own, even one with the same
     bytes as a parent's (an empty layer, a step that changed nothing)."""
     return next((index for index, diff_id in enumerate(diff_ids) if diff_id not in parent_layers), len(diff_ids))
-
-
-def _saved_kept(layer: Path, epoch: int) -> bool:
-    with layer.open("rb") as handle:
-        return kept_as_built(handle, epoch)
 
 
 def normalise_dirs(image: LayerDirs, parent_layers: frozenset[str], epoch: int) -> Normalised | None:
@@ -399,48 +387,14 @@ def normalise_dirs(image: LayerDirs, parent_layers: frozenset[str], epoch: int) 
     diff_ids: list[str] = list(config["rootfs"]["diff_ids"])
     paths = [f"{diff_id.removeprefix('sha256:')}/layer.tar" for diff_id in diff_ids]
     sent: list[Sent] = []
-    kept = 0
     try:
         for index in range(inherited(diff_ids, parent_layers), len(diff_ids)):
-            if not sent:
-                # Buffered by a block: headers are read, the files' data seeked over.
-                with io.BufferedReader(StoredTarView(image.layers[index]), tarfile.BLOCKSIZE) as view:
-                    if kept_as_built(view, epoch):
-                        kept += 1
-                        continue
             entries = canonical_entries(_stored_members(image.layers[index]), epoch)
             sent.append(Sent(paths[index], index, layer_size(entries), functools.partial(layer_chunks, entries, epoch)))
             diff_ids[index] = ""  # known once it was sent
     except (OSError, ValueError, EOFError, tarfile.TarError):
         return None  # a file gone or unreadable, or a store this code does not read as Docker does
-    return Normalised(config, diff_ids, paths, sent, epoch, kept)
-
-
-def kept_as_built(layer: IO[bytes], epoch: int) -> bool:
-    """Whether a layer tar (seekable: its files' data is skipped) is canonical as the engine wrote it,
-    so it is kept, neither rewritten nor loaded again: every entry dated at or before the source
-    date; no owner name but root's for id 0 (what every Linux host names it); no extended header but
-    long names and file capabilities; nothing normalising leaves out; no sparse file, no whiteout
-    dated after the source date; no timestamp .pyc stamped later, no /etc/shadow day after it. The
-    engine's own entry order and hard links stand: they follow from the files alone."""
-    with tarfile.open(fileobj=layer, mode="r:") as tar:
-        for member in tar:
-            name = member.name.removeprefix("./")
-            if (
-                member.mtime > epoch
-                or member.type == tarfile.GNUTYPE_SPARSE
-                or any(not (key in KEPT_PAX or key.startswith("SCHILY.xattr.")) for key in member.pax_headers)
-                or member.uname not in ("", "root" if member.uid == 0 else "")
-                or member.gname not in ("", "root" if member.gid == 0 else "")
-                or (DROPPED.match(name) and not member.isdir() and not _is_whiteout(name))
-            ):
-                return False
-            if member.isfile() and member.size and (name.endswith(".pyc") or name == "etc/shadow"):
-                handle = tar.extractfile(member)
-                data = handle.read(16 if name.endswith(".pyc") else member.size) if handle else b""
-                if _pyc(data, epoch) != data or (name == "etc/shadow" and _shadow(data, epoch) != data):
-                    return False
-    return True
+    return Normalised(config, diff_ids, paths, sent, epoch)
 
 
 def _stored_members(layer: StoredLayer) -> Iterator[Member]:

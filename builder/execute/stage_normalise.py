@@ -40,8 +40,7 @@ def normalised(
         with contextlib.suppress(EngineError):  # the build's own image: nothing else names it
             engine.remove(built)
         raise log.failed(f"cannot normalise its image: {err}") from err
-    layers = f"{normal.kept} layer(s) kept as built, {len(normal.sent)} sent"
-    log.write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s {how}, {layers} (was {built})")
+    log.write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s {how} (was {built})")
     return normal.image_id
 
 

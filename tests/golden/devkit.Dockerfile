@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:123705c8c599be54e3961da85b9be428f6e38f6ebe93d7d620996a8437a3ad3d
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:238cf4763613d9b9de0701e70811405d3ea5faca576fd354a64e9c08e04492cf
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit

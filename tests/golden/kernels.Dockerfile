@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:123705c8c599be54e3961da85b9be428f6e38f6ebe93d7d620996a8437a3ad3d
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:74bb4e552ac6860b9785909da675f8bc910a0c33ffa5eb3077540678f89a7888
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:238cf4763613d9b9de0701e70811405d3ea5faca576fd354a64e9c08e04492cf
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:51dd6980e7e62fcf99de7fa3c94dcfeb47cb34248fc31219f485afeb57ccd1b5
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:51bcfc7bd35a49e7b4b934ca4444205e81690c4278b425286879cb9f03f9e0d7
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:123705c8c599be54e3961da85b9be428f6e38f6ebe93d7d620996a8437a3ad3d
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:74bb4e552ac6860b9785909da675f8bc910a0c33ffa5eb3077540678f89a7888
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:833559a1df7fa8b6ffc6988f657d2e9d8decea651ab84b64aad6bf867f313a27
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:4dd0ead709eb7ccf3a4a729ec92354fe0c51a444d1049893d3d6ce38de39d7e1
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:238cf4763613d9b9de0701e70811405d3ea5faca576fd354a64e9c08e04492cf
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:51dd6980e7e62fcf99de7fa3c94dcfeb47cb34248fc31219f485afeb57ccd1b5
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:c8a78b5588ada69169dd46f3f61166a78da22573127b3da71d3b36e011f5af6e
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:92f5edf2c5c22571ad512e6ec8ffa073daa7916bd6ac2eba8445a54f08d487ac
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:ce5693a7bce56fb72b970b082adb10a687abf83465a7b375a0f927e4d497aae8
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh
@@ -9,36 +9,21 @@ FROM base-devel
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # The packages are bind-mounted from the build context for the step that installs each one (read
 # only), so no layer of this image holds them; each step unpacks in its own scratch directory and
-# removes it. RUN --mount needs BuildKit: the classic builder cannot build this stage. They are
-# mounted on /mnt, which the base has, so the engine makes no mount point in the layer; and each
-# step ends dating what it changed by the lock (no later than SOURCE_DATE_EPOCH), so its layer,
-# the toolkit's gigabytes, is canonical as built and normalising keeps it as it is.
-RUN --mount=type=bind,source=packages,target=/mnt \
-    started=$(date +%s.%N) \
- && work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
- && python3 -m zipfile -e /mnt/Ascend-cann-toolkit_8.5.0_linux-x86_64.zip "$work" \
+# removes it. RUN --mount needs BuildKit: the classic builder cannot build this stage.
+RUN --mount=type=bind,source=packages,target=/tmp/stackbuild-packages \
+    work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
+ && python3 -m zipfile -e /tmp/stackbuild-packages/Ascend-cann-toolkit_8.5.0_linux-x86_64.zip "$work" \
  && bash "$work"/Ascend-cann-toolkit_8.5.0_linux-x86_64.run --full --quiet --install-for-all \
- && rm -rf "$work" \
- && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
-      -o -path /etc/resolv.conf \) -prune -o -newerct "@$started" -newermt "@1704067200" -print0 \
-    | xargs -0r touch -h -d "@1704067200"
-RUN --mount=type=bind,source=packages,target=/mnt \
-    started=$(date +%s.%N) \
- && work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
- && python3 -m zipfile -e /mnt/Ascend-cann-910b-ops_8.5.0_linux-x86_64.zip "$work" \
+ && rm -rf "$work"
+RUN --mount=type=bind,source=packages,target=/tmp/stackbuild-packages \
+    work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
+ && python3 -m zipfile -e /tmp/stackbuild-packages/Ascend-cann-910b-ops_8.5.0_linux-x86_64.zip "$work" \
  && bash "$work"/Ascend-cann-910b-ops_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
- && rm -rf "$work" \
- && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
-      -o -path /etc/resolv.conf \) -prune -o -newerct "@$started" -newermt "@1704067200" -print0 \
-    | xargs -0r touch -h -d "@1704067200"
-RUN --mount=type=bind,source=packages,target=/mnt \
-    started=$(date +%s.%N) \
- && work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
- && source /usr/local/Ascend/cann/set_env.sh && bash /mnt/Ascend-cann-nnal_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
- && rm -rf "$work" \
- && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
-      -o -path /etc/resolv.conf \) -prune -o -newerct "@$started" -newermt "@1704067200" -print0 \
-    | xargs -0r touch -h -d "@1704067200"
+ && rm -rf "$work"
+RUN --mount=type=bind,source=packages,target=/tmp/stackbuild-packages \
+    work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
+ && source /usr/local/Ascend/cann/set_env.sh && bash /tmp/stackbuild-packages/Ascend-cann-nnal_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
+ && rm -rf "$work"
 WORKDIR /
 RUN source /usr/local/Ascend/cann/set_env.sh \
  && info="${ASCEND_TOOLKIT_HOME}/$(uname -m)-linux/ascend_toolkit_install.info" \

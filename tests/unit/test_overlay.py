@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.engine.overlay import StoredLayer, StoredTar, StoredTarView, image_layer_dirs
-from builder.execute.normalise import kept_as_built, normalise, normalise_dirs
-from tests.unit.test_normalise import EPOCH, LATER, layer, pyc, saved
+from builder.engine.overlay import StoredLayer, StoredTar, image_layer_dirs
+from builder.execute.normalise import normalise, normalise_dirs
+from tests.unit.test_normalise import EPOCH, LATER, layer, saved
 
 
 def store(data: bytes, at: Path) -> StoredLayer:
@@ -130,46 +130,3 @@ def test_an_image_not_in_the_data_root_or_not_matching_it_is_none(tmp_path: Path
     first = next((root / "image/overlay2/layerdb/sha256").glob("*/diff"))
     first.write_text("sha256:" + "9" * 64)
     assert image_layer_dirs(root, image_id) is None  # the store disagrees with the config
-
-
-def test_an_own_layer_canonical_as_built_is_kept_and_only_the_layers_above_what_changes_are_sent(
-    tmp_path: Path,
-) -> None:
-    """Kept: not rewritten, not sent, its diff id as the engine has it; the data root and docker save
-    keep the same layers. A late date or an owner's name is rewritten, and so is all above it."""
-    parent = layer([("etc/", None, EPOCH), ("etc/os", b"debian", EPOCH)], uname="")
-    canonical = layer([("opt/", None, EPOCH), ("opt/big", b"b" * 5000, EPOCH - 9), (LONG, b"long", EPOCH)], uname="")
-    named = layer([("srv/a", b"a", EPOCH)], uname="builder")
-    late = layer([("srv/b", b"b", EPOCH + 1)], uname="")
-    above = layer([("srv/c", b"c", EPOCH)], uname="")
-    parents = frozenset({f"sha256:{hashlib.sha256(parent).hexdigest()}"})
-    for own, kept in (([canonical], 1), ([canonical, named], 1), ([canonical, late, above], 1), ([late, canonical], 0)):
-        root, image_id, config = data_root(tmp_path / f"{len(own)}-{kept}-{own[0] is late}", [parent, *own])
-        found = image_layer_dirs(root, image_id)
-        assert found is not None
-        from_dirs = normalise_dirs(found, parents, EPOCH)
-        (scratch := tmp_path / f"save-{len(own)}-{kept}-{own[0] is late}").mkdir()
-        through_save = normalise(saved([parent, *own], config), parents, EPOCH, scratch)
-        assert from_dirs is not None and (from_dirs.kept, through_save.kept) == (kept, kept)
-        assert len(from_dirs.sent) == len(through_save.sent) == len(own) - kept
-        assert sent_layers(from_dirs.archive()) == sent_layers(through_save.archive())
-        assert from_dirs.image_id == through_save.image_id
-        diff_ids = json.loads(from_dirs.config)["rootfs"]["diff_ids"]
-        assert diff_ids[: 1 + kept] == config["rootfs"]["diff_ids"][: 1 + kept]  # type: ignore[index]
-
-
-def test_a_kept_layer_is_judged_from_its_headers_without_reading_its_files(tmp_path: Path) -> None:
-    canonical = layer([("opt/", None, EPOCH), ("opt/big", b"b" * 5000, EPOCH)], uname="")
-    root, image_id, _ = data_root(tmp_path, [canonical])
-    found = image_layer_dirs(root, image_id)
-    assert found is not None
-    (found.layers[0].directory / "opt" / "big").unlink()  # never opened: only the record is read
-    with io.BufferedReader(StoredTarView(found.layers[0]), tarfile.BLOCKSIZE) as view:
-        assert kept_as_built(view, EPOCH)
-    for late in (
-        layer([("usr/lib/python3/x.pyc", pyc(EPOCH + 5), EPOCH)], uname=""),  # a stamp inside a file
-        layer([("var/log/apt/history.log", b"x", EPOCH)], uname=""),  # a file normalising leaves out
-        layer([("opt/a", b"a", EPOCH)], uname="root"),  # uid 1000 named root: another host's name
-    ):
-        assert not kept_as_built(io.BytesIO(late), EPOCH)
-    assert kept_as_built(io.BytesIO(layer([("usr/lib/python3/x.pyc", pyc(EPOCH - 5), EPOCH)], uname="")), EPOCH)

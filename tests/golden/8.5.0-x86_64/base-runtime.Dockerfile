@@ -3,10 +3,6 @@ FROM scratch
 ADD rootfs.tar /
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8
 CMD ["/bin/bash"]
-# The engine mounts its own /etc/hosts over this one in every build step and container; with a
-# file here it need not make one, so a step that writes nothing in /etc leaves /etc unchanged and
-# a step's layer can come out canonical as built (dated by the lock, kept as it is by normalising).
-COPY ["etc-hosts", "/etc/hosts"]
 # System packages: the lock's .debs (the whole dependency closure), installed from the context by
 # apt in its own order, with no network and no package index; debs/install.sh checks each against
 # its locked sha256 first and ends a failure with apt's and dpkg's reasons.

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:d5668f7a07a5df4e13e74f16dad445f0ad5b670db8f25ad4941319bb9fb800e1
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:92a59fd494d98a580464e14fc1eacf3d5837920c02980cd41ad8309fdc7ceecd
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:954b5b5e14429a69dc9bcf3deee89d47f7f287720051c3244b590ea4357f4f0f
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

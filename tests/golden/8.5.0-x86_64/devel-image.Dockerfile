@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:d5668f7a07a5df4e13e74f16dad445f0ad5b670db8f25ad4941319bb9fb800e1
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:92a59fd494d98a580464e14fc1eacf3d5837920c02980cd41ad8309fdc7ceecd
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:b29e299f81f36fb0a68056c8bb35ef9bd2d6479dce577465fd68611486fd0e71
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:ef6cb9773654af63e9f02a42543575541750db2893432753a8f6f7a2e6147737
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:954b5b5e14429a69dc9bcf3deee89d47f7f287720051c3244b590ea4357f4f0f
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:e9c63f4a28027376d6cd2889393a2b2129046a18d4bebea04618e42e59dbf2d6
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:2c79f13d59907ee334c402310a53f394423b19a20526096f44462b6a35e61416
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend

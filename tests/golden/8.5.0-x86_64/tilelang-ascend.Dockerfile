@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:d5668f7a07a5df4e13e74f16dad445f0ad5b670db8f25ad4941319bb9fb800e1
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component tilelang-ascend (git ascendc_pto 95acbd7f7283f57f228aa4d016742ea165c03b84).
 FROM toolkit
