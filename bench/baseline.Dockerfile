@@ -7,10 +7,7 @@ FROM ${BASE} AS toolkit
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 COPY dist/ /tmp/dist/
 RUN bash /tmp/dist/cpusim-cann-toolkit_8.3.RC1_linux-x86_64.run --full --quiet --install-for-all && rm -rf /tmp/dist
-ENV ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest \
-    ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest \
-    LD_LIBRARY_PATH=/usr/local/Ascend/ascend-toolkit/latest/lib64 \
-    PATH=/usr/local/Ascend/ascend-toolkit/latest/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# bench: the toolkit's environment (what its set_env.sh sets, written in as ENV by the bench)
 
 FROM toolkit AS ascend-c
 COPY debs/ /tmp/debs/
@@ -31,7 +28,7 @@ COPY reference/tilelang-compiler /opt/stack/tilelang-compiler
 WORKDIR /opt/stack/tilelang-compiler
 RUN python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index --target python .
 ENV PYTHONPATH=/opt/stack/tilelang-compiler/python:/opt/stack/tilelang/python \
-    PATH=/opt/stack/tilelang-compiler/python/bin:/usr/local/Ascend/ascend-toolkit/latest/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+    PATH=/opt/stack/tilelang-compiler/python/bin:${PATH}
 
 FROM tilelang-compiler AS ascend-kernel
 COPY reference/ascend-kernel /opt/stack/ascend-kernel

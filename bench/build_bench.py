@@ -21,8 +21,9 @@ The peers, built by the same BuildKit from stackbuild's own rendered stages (ben
 - classic linear (small stack only): bench/baseline.Dockerfile, each stage FROM the previous one,
   the classic builder.
 
-Also reported: stackbuild's critical path in the last cold run (from its stage logs: context,
-build, normalise; probes run beside the children), its peak RSS, its peak temporary disk (its own
+Also reported: stackbuild's critical path in the last cold run (from its stage logs: context and
+build of each stage on it, then the last one's normalising; children start on a parent as built,
+its normalising and probes run beside them), its peak RSS, its peak temporary disk (its own
 scratch files under the cache's tmp directory, sampled during each build; hard links to the
 cache's blobs are not new disk), and whether both sides give the same /opt/stack tree.
 
@@ -32,6 +33,7 @@ cache's blobs are not new disk), and whether both sides give the same /opt/stack
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -56,7 +58,8 @@ import dag_peer  # noqa: E402
 
 from builder import lock, manifest  # noqa: E402
 from builder.engine import buildkit, connect  # noqa: E402
-from builder.execute import chain  # noqa: E402
+from builder.engine.docker_engine import DockerEngine  # noqa: E402
+from builder.execute import chain, environment  # noqa: E402
 from builder.execute.chain import Request  # noqa: E402
 from builder.inputs.site import SiteConfig  # noqa: E402
 from builder.model.arch import Arch  # noqa: E402
@@ -81,6 +84,7 @@ STACKBUILD_ENV = {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": ""}
 TREE_DIGEST = f"cd /opt/stack && find . -type f {UNSTABLE} -print0 | sort -z | xargs -0 sha256sum | sha256sum"
 GIB_OF_DISK_PER_TOOLKIT_GIB = 7.5  # the issue's estimate: 4 GiB needs about 30 GB on both sides together
 SAMPLE_SECONDS = 0.2
+BASELINE_ENV = "# bench: the toolkit's environment (what its set_env.sh sets, written in as ENV by the bench)"
 HARNESS_SOURCE = Path("reference/harness/harness/__init__.py")
 TOOLKIT_SOURCE = Path("reference/toolkit/payload/include/acl/acl.h")
 
@@ -152,6 +156,15 @@ class Bench:
         self.engine = connect(builder="buildkit")
         self.cache = Cache(default_root())
         self.results = Results()
+        self.env: dict[str, dict[str, str]] = {}  # what the environment scripts set, by stage (read_env)
+
+    def read_env(self, stack: str) -> None:
+        """What the environment scripts set in each stage of stack's build that has them (the same at
+        every toolkit size: the padding is not in the scripts), for the peers."""
+        plan = plan_of(self.root, stack)
+        for stage in plan.order():
+            if stage.bake is not None:
+                self.env[stage.name] = environment.read(self.engine, stage.tag(), stage.bake)
 
     def run_stackbuild(self, stack: str, *args: str, size: float = 0.0) -> float:
         start, peak = time.monotonic(), [0]
@@ -206,8 +219,8 @@ class Bench:
         plan = plan_of(self.root, stack)
         dag, hand = self.root / "peers" / stack / "dag", self.root / "peers" / stack / "hand"
         shutil.rmtree(self.root / "peers" / stack, ignore_errors=True)
-        dag_peer.compose(plan, self.cache, dag, probes=True)
-        dag_peer.compose(plan, self.cache, hand, probes=False)
+        dag_peer.compose(plan, self.cache, dag, self.env, probes=True)
+        dag_peer.compose(plan, self.cache, hand, self.env, probes=False)
         return dag, hand
 
 
@@ -235,8 +248,9 @@ class StageTimes:
 
     @property
     def critical(self) -> float:
-        """What the stage's children wait for: its probes run beside them."""
-        return self.context + self.build + self.normalise
+        """What the stage's children wait for: they start on its image as built (it is normalised and
+        probed beside them)."""
+        return self.context + self.build
 
 
 def stage_times(root: Path, stack: str, since: float) -> dict[str, StageTimes]:
@@ -302,6 +316,13 @@ def sizes_that_fit(asked: list[float], free_gib: float) -> tuple[list[float], st
     return asked, ""
 
 
+def free_gib(engine: DockerEngine) -> float:
+    """Free disk where the sweep writes most: the engine's data root (both sides' images and BuildKit's
+    cache) or the stack cache (the packed installers), whichever has less."""
+    data_root = Path(engine.client.info()["DockerRootDir"])
+    return min(shutil.disk_usage(where).free for where in (data_root, default_root().parent)) / 2**30
+
+
 def say(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
@@ -312,7 +333,11 @@ def small_stack(bench: Bench, repeat: int) -> tuple[bool, list[str], dict[str, S
     root, results = bench.root, bench.results
     dag, hand = bench.peers(SMALL)
     base_image = plan_of(root, SMALL).stages["base-devel"].tag()
-    shutil.copy(ROOT / "bench" / "baseline.Dockerfile", root / "stacks" / "baseline.Dockerfile")
+    baseline = (ROOT / "bench" / "baseline.Dockerfile").read_text()
+    toolkit_env = "ENV " + " \\\n    ".join(
+        f"{name}={json.dumps(value)}" for name, value in sorted(bench.env["toolkit"].items())
+    )
+    (root / "stacks" / "baseline.Dockerfile").write_text(baseline.replace(BASELINE_ENV, toolkit_env))
     shutil.copytree(dag / "ascend-c" / "debs", root / "stacks" / "debs", dirs_exist_ok=True)
     sh(sys.executable, str(root / "stacks" / "reference" / "toolkit" / "pack.py"), "--arch", Arch.host().value,
        "--output-dir", str(root / "stacks" / "dist"))  # fmt: skip
@@ -425,9 +450,11 @@ def main() -> int:
     if cli is None:
         sys.exit("bench: no docker CLI with BuildKit here (install docker.io)")
     asked = sorted(float(s) for s in args.sizes.split(",") if s.strip())
-    sizes, disk_note = sizes_that_fit(asked, shutil.disk_usage(default_root().parent).free / 2**30)
+    sizes, disk_note = sizes_that_fit(asked, free_gib(connect(builder="buildkit")))
     if disk_note:
         say(disk_note)
+    if args.second_gib and args.second_gib not in sizes:  # its figure is set against that size's cold build
+        parser.error(f"--second-gib {args.second_gib:g} is not a size the sweep builds ({args.sizes or 'none'})")
     with tempfile.TemporaryDirectory(prefix="stackbuild-bench.") as tmp:
         root = Path(tmp)
         prepare(root, sizes)
@@ -435,6 +462,7 @@ def main() -> int:
         say("locking and building once (bases, not timed)")
         bench.lock(SMALL)
         bench.build_stackbuild(SMALL, 0.0)
+        bench.read_env(SMALL)
         same, path, times = small_stack(bench, args.repeat)
         say(f"second machine, small stack ({args.repeat}x)")
         second = {0.0: second_machine(bench, SMALL, args.repeat)}
@@ -498,10 +526,11 @@ def report(
     parts = {
         "contexts": sum(t.context for t in on_path),
         "builds (with the environment's)": sum(t.build for t in on_path),
-        "normalising": sum(t.normalise for t in on_path),
+        "normalising the last stage on the path": on_path[-1].normalise if on_path else 0.0,
     }
     wall = results.times[("stackbuild", 0.0, "cold")][-1]
-    parts["the rest (start-up, planning, bases checked, waits, tags)"] = wall - sum(parts.values())
+    rest = "the rest (start-up, planning, bases checked, the last stage waiting for its parents' normalising, tags)"
+    parts[rest] = wall - sum(parts.values())
     lines += ["", f"stackbuild's critical path in the last small cold run ({wall:.2f} s): {' -> '.join(path)}", ""]
     lines += table(("part", "seconds"), [(part, f"{value:.2f}") for part, value in parts.items()], args.markdown)
     lines += ["", "Its stages in that run:", ""]

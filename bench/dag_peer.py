@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from builder.inputs.contexts import write_context
@@ -22,6 +23,7 @@ from builder.verify.probes import RUNNER
 # A rendered stage's parents header: `ARG <PARENT>_IMAGE=<tag>` and `FROM ${<PARENT>_IMAGE} AS <parent>`.
 PARENT_HEADER = re.compile(r"^(ARG [A-Z0-9_]+_IMAGE=|FROM \$\{[A-Z0-9_]+_IMAGE\} AS |# stackbuild: parent stages)")
 SOURCE = re.compile(r'^(COPY|ADD) (\["[^"]+"|[^ \[]+)')
+BIND_SOURCE = re.compile(r"(--mount=type=bind,(?:[^ ]*,)?source=)([^, ]+)")  # a bind mount of the stage's context
 # Runs the probes as stackbuild does (one runner, every probe), then fails unless each passed.
 CHECK = (
     "import json, subprocess, sys; "
@@ -33,8 +35,12 @@ CHECK = (
 )
 
 
-def compose(plan: Plan, cache: Cache, out: Path, probes: bool = True) -> list[str]:
-    """out/Dockerfile and each stage's context under out/<stage>/; the final stages' names. Without
+def compose(
+    plan: Plan, cache: Cache, out: Path, env: Mapping[str, Mapping[str, str]], probes: bool = True
+) -> list[str]:
+    """out/Dockerfile and each stage's context under out/<stage>/; the final stages' names. env: what
+    the environment scripts set in each stage that has them (stackbuild reads it from the built image
+    and adds it as ENV; here it is written in, as a user copies it from the official images). Without
     probes: the hand-written peer, the same file without the probe steps."""
     # The bases are stackbuild's images on both sides; every other stage is one of this file's.
     parts = [f"FROM {stage.tag()} AS {stage.name}\n" for stage in plan.order() if stage.kind == "base"]
@@ -42,7 +48,7 @@ def compose(plan: Plan, cache: Cache, out: Path, probes: bool = True) -> list[st
         if stage.kind == "base":
             continue
         _context(stage, cache, out / stage.name, probes)
-        parts.append(_stage_text(stage, probes))
+        parts.append(_stage_text(stage, env.get(stage.name, {}), probes))
     (out / "Dockerfile").write_text("\n".join(parts))
     return [name for name in plan.final_tags]
 
@@ -57,7 +63,7 @@ def _context(stage: Stage, cache: Cache, into: Path, probes: bool) -> None:
         (into / "peer-probes" / "probes.json").write_text(json.dumps(list(stage.probes)))
 
 
-def _stage_text(stage: Stage, probes: bool) -> str:
+def _stage_text(stage: Stage, env: Mapping[str, str], probes: bool) -> str:
     lines = []
     for line in stage.dockerfile.splitlines():
         if PARENT_HEADER.match(line):  # the parents are this file's stages of the same names
@@ -70,7 +76,12 @@ def _stage_text(stage: Stage, probes: bool) -> str:
             source = match.group(2)
             moved = f'["{stage.name}/{source[2:]}' if source.startswith('["') else f"{stage.name}/{source}"
             line = line.replace(source, moved, 1)
+        elif line.startswith("RUN --mount=type=bind,") and "from=" not in line.split()[1]:
+            line = BIND_SOURCE.sub(lambda m: f"{m.group(1)}{stage.name}/{m.group(2)}", line, count=1)
         lines.append(line)
+    if stage.bake is not None:  # the same stage goes on: its environment, entrypoint and command
+        baked = stage.bake.dockerfile_with(env).splitlines()
+        lines += [line for line in baked if not line.startswith(("ARG BUILT_IMAGE", "FROM ${BUILT_IMAGE}"))]
     if stage.probes and probes:
         lines += [
             f"COPY {stage.name}/peer-probes/ /tmp/peer-probes/",

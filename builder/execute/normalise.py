@@ -11,13 +11,15 @@ lists and caches, logs) left out; hard links written as their first name in path
 as bare markers. In the config: every date is the source date, and what names
 the build rather than the image (BuildKit's buildinfo, the classic builder's container) is dropped.
 The parents' layers were normalised when they were built: they are neither rewritten nor sent back
-(the engine has them, and a load skips layers it has). The layers rewritten from the data root are made
+(the engine has them, and a load skips layers it has); an image built on its parent as built is put
+over the parent's normalised layers (rebased). The layers rewritten from the data root are made
 as they are sent to the load, nothing spooled."""
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import datetime
 import functools
 import hashlib
@@ -30,7 +32,7 @@ import tarfile
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -74,6 +76,10 @@ class Normalised:
     paths: list[str]  # every layer's path in the load's manifest, bottom first
     sent: list[Sent]  # the layers the engine lacks, bottom first
     epoch: int
+    # Files of its own layers normalising left out or whose bytes it changed (a .pyc stamp, shadow's
+    # days), known once every layer was sent; none: its files are the ones built, only dated and owned
+    # by number. A child built on the image as built sees the same files then.
+    changed: list[str] = field(default_factory=list)
 
     @property
     def settled(self) -> bool:
@@ -153,11 +159,14 @@ Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 Member = tuple[tarfile.TarInfo, Opener | None]
 
 
-def normalise_layer(layer: IO[bytes], out: IO[bytes], epoch: int, scratch: Path | None = None) -> str:
+def normalise_layer(
+    layer: IO[bytes], out: IO[bytes], epoch: int, scratch: Path | None = None, changed: list[str] | None = None
+) -> str:
     """A layer tar rewritten into out (see the module's notes); its diff id. File data waits in a
-    spool file (in scratch), not in memory, until the entries are written in order."""
+    spool file (in scratch), not in memory, until the entries are written in order. changed gets
+    the files left out or whose bytes changed."""
     with tempfile.TemporaryFile(dir=scratch) as spool:
-        return write_layer(_spooled(layer, spool), out, epoch)
+        return write_layer(_spooled(layer, spool), out, epoch, changed)
 
 
 def _spooled(layer: IO[bytes], spool: IO[bytes]) -> Iterator[Member]:
@@ -180,10 +189,10 @@ def _at(spool: IO[bytes], offset: int) -> Iterator[IO[bytes]]:
     yield spool
 
 
-def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int) -> str:
+def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int, changed: list[str] | None = None) -> str:
     """The members written in a canonical tar (see canonical_entries); the tar's diff id (sha256)."""
     digest = hashlib.sha256()
-    for chunk in layer_chunks(canonical_entries(members, epoch), epoch):
+    for chunk in layer_chunks(canonical_entries(members, epoch, changed), epoch, changed):
         digest.update(chunk)
         out.write(chunk)
     return f"sha256:{digest.hexdigest()}"
@@ -198,10 +207,11 @@ class Entry:
     opener: Opener | None
 
 
-def canonical_entries(members: Iterable[Member], epoch: int) -> list[Entry]:
+def canonical_entries(members: Iterable[Member], epoch: int, changed: list[str] | None = None) -> list[Entry]:
     """The members as a canonical tar writes them: cleaned, in path order, hard links after the files
     they name, /etc/shadow's days clamped (its size can change: it is read here); every member is
-    read before any is returned, so a layer that proves unreadable has nothing written yet."""
+    read before any is returned, so a layer that proves unreadable has nothing written yet. changed
+    gets the files left out and a shadow whose days changed."""
     entries: dict[str, tuple[tarfile.TarInfo, Opener | None]] = {}
     left_out: set[str] = set()
     for member, opener in members:
@@ -210,6 +220,8 @@ def canonical_entries(members: Iterable[Member], epoch: int) -> list[Entry]:
         if DROPPED.match(name) and not member.isdir() and not _is_whiteout(name):
             left_out.add(name)
     _relink(entries, left_out)
+    if changed is not None:
+        changed += sorted(left_out)
     written = []
     for info, opener in sorted(
         (entries[name] for name in entries if name not in left_out),
@@ -217,7 +229,10 @@ def canonical_entries(members: Iterable[Member], epoch: int) -> list[Entry]:
     ):
         if opener is not None and info.isfile() and info.name == "etc/shadow":
             with opener() as data:
-                body = _shadow(data.read(info.size), epoch)
+                original = data.read(info.size)
+            body = _shadow(original, epoch)
+            if changed is not None and body != original:
+                changed.append(info.name)
             info.size, opener = len(body), _bytes_opener(body)
         if not info.isfile():
             opener = None
@@ -235,19 +250,22 @@ def _body_size(entries: list[Entry]) -> int:
     return sum(len(entry.header) + entry.info.size + -entry.info.size % tarfile.BLOCKSIZE for entry in entries)
 
 
-def layer_chunks(entries: list[Entry], epoch: int) -> Iterator[bytes]:
+def layer_chunks(entries: list[Entry], epoch: int, changed: list[str] | None = None) -> Iterator[bytes]:
     """The canonical tar of entries, byte for byte as tarfile writes it (PAX, records of RECORDSIZE),
     each file's data read from its opener as it is written; ValueError when a file is not the size
-    its entry says."""
+    its entry says. changed gets each .pyc whose stamp was clamped."""
     for entry in entries:
         yield entry.header
         if entry.opener is None or not entry.info.size:
             continue
         with entry.opener() as data:
             if entry.info.name.endswith(".pyc"):
-                body = _pyc(data.read(entry.info.size), epoch)
+                original = data.read(entry.info.size)
+                body = _pyc(original, epoch)
                 if len(body) != entry.info.size:
                     raise ValueError(f"{entry.info.name} is shorter than its entry says")
+                if changed is not None and body != original:
+                    changed.append(entry.info.name)
                 yield body
             else:
                 yield from sized_chunks(data, entry.info.size, entry.info.name)
@@ -355,31 +373,51 @@ def unpack(saved: IO[bytes], scratch: Path) -> Saved:
     return Saved(config, paths, files)
 
 
-def normalise(saved: IO[bytes], parent_layers: frozenset[str], epoch: int, scratch: Path) -> Normalised:
+def normalise(
+    saved: IO[bytes], parent_layers: frozenset[str], epoch: int, scratch: Path, own_from: int | None = None
+) -> Normalised:
     """A `docker save` stream of one image, normalised: the bottom layers its parents have (by diff
-    id) as they are, the rest rewritten.
+    id; own_from: how many, when the parent it is FROM is known) as they are, the rest rewritten.
     scratch: a directory for the layers on their way."""
     unpacked = unpack(saved, scratch)
     pending, config = unpacked.files, unpacked.config
     diff_ids: list[str] = list(config["rootfs"]["diff_ids"])
     sent: list[Sent] = []
-    for index in range(inherited(diff_ids, parent_layers), len(diff_ids)):
+    changed: list[str] = []
+    for index in range(inherited(diff_ids, parent_layers) if own_from is None else own_from, len(diff_ids)):
         path = unpacked.paths[index]
         rewritten = pending[path].with_suffix(".normal")
         with pending[path].open("rb") as layer, rewritten.open("wb") as out:
-            diff_ids[index] = normalise_layer(layer, out, epoch, scratch)
+            diff_ids[index] = normalise_layer(layer, out, epoch, scratch, changed)
         sent.append(Sent(path, index, rewritten.stat().st_size, functools.partial(_chunks, rewritten)))
-    return Normalised(config, diff_ids, unpacked.paths, sent, epoch)
+    return Normalised(config, diff_ids, unpacked.paths, sent, epoch, changed)
 
 
 def inherited(diff_ids: list[str], parent_layers: frozenset[str]) -> int:
-    """How many of an image's bottom layers are its parent's (the image it was built FROM): those
-    up to the first its parents lack. Every layer above is the stage's own, even one with the same
-    bytes as a parent's (an empty layer, a step that changed nothing)."""
+    """How many of an image's bottom layers are its parent's (the image it was built FROM), when
+    which parent that is is not known (a base on a pinned image): those up to the first its parents
+    lack. Every layer above is the stage's own, even one with the same bytes as a parent's (an empty
+    layer, a step that changed nothing)."""
     return next((index for index, diff_id in enumerate(diff_ids) if diff_id not in parent_layers), len(diff_ids))
 
 
-def normalise_dirs(image: LayerDirs, parent_layers: frozenset[str], epoch: int) -> Normalised | None:
+def rebased(normal: Normalised, below: int, settled: list[str]) -> Normalised:
+    """normal over its parent as normalised: its bottom `below` layers (the parent's as it was built,
+    before it was normalised: the stage was built on that) swapped for settled, the parent's
+    normalised layers. Only the stage's own layers are its own, so its image is the same as if it had
+    been built on the normalised parent (whose files differ only in what normalising settles)."""
+    if len(settled) != below:
+        raise ValueError(f"the parent's normalised image has {len(settled)} layers where it was built with {below}")
+    if {layer.index for layer in normal.sent} != set(range(below, len(normal.diff_ids))):
+        raise ValueError("a layer of its own has a parent's bytes: it is not sent, and cannot go over another parent")
+    diff_ids = [*settled, *normal.diff_ids[below:]]
+    paths = [*(f"{d.removeprefix('sha256:')}/layer.tar" for d in settled), *normal.paths[below:]]
+    return dataclasses.replace(normal, diff_ids=diff_ids, paths=paths)
+
+
+def normalise_dirs(
+    image: LayerDirs, parent_layers: frozenset[str], epoch: int, own_from: int | None = None
+) -> Normalised | None:
     """The same image as normalise gives, its layers read from the engine's data root: the rewritten
     ones made as they are sent, nothing spooled; None when they cannot be read there as `docker save`
     would give them."""
@@ -387,14 +425,16 @@ def normalise_dirs(image: LayerDirs, parent_layers: frozenset[str], epoch: int) 
     diff_ids: list[str] = list(config["rootfs"]["diff_ids"])
     paths = [f"{diff_id.removeprefix('sha256:')}/layer.tar" for diff_id in diff_ids]
     sent: list[Sent] = []
+    changed: list[str] = []
     try:
-        for index in range(inherited(diff_ids, parent_layers), len(diff_ids)):
-            entries = canonical_entries(_stored_members(image.layers[index]), epoch)
-            sent.append(Sent(paths[index], index, layer_size(entries), functools.partial(layer_chunks, entries, epoch)))
+        for index in range(inherited(diff_ids, parent_layers) if own_from is None else own_from, len(diff_ids)):
+            entries = canonical_entries(_stored_members(image.layers[index]), epoch, changed)
+            chunks = functools.partial(layer_chunks, entries, epoch, changed)
+            sent.append(Sent(paths[index], index, layer_size(entries), chunks))
             diff_ids[index] = ""  # known once it was sent
     except (OSError, ValueError, EOFError, tarfile.TarError):
         return None  # a file gone or unreadable, or a store this code does not read as Docker does
-    return Normalised(config, diff_ids, paths, sent, epoch)
+    return Normalised(config, diff_ids, paths, sent, epoch, changed)
 
 
 def _stored_members(layer: StoredLayer) -> Iterator[Member]:

@@ -7,18 +7,20 @@ The first two live in builder.plan; the rest here. No step hands data back up th
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builder.engine import BuildEngine, Engine
+from builder.engine import BuildEngine, Engine, EngineError
 from builder.execute.pool import EnginePool
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
 from builder.execute.stage import StageBuilder
-from builder.execute.stage_registry import RegistryCache
+from builder.execute.stage_registry import Answer, RegistryCache, asked_at_once
 from builder.manifest.model import Smoke
 from builder.model.canonical import digest
 from builder.model.errors import InputError
@@ -94,35 +96,41 @@ def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions
         say("[stackbuild] note: what the working tree holds is built, not what is locked (--frozen refuses)")
     build_one = StageBuilder(plan, engine, cache, options.log_dir, options.registry)
     pool = _pool(build_one, options)
-    with Reporter(plan.stages, options.live) as reporter:
-        for stage in plan.order():
-            if stage.name not in work.to_build:
-                if options.registry.push_to:
-                    build_one.push_present(stage, functools.partial(reporter.update, stage.name))
-                reporter.update(stage.name, "cached", stage.key[:12])
-                record_build(cache, plan, stage)
-        runner = pool or build_one
-        outcomes: dict[str, str] = {}  # each stage built here: built or pulled, as it finished
-        try:
-            image_ids = schedule(
-                plan,
-                work.to_build,
-                runner,
-                options.jobs * (1 + len(options.more_engines)),
-                reporter,
-                why=lambda stage: why(cache, plan, stage),
-                on_built=lambda stage: record_build(cache, plan, stage),
-                outcome=lambda stage: outcomes.setdefault(
-                    stage.name, "pulled" if stage.name in runner.pulled else "built"
-                ),
-            )
-            if pool:  # the finals onto the engine whose tags the build prints, by their ids there
-                pool.gather([f for f in FINALS if f in work.to_build], _unreported)
-                image_ids |= {
-                    f: engine.image_id(plan.stages[f].tag()) or image_ids[f] for f in FINALS if f in image_ids
-                }
-        finally:
-            runner.drop_pending()
+    outcomes: dict[str, str] = {}  # each stage built here: built or pulled, as it finished
+    try:
+        if options.registry.pull_from and not pool:  # a pool's engines find in the cache what the others push meanwhile
+            build_one.answers = _asked(work, engine, options.registry.pull_from, say)
+        with Reporter(plan.stages, options.live) as reporter:
+            for stage in plan.order():
+                if stage.name not in work.to_build:
+                    if options.registry.push_to:
+                        build_one.push_present(stage, functools.partial(reporter.update, stage.name))
+                    reporter.update(stage.name, "cached", stage.key[:12])
+                    record_build(cache, plan, stage)
+            runner = pool or build_one
+            try:
+                image_ids = schedule(
+                    plan,
+                    work.to_build,
+                    runner,
+                    options.jobs * (1 + len(options.more_engines)),
+                    reporter,
+                    why=lambda stage: why(cache, plan, stage),
+                    on_built=lambda stage: record_build(cache, plan, stage),
+                    outcome=lambda stage: outcomes.setdefault(
+                        stage.name, "pulled" if stage.name in runner.pulled else "built"
+                    ),
+                    early=lambda stage: isinstance(build_one.answers.get(stage.name), str),
+                )
+                if pool:  # the finals onto the engine whose tags the build prints, by their ids there
+                    pool.gather([f for f in FINALS if f in work.to_build], _unreported)
+                    image_ids |= {
+                        f: engine.image_id(plan.stages[f].tag()) or image_ids[f] for f in FINALS if f in image_ids
+                    }
+            finally:
+                runner.drop_pending()
+    finally:
+        _drop_untaken(build_one, engine)
     # Each stage's outcome as the scheduler finished it, not as the display shows it.
     pulled = tuple(name for name in plan.stages if outcomes.get(name) == "pulled")
     built = tuple(name for name in plan.stages if outcomes.get(name) == "built")
@@ -134,6 +142,27 @@ def _named(plan: Plan, image_ids: dict[str, str], engine: Engine) -> dict[str, s
     """Also the stages under a cached final that the engine still holds: the record names each image it can."""
     unwalked = (name for name in plan.stages if name not in image_ids)
     return image_ids | {name: found for name in unwalked if (found := engine.image_id(plan.stages[name].tag()))}
+
+
+def _asked(work: Work, engine: Engine, where: str, say: Say) -> dict[str, Answer]:
+    """The registry cache's answers for the stages to build, asked at once."""
+    to_pull = [stage for stage in work.plan.order() if stage.name in work.to_build]
+    say(f"[stackbuild] registry cache {where}: asking for {len(to_pull)} stage(s) at once")
+    started = time.monotonic()
+    answers = asked_at_once(engine, where, to_pull, work.plan.arch)
+    there = sum(isinstance(answer, str) for answer in answers.values())
+    say(f"[stackbuild] registry cache: {there} of {len(to_pull)} there, pulled in {time.monotonic() - started:.1f}s")
+    return answers
+
+
+def _drop_untaken(build_one: StageBuilder, engine: Engine) -> None:
+    """The registry names of images pulled at the start that no stage took (a parent failed): only
+    the names go (a taken image keeps its stage tag)."""
+    where = build_one.registry.pull_from
+    for name, answer in build_one.answers.items():
+        if where and isinstance(answer, str) and name not in build_one.pulled:
+            with contextlib.suppress(EngineError):
+                engine.remove(RegistryCache.ref(where, build_one.plan.stages[name]))
 
 
 def _unreported(state: str, note: str = "") -> None:

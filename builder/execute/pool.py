@@ -18,8 +18,8 @@ from builder.plan.stage import Stage
 
 class _OnEngine:
     """The run as a stage on one engine sees it: a parent built on this engine this run may be there
-    under its pending tag only; any other parent is there under its stage tag (brought if it was
-    built elsewhere: its pending tag is on the engine that built it)."""
+    as built or under its pending tag only; any other parent is there under its stage tag (brought
+    if it was built elsewhere: its other tags are on the engine that built it)."""
 
     def __init__(self, run: Run, here: frozenset[str]) -> None:
         self.run, self.here = run, here
@@ -30,8 +30,17 @@ class _OnEngine:
     def built(self, stage: Stage) -> None:
         self.run.built(stage)
 
+    def normalised(self, stage: Stage, same_files: bool) -> None:
+        self.run.normalised(stage, same_files)
+
+    def normalised_of(self, parent: Stage) -> tuple[str, bool] | None:
+        return self.run.normalised_of(parent) if parent.name in self.here else (parent.tag(), True)
+
     def parents_tagged(self, stage: Stage) -> bool:
         return self.run.parents_tagged(stage)
+
+    def parents_built(self, stage: Stage) -> bool:
+        return self.run.parents_built(stage)
 
 
 class EnginePool:

@@ -1,8 +1,11 @@
 """The scheduler: stages in dependency order, independent ones at once (up to `jobs` building).
 
-A stage starts once each parent's image is built, even while that parent's probes still run (its
-build names the parent's pending image); it is tagged only after every parent is. Probing and
-waiting do not count against `jobs`: they hardly use the machine.
+A stage starts once each parent's image is built, while that parent is still normalised and
+probed (its build names the parent's image as built; its own image is then put over the parent's
+normalised one); it is tagged only after every parent is. A stage whose image the registry cache
+had (`early`) starts at once: it is probed beside its parents, and waits for them only to be
+tagged (or, when it must be built after all, to be built). `jobs` counts builds only: normalising
+(mostly the engine loading layers), pulled images, probing and waiting run beside them.
 
 A failure stops new starts; what depends on the failed stage is reported skipped (and dropped if
 it was built from it meanwhile), stages already running finish, and the first failure is raised.
@@ -31,7 +34,9 @@ class _Run:
     plan: Plan
     pending: list[Stage]
     tagged: set[str]  # probed and tagged (or present before the run)
-    with_pending_tag: set[str] = field(default_factory=set)  # built this run: children may build from them
+    as_built: set[str] = field(default_factory=set)  # built this run: children may build on them
+    with_pending_tag: set[str] = field(default_factory=set)  # normalised this run, being probed
+    same_files: set[str] = field(default_factory=set)  # of those, the ones whose image as built has the same files
     building: set[str] = field(default_factory=set)  # counted against jobs
     finished: set[str] = field(default_factory=set)  # tagged, failed or skipped
     image_ids: dict[str, str] = field(default_factory=dict)
@@ -39,27 +44,57 @@ class _Run:
     crash: BaseException | None = None  # not a stage's failure: an error of stackbuild's own, raised as is
     changed: threading.Condition = field(default_factory=threading.Condition)
 
-    def ready(self, jobs: int) -> Stage | None:
-        if self.failure or self.crash or len(self.building) >= jobs:
+    def ready(self, jobs: int, early: Callable[[Stage], bool]) -> Stage | None:
+        if self.failure or self.crash:
             return None
-        startable = self.tagged | self.with_pending_tag
-        return next((s for s in self.pending if all(p in startable for p in s.parents)), None)
+        startable = self.tagged | self.as_built
+        free = len(self.building) < jobs
+        return next((s for s in self.pending if early(s) or (free and all(p in startable for p in s.parents))), None)
 
     # The Run protocol, as each stage's build sees it.
     def image_of(self, parent: Stage) -> str:
+        """The parent's most settled image now: tagged, else normalised, else as built."""
         with self.changed:
-            return parent.pending_tag() if parent.name in self.with_pending_tag else parent.tag()
+            if parent.name in self.tagged or parent.name not in self.as_built:
+                return parent.tag()
+            return parent.pending_tag() if parent.name in self.with_pending_tag else parent.as_built_tag()
 
     def built(self, stage: Stage) -> None:
         with self.changed:
-            self.with_pending_tag.add(stage.name)
+            self.as_built.add(stage.name)
             self.building.discard(stage.name)
             self.changed.notify_all()
+
+    def normalised(self, stage: Stage, same_files: bool) -> None:
+        with self.changed:
+            self.with_pending_tag.add(stage.name)
+            if same_files:
+                self.same_files.add(stage.name)
+            self.changed.notify_all()
+
+    def normalised_of(self, parent: Stage) -> tuple[str, bool] | None:
+        name = parent.name
+        with self.changed:
+            self.changed.wait_for(lambda: name in self.tagged or name in self.with_pending_tag or name in self.finished)
+            same = name in self.same_files or name not in self.as_built
+            if name in self.tagged:
+                return parent.tag(), same
+            if name in self.finished:  # failed after it was normalised (its probes): nothing to go over
+                return None
+            return (parent.pending_tag(), same) if name in self.with_pending_tag else None
 
     def parents_tagged(self, stage: Stage) -> bool:
         with self.changed:
             self.changed.wait_for(lambda: all(p in self.finished or p in self.tagged for p in stage.parents))
             return all(p in self.tagged for p in stage.parents)
+
+    def parents_built(self, stage: Stage) -> bool:
+        def there(parent: str) -> bool:
+            return parent in self.tagged or parent in self.as_built
+
+        with self.changed:
+            self.changed.wait_for(lambda: all(there(p) or p in self.finished for p in stage.parents))
+            return all(p in self.tagged or (p in self.as_built and p not in self.finished) for p in stage.parents)
 
     def finish(
         self,
@@ -118,16 +153,19 @@ def schedule(
     why: Callable[[Stage], str],
     on_built: Callable[[Stage], None],
     outcome: Callable[[Stage], str] = lambda stage: "built",
+    early: Callable[[Stage], bool] = lambda stage: False,
 ) -> dict[str, str]:
-    """Build the stages named in to_build; their image ids. Raises the first StageFailed."""
+    """Build the stages named in to_build (those early may start before their parents are built);
+    their image ids. Raises the first StageFailed."""
     present = set(plan.stages) - set(to_build)
     run = _Run(plan, pending=[s for s in plan.order() if s.name in to_build], tagged=present, finished=set(present))
     calls = _Callbacks(build_one, reporter, on_built, outcome)
     with concurrent.futures.ThreadPoolExecutor(max(1, len(run.pending))) as pool, run.changed:
         while True:
-            while (stage := run.ready(jobs)) is not None:
+            while (stage := run.ready(jobs, early)) is not None:
                 run.pending.remove(stage)
-                run.building.add(stage.name)
+                if not early(stage):  # a pulled image is probed, not built (one built after all is not counted)
+                    run.building.add(stage.name)
                 reporter.update(stage.name, "building", why(stage))
                 pool.submit(_work, run, stage, calls)
             if run.finished >= set(plan.stages) - {s.name for s in run.pending}:

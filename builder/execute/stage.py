@@ -15,8 +15,8 @@ from builder.execute import environment
 from builder.execute.debug import failed_command, record_failure
 from builder.execute.stage_checks import check_installs, drop, probe, shell_hint
 from builder.execute.stage_log import Report, StageFailed, StageLog, StageSkipped, line_writer
-from builder.execute.stage_normalise import normalised
-from builder.execute.stage_registry import Pulling, RegistryCache, pulled, pushed
+from builder.execute.stage_normalise import Parent, built_from, normalised, rebuild_reason
+from builder.execute.stage_registry import Answer, Pulling, RegistryCache, pulled, pushed
 from builder.inputs.contexts import write_context
 from builder.model.errors import StackbuildError
 from builder.plan.stage import Plan, Stage, parent_arg
@@ -25,17 +25,33 @@ from builder.verify.diagnose import diagnose, install_failure, step_failure
 
 
 class Run(Protocol):
-    """What one stage's build learns from the run it is part of: which image each parent is (its pending
-    image while its probes run), and whether every parent was tagged in the end."""
+    """What one stage's build learns from the run it is part of: which image each parent is (as built,
+    or normalised, while it is normalised and probed), and whether every parent was tagged in the end."""
 
     def image_of(self, parent: Stage) -> str: ...
 
     def built(self, stage: Stage) -> None:
-        """stage's image is there under its pending tag: its children may build from it."""
+        """stage's image is there as the engine built it (its as-built tag): its children may build on it."""
+        ...
+
+    def normalised(self, stage: Stage, same_files: bool) -> None:
+        """stage's image is normalised (its pending tag): what its children are put over; same_files:
+        whether its image as built holds the same files."""
+        ...
+
+    def normalised_of(self, parent: Stage) -> tuple[str, bool] | None:
+        """Wait until parent is normalised; its normalised image, and whether its image as built holds
+        the same files (None: it failed first)."""
         ...
 
     def parents_tagged(self, stage: Stage) -> bool:
         """Wait until every parent of stage is tagged or failed; whether all were tagged."""
+        ...
+
+    def parents_built(self, stage: Stage) -> bool:
+        """Wait until every parent of stage is built (its image there, pending or tagged) or failed;
+        whether all were built. A stage started before its parents (its image was in the registry
+        cache) waits here when it must be built after all."""
         ...
 
 
@@ -48,7 +64,16 @@ class TaggedParents:
     def built(self, stage: Stage) -> None:
         pass
 
+    def normalised(self, stage: Stage, same_files: bool) -> None:
+        pass
+
+    def normalised_of(self, parent: Stage) -> tuple[str, bool] | None:
+        return parent.tag(), True
+
     def parents_tagged(self, stage: Stage) -> bool:
+        return True
+
+    def parents_built(self, stage: Stage) -> bool:
         return True
 
 
@@ -65,6 +90,7 @@ class StageBuilder:
     registry: RegistryCache = field(default_factory=RegistryCache)
     pulled: set[str] = field(default_factory=set)  # stages taken from the registry cache
     pending: set[str] = field(default_factory=set)  # pending tags made by this run (drop_pending removes them)
+    answers: Mapping[str, Answer] = field(default_factory=dict)  # the registry cache's, asked at the run's start
 
     def log_file(self, stage: Stage) -> Path:
         return self.log_dir / self.plan.stack.lower() / self.plan.arch.value / f"{stage.name}.log"
@@ -80,8 +106,9 @@ class StageBuilder:
     def __call__(self, stage: Stage, report: Report, run: Run | None = None) -> str:
         """Build, probe and tag stage; its image id. Raises StageFailed, naming the log, or StageSkipped.
 
-        Built, the image gets its pending tag and the run is told, so children may build from it while
-        its probes run; it is tagged once its probes passed and every parent was tagged.
+        Built, the image gets its as-built tag and the run is told, so children may build on it while
+        it is normalised (over its parents' normalised images) and probed; it is tagged once its
+        probes passed and every parent was tagged.
         Another build of the same stage (another stackbuild at once) holds its lock: when it is
         released, the image it tagged is taken instead of building it again."""
         try:
@@ -90,8 +117,11 @@ class StageBuilder:
                 if done:
                     return done
                 run = run or TaggedParents()
-                if (image_id := self._pull(stage, report, "w", lambda: run.parents_tagged(stage))) is not None:
+                at = Pulling(self.engine, self.cache, self.plan, self.registry, self.answers)
+                if (image_id := self._pull(at, stage, report, "w", lambda: run.parents_tagged(stage))) is not None:
                     return image_id
+                if not run.parents_built(stage):
+                    raise StageSkipped(f"{stage.name}: a parent failed")
                 # After a registry cache miss, the build's log follows what the pull attempt wrote.
                 image_id = self._build_new(stage, report, run, "a" if self.registry.pull_from else "w")
                 pushed(self.engine, self.registry, stage, image_id, report, self.log_file(stage))
@@ -110,19 +140,41 @@ class StageBuilder:
             started = time.monotonic()
             context_input = stage.inputs.context
             log.write(f"# stage {stage.name} key {stage.key}\n# context: {context_input.what} {context_input.sha256}")
-            if stage.kind in ("devel", "runtime"):  # the two images that merge the components' installs
-                check_installs(self.engine, self.cache, self.plan, run.image_of, log)
             self._context(stage, context, log)
             log.write(f"# context ready in {time.monotonic() - started:.2f}s")
-            parents = {parent_arg(p): run.image_of(self.plan.stages[p]) for p in stage.parents}
-            image_id = self._build(stage, context, log, parents)
+            built_on = {p: run.image_of(self.plan.stages[p]) for p in stage.parents}
+            image_id = self._build(stage, context, log, {parent_arg(p): ref for p, ref in built_on.items()})
             image_id = self._environment(stage, image_id, log)
             log.write(f"# image built in {time.monotonic() - started:.2f}s")
-            parent_images = [run.image_of(self.plan.stages[p]) for p in stage.parents]
-            image_id = normalised(self.engine, self.cache, self.plan, stage, image_id, parent_images, log)
+            # Children are built on this image while it is normalised; they are put over the
+            # normalised one in turn, as this stage is over its parents' (Parent.settled).
+            self.engine.tag(image_id, stage.as_built_tag())
+            self.pending.add(stage.as_built_tag())
+            run.built(stage)
+            # It waits for the parent it is FROM to be normalised (it goes over that), not for those it
+            # copies from; the two images that merge the components' installs compare them all.
+            merges = stage.kind in ("devel", "runtime")
+            from_parent = built_from(self.engine, image_id, built_on)
+            parents = [
+                self._normalised_parent(stage, p, ref, run) if merges or p == from_parent else Parent(ref, ref)
+                for p, ref in built_on.items()
+            ]
+            if merges:
+                settled = {name: parent.settled for name, parent in zip(built_on, parents, strict=True)}
+                check_installs(self.engine, self.cache, self.plan, lambda parent: settled[parent.name], log)
+            rebuilt = rebuild_reason(self.engine, image_id, parents)
+            if rebuilt is not None:  # what a build on the normalised parent would have seen differs
+                log.write(f"# built again on its parents as normalised: {rebuilt}")
+                args = {parent_arg(p): parent.settled for p, parent in zip(built_on, parents, strict=True)}
+                image_id = self._environment(stage, self._build(stage, context, log, args), log)
+                parents = [Parent(parent.settled, parent.settled) for parent in parents]
+            normal = normalised(self.engine, self.cache, self.plan, stage, image_id, parents, log, keep_built=True)
+            image_id = normal.image_id
             self.engine.tag(image_id, stage.pending_tag())
             self.pending.add(stage.pending_tag())
-            run.built(stage)
+            # Its image as built (children may be built on it) holds the same files only if this
+            # build is the one tagged so and normalising changed none of them.
+            run.normalised(stage, normal.same_files and rebuilt is None)
             report("probing")
             probe(self.engine, self.cache, self.plan, stage, image_id, log)
             log.write(f"# built and probed in {time.monotonic() - started:.2f}s")
@@ -132,6 +184,12 @@ class StageBuilder:
                 raise StageSkipped(f"{stage.name}: a parent failed")
         self.engine.tag(image_id, stage.tag())
         return image_id
+
+    def _normalised_parent(self, stage: Stage, parent: str, built_on: str, run: Run) -> Parent:
+        settled = run.normalised_of(self.plan.stages[parent])
+        if settled is None:
+            raise StageSkipped(f"{stage.name}: a parent failed")
+        return Parent(built_on, *settled)
 
     def _environment(self, stage: Stage, built: str, log: StageLog) -> str:
         """The built image with the environment its scripts set (stages that have a Bake)."""
@@ -171,7 +229,8 @@ class StageBuilder:
             built = self._environment(stage, built, log)
             if not fresh:
                 return built
-            return normalised(self.engine, self.cache, self.plan, stage, built, list(parents.values()), log)
+            settled = [Parent(image, image) for image in parents.values()]
+            return normalised(self.engine, self.cache, self.plan, stage, built, settled, log).image_id
 
     def drop_pending(self) -> None:
         """Remove the run's pending tags (the images stay under their stage tags)."""
@@ -183,10 +242,11 @@ class StageBuilder:
     def bring(self, stage: Stage, report: Report) -> str | None:
         """A stage built on another engine of a pool, from the registry cache (probed, then tagged);
         None when it is not there. Its log gets a line, not a new log."""
-        return self._pull(stage, report, "a", lambda: True)
+        return self._pull(Pulling(self.engine, self.cache, self.plan, self.registry), stage, report, "a", lambda: True)
 
-    def _pull(self, stage: Stage, report: Report, log_mode: str, parents_tagged: Callable[[], bool]) -> str | None:
-        at = Pulling(self.engine, self.cache, self.plan, self.registry)
+    def _pull(
+        self, at: Pulling, stage: Stage, report: Report, log_mode: str, parents_tagged: Callable[[], bool]
+    ) -> str | None:
         image_id = pulled(at, stage, report, self.log_file(stage), log_mode, parents_tagged)
         if image_id is not None:
             self.pulled.add(stage.name)

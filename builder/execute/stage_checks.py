@@ -53,8 +53,9 @@ def probe(engine: Engine, cache: Cache, plan: Plan, stage: Stage, image_id: str,
 
 
 def check_installs(engine: Engine, cache: Cache, plan: Plan, image_of: Callable[[Stage], str], log: StageLog) -> None:
-    """Before the images that merge every component: no file installed by two of them. Checked once
-    per set of stage images (both finals, and later builds of them, find the record)."""
+    """For the images that merge every component (built, not yet normalised), on the components'
+    normalised images: no file installed by two of them. Checked once per set of stage images (both
+    finals, and later builds of them, find the record)."""
     if not plan.installs:
         return
     checked = digest({name: plan.stages[name].key for name in ["toolkit", *sorted(plan.installs)]})

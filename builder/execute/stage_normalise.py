@@ -1,47 +1,158 @@
 """A built stage image normalised (builder.execute.normalise), so the same inputs give the same image
 id: its own layers rewritten from the engine's data root (or through docker save), its parents' left
-as they are."""
+as they are; a stage built on its parent as built (children start before their parent is normalised)
+put over that parent's normalised layers."""
 
 from __future__ import annotations
 
 import contextlib
 import tarfile
 import time
+from collections.abc import Iterable, Iterator, Mapping
+from typing import NamedTuple
 
 from builder.engine import BuildEngine, EngineError
-from builder.execute.normalise import normalise, normalise_dirs
+from builder.execute.normalise import Normalised, normalise, normalise_dirs, rebased
 from builder.execute.stage_log import StageLog
 from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
 
 
+class Parent(NamedTuple):
+    """A parent's image a stage was built on, and the same parent normalised (the same image when it
+    was normalised before the stage's build began); whether a build on it as built saw the files it
+    has normalised (normalising only dated them and dropped owner names)."""
+
+    built_on: str
+    settled: str
+    same_files: bool = True
+
+
+class Normal(NamedTuple):
+    """A stage's normalised image, and whether a child built on the image as built sees its files."""
+
+    image_id: str
+    same_files: bool
+
+
+def rebuild_reason(engine: BuildEngine, built: str, parents: list[Parent]) -> str | None:
+    """Why built, made on its FROM parent as built, cannot be put over that parent normalised and must
+    be built again on it (None: it can, or it was built on the parent normalised)."""
+    found = _from_parent(engine, list(engine.inspect(built).layers), parents)
+    if found is None or found[0].built_on == found[0].settled or found[0].same_files:
+        return None
+    return f"normalising its parent {found[0].built_on} left out or changed files a build on it saw"
+
+
+def built_from(engine: BuildEngine, built: str, built_on: Mapping[str, str]) -> str | None:
+    """Which of the parents (name -> the image the stage was built on) built is FROM; None: none (a base)."""
+    names = list(built_on)
+    found = _from_parent(engine, list(engine.inspect(built).layers), [Parent(ref, ref) for ref in built_on.values()])
+    return names[list(built_on.values()).index(found[0].built_on)] if found else None
+
+
+def _from_parent(engine: BuildEngine, layers: list[str], parents: list[Parent]) -> tuple[Parent, list[str]] | None:
+    """The parent built FROM (the others it copies from): the longest whose layers are its bottom ones."""
+    found: tuple[Parent, list[str]] | None = None
+    for parent in parents:
+        below = list(engine.inspect(parent.built_on).layers)
+        if below and layers[: len(below)] == below and (found is None or len(below) > len(found[1])):
+            found = (parent, below)
+    return found
+
+
 def normalised(
-    engine: BuildEngine, cache: Cache, plan: Plan, stage: Stage, built: str, parents: list[str], log: StageLog
-) -> str:
-    """The image id of built, normalised (loaded into the engine when it differs; built removed then)."""
+    engine: BuildEngine,
+    cache: Cache,
+    plan: Plan,
+    stage: Stage,
+    built: str,
+    parents: list[Parent],
+    log: StageLog,
+    keep_built: bool = False,
+) -> Normal:
+    """built, normalised (loaded into the engine when it differs; built removed then, unless
+    keep_built: children are built on it)."""
     started = time.monotonic()
     try:
-        parent_layers = frozenset(d for image in parents for d in engine.inspect(image).layers)
+        parent_layers = frozenset(d for parent in parents for d in engine.inspect(parent.built_on).layers)
         if stage.kind == "base" and plan.base_image:  # the pinned image's layers stay as pulled
             parent_layers |= _pinned_layers(engine, plan, plan.base_image)
         on_disk = engine.layer_dirs(built)
-        normal = normalise_dirs(on_disk, parent_layers, plan.source_date_epoch) if on_disk else None
+        epoch = plan.source_date_epoch
+        # Its own layers are those above the parent it is FROM (one it copies from may have a layer
+        # with the same bytes as one of them: that is its own all the same).
+        found = _from_parent(engine, list(engine.inspect(built).layers), parents)
+        own_from = len(found[1]) if found else None
+        normal = normalise_dirs(on_disk, parent_layers, epoch, own_from) if on_disk else None
         how = "from the data root"
-        with cache.temp_dir() as scratch:
-            if normal is None:
-                how = "through docker save"
-                with engine.save(built) as saved:
-                    normal = normalise(saved, parent_layers, plan.source_date_epoch, scratch)
-            if not normal.settled or normal.image_id != built:
-                engine.load(normal.archive())
-                with contextlib.suppress(EngineError):  # the build's own image: nothing names it
-                    engine.remove(built)
+        if normal is not None:
+            normal, over = _over_settled(engine, parents, normal)
+            if (unread := _loaded_from_data_root(engine, normal, built, keep_built)) is not None:
+                log.write(f"# the data root could not be read as the layers were sent ({unread}): through docker save")
+                normal = None
+        if normal is None:
+            how = "through docker save"
+            with cache.temp_dir() as scratch, engine.save(built) as saved:
+                normal, over = _over_settled(engine, parents, normalise(saved, parent_layers, epoch, scratch, own_from))
+                _load_if_changed(engine, normal, built, normal.archive(), keep_built)
     except (EngineError, OSError, tarfile.TarError, ValueError, KeyError, IndexError) as err:
-        with contextlib.suppress(EngineError):  # the build's own image: nothing else names it
-            engine.remove(built)
+        if not keep_built:
+            with contextlib.suppress(EngineError):  # the build's own image: nothing else names it
+                engine.remove(built)
         raise log.failed(f"cannot normalise its image: {err}") from err
+    if over:
+        how += ", over its parent as normalised"
+    if normal.changed:
+        shown = ", ".join(normal.changed[:3]) + (", ..." if len(normal.changed) > 3 else "")
+        how += f", {len(normal.changed)} file(s) left out or changed ({shown})"
     log.write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s {how} (was {built})")
-    return normal.image_id
+    return Normal(normal.image_id, not normal.changed)
+
+
+def _over_settled(engine: BuildEngine, parents: list[Parent], normal: Normalised) -> tuple[Normalised, bool]:
+    """normal put over its FROM parent as normalised, when it was built on that parent as built; and
+    whether it was."""
+    found = _from_parent(engine, normal.source["rootfs"]["diff_ids"], parents)
+    if found is None or found[0].built_on == found[0].settled:
+        return normal, False
+    settled = list(engine.inspect(found[0].settled).layers)
+    return (rebased(normal, len(found[1]), settled), True) if settled != found[1] else (normal, False)
+
+
+def _loaded_from_data_root(
+    engine: BuildEngine, normal: Normalised, built: str, keep_built: bool
+) -> OSError | ValueError | None:
+    """Load normal as its layers are read from the data root; the read error when a file there went
+    or could not be read while it was sent (the engine still has the image: docker save reads it)."""
+    unread: list[OSError | ValueError] = []
+
+    def reading() -> Iterator[bytes]:
+        try:
+            yield from normal.archive()
+        except (OSError, ValueError) as err:  # ValueError: a file changed size while it was read
+            unread.append(err)
+            raise
+
+    try:
+        _load_if_changed(engine, normal, built, reading(), keep_built)
+    except (EngineError, OSError, ValueError):
+        if unread:  # the engine's client reports a body that failed as its own error
+            return unread[0]
+        raise
+    return None
+
+
+def _load_if_changed(
+    engine: BuildEngine, normal: Normalised, built: str, archive: Iterable[bytes], keep_built: bool
+) -> None:
+    """The normalised image into the engine unless it is the built one; the built one removed then
+    (unless kept: children are built on it)."""
+    if not normal.settled or normal.image_id != built:
+        engine.load(archive)
+        if not keep_built:
+            with contextlib.suppress(EngineError):  # the build's own image: nothing names it
+                engine.remove(built)
 
 
 def _pinned_layers(engine: BuildEngine, plan: Plan, image: str) -> frozenset[str]:

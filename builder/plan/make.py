@@ -63,7 +63,7 @@ class _Graph:
 
 def _parents_header(parents: tuple[str, ...], stages: dict[str, Stage]) -> str:
     """Each parent as a named stage whose image is a build argument: the stage tag by default, the
-    parent's pending image when its children build while its probes run."""
+    parent's image as built or normalised when its children build while it is normalised and probed."""
     if not parents:
         return ""
     lines = ["# stackbuild: parent stages (each build argument names the parent's image)."]

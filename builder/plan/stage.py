@@ -114,6 +114,10 @@ class Stage:
     def pending_tag(self) -> str:
         return f"{PENDING_REPOSITORY}/{self.name}:{self.key}"
 
+    def as_built_tag(self) -> str:
+        """The image as the engine built it, before it is normalised: its children are built on it."""
+        return f"{PENDING_REPOSITORY}/{self.name}:{self.key}-as-built"
+
 
 def parent_arg(name: str) -> str:
     """The build argument that names a parent stage's image in its children's Dockerfiles."""

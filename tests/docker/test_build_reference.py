@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from builder import manifest
+from builder.engine import buildkit
 from builder.engine.docker_engine import DockerEngine
 from builder.model.arch import Arch
 from builder.verify import smoke
@@ -102,6 +104,39 @@ def test_touching_harness_rebuilds_harness_and_finals(workspace: Path) -> None:
         assert built == {"harness", "devel-image", "runtime-image"}
     finally:
         source.write_text(old)
+
+
+def test_a_stage_built_on_its_parents_as_built_is_the_image_built_on_them_normalised(
+    workspace: Path, engine: DockerEngine
+) -> None:
+    """Children start on their parents' images as built, while those are normalised, and are put
+    over the normalised ones: the same image ids as when built on their parents normalised (tagged
+    before the run). Rebuilt in turn, BuildKit's cache emptied before each: every stage but the
+    bases (the components FROM the toolkit as built, copying from each other as built), the
+    components (on the toolkit normalised), the harness and the finals (the harness copying from
+    the other components normalised), the finals alone (copying from them all normalised)."""
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+    stages = plan_of(workspace, "reftest").order()
+    rebuilt = [s for s in stages if s.kind != "base"]
+    components = [s for s in rebuilt if s.kind != "toolkit"]
+    finals = [s for s in stages if s.name in ("devel-image", "runtime-image")]
+    harness = [s for s in stages if s.name == "harness"]
+    ids: dict[str, list[str | None]] = {s.name: [] for s in components}
+    logs = workspace / ".stackbuild" / "logs" / "reftest" / Arch.host().value
+    for removed in (rebuilt, components, harness + finals, finals):
+        for stage in removed:
+            engine.remove(stage.tag())
+        prune = subprocess.run([str(buildkit.find_cli()), "builder", "prune", "-af"], capture_output=True, text=True)
+        assert prune.returncode == 0, prune.stderr
+        run = stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+        assert {n for n, state in states(run.stderr).items() if state == "built"} == {s.name for s in removed}
+        for stage in components:
+            ids[stage.name].append(engine.image_id(stage.tag()))
+        if removed is rebuilt:
+            first_log = (logs / "ascend-c.log").read_text()
+    assert {name: len(set(found)) for name, found in ids.items()} == dict.fromkeys(ids, 1), ids
+    over = r"^# normalised to \S+ in \S+ from the data root, over its parent as normalised"
+    assert re.search(over, first_log, re.M), first_log
 
 
 def test_the_classic_builder_builds_what_buildkit_builds(workspace: Path, engine: DockerEngine) -> None:

@@ -9,15 +9,20 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from builder.execute.pipeline import find_cached
+from builder.engine import ImageFacts
+from builder.engine.overlay import LayerDirs
+from builder.execute.normalise import Normalised, Sent
+from builder.execute.pipeline import BuildOptions, execute, find_cached
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
 from builder.execute.stage import Run, StageBuilder
 from builder.execute.stage_log import Report, StageFailed
+from builder.execute.stage_normalise import Parent, rebuild_reason
 from builder.execute.stage_registry import RegistryCache
 from builder.manifest.model import Smoke
 from builder.plan.stage import FINALS, Plan, Stage
@@ -144,21 +149,20 @@ def test_stage_is_tagged_only_after_its_probes_pass(golden: Plan, tmp_path: Path
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     normal = engine.normalised(f"sha256:{stage.key}", golden.source_date_epoch)
     assert builder(stage, ignore) == normal
-    # The pending tag (children may build from it while probes run) stays until the run ends.
-    assert engine.tagged == {stage.pending_tag(): normal, stage.tag(): normal}
-    assert engine.removed == [f"sha256:{stage.key}"]  # the image as built, once normalised
+    # Its image as built (children are built on it while it is normalised) and its pending tag (they
+    # are put over that while its probes run) stay until the run ends.
+    built = f"sha256:{stage.key}"
+    assert engine.tagged == {stage.as_built_tag(): built, stage.pending_tag(): normal, stage.tag(): normal}
+    assert engine.removed == []
     builder.drop_pending()
-    assert engine.removed[1:] == [stage.pending_tag()]
+    assert sorted(engine.removed) == sorted([stage.as_built_tag(), stage.pending_tag()])
     engine.probe_ok = False
     states: list[str] = []
     with pytest.raises(StageFailed, match=r"stage kernels failed: probe command test -x output/bin/00_basic_matmul"):
         builder(probed, recording(states))
     assert states == ["probing"]
     assert probed.tag() not in engine.tagged
-    assert engine.removed[2:] == [
-        f"sha256:{probed.key}",
-        engine.normalised(f"sha256:{probed.key}", golden.source_date_epoch),
-    ]
+    assert engine.removed[2:] == [engine.normalised(f"sha256:{probed.key}", golden.source_date_epoch)]
     log = (tmp_path / "logs" / "golden" / "x86_64" / "kernels.log").read_text()
     assert "# probe command test -x output/bin/00_basic_matmul: FAILED: fake" in log
 
@@ -184,19 +188,19 @@ def test_children_build_while_a_parent_is_probed_and_are_tagged_after_it(golden:
     kernels_id = FakeEngine().normalised(f"sha256:{kernels.key}", plan.source_date_epoch)
     engine = FakeEngine(probe_seconds={kernels_id: 0.5})
     _build_all(plan, engine, tmp_path)
-    # The finals were built from kernels' pending image while its probes ran.
+    # The finals were built from kernels' image as built, or normalised, while its probes ran.
     final_args = [args for args in engine.build_args if "KERNELS_IMAGE" in args]
-    assert [args["KERNELS_IMAGE"] for args in final_args] == [kernels.pending_tag()] * 2
+    assert len(final_args) == 2
+    assert {args["KERNELS_IMAGE"] for args in final_args} <= {kernels.as_built_tag(), kernels.pending_tag()}
     assert engine.events.index("build devel-image") < engine.events.index(f"probed {kernels_id}")
     assert {s.tag() for s in plan.order()} <= set(engine.tagged)
-    # The names an image has only while a run needs it (pending, and built while its environment is
-    # added) are all removed, and no other name is; the images removed (as built, before normalising)
-    # are ones no lasting tag names.
+    # The names an image has only while a run needs it (as built, pending, and built while its
+    # environment is added) are all removed, and no other name is; an image as built (before
+    # normalising) is one no lasting tag names.
     temporary = ("stackbuild/pending/", "stackbuild/built/")
-    names = {r for r in engine.removed if not r.startswith("sha256:")}
-    images = set(engine.removed) - names
-    assert {ref for ref in engine.tagged if ref.startswith(temporary)} == names
-    assert images and images.isdisjoint(i for ref, i in engine.tagged.items() if not ref.startswith(temporary))
+    assert {ref for ref in engine.tagged if ref.startswith(temporary)} == set(engine.removed)
+    as_built = {engine.tagged[s.as_built_tag()] for s in plan.order()}
+    assert as_built.isdisjoint(i for ref, i in engine.tagged.items() if not ref.startswith(temporary))
 
 
 def test_a_child_built_from_a_parent_that_fails_its_probes_is_dropped(
@@ -312,3 +316,110 @@ def test_a_built_stage_is_pushed_after_its_probes_and_a_missing_one_is_built(gol
     log = (tmp_path / "logs" / "golden" / "x86_64" / "devel-image.log").read_text()
     assert f"# registry cache: {ref} is not there; building\n# stage devel-image key" in log  # the miss, then the build
     assert f"# pushed {ref} (sha256:" in log
+
+
+def test_a_data_root_read_failing_while_the_layers_are_sent_falls_back_to_docker_save(
+    golden: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of a layer gone between its header and its data (the load has begun): the image is
+    normalised again through docker save, not failed."""
+    stage = golden.stages["devel-image"]
+
+    def vanishing() -> Iterator[bytes]:
+        yield b"\0" * 512
+        raise FileNotFoundError(2, "No such file or directory", "/var/lib/docker/overlay2/x/diff/opt/f")
+
+    sent = Sent("l/layer.tar", 0, 1024, vanishing)
+    from_dirs = Normalised({"rootfs": {"diff_ids": [""]}}, [""], ["l/layer.tar"], [sent], 0)
+    engine = _OnDisk()
+    monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", lambda *args: from_dirs)
+    builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    assert builder(stage, ignore) == engine.normalised(f"sha256:{stage.key}", golden.source_date_epoch)
+    log = builder.log_file(stage).read_text()
+    assert "# the data root could not be read as the layers were sent ([Errno 2] No such file" in log
+    assert "through docker save (was" in log
+
+
+class _OnDisk(FakeEngine):
+    """An engine whose images have a data root (what is read there, the test says)."""
+
+    def layer_dirs(self, image_id: str) -> LayerDirs | None:
+        return LayerDirs(b"{}", [])
+
+
+def test_stages_in_the_registry_cache_are_pulled_at_once_and_probed_beside_their_parents(
+    golden: Plan, tmp_path: Path
+) -> None:
+    """Every stage asked of the registry cache when the run starts; a pulled child is probed while its
+    parent's probes still run, and tagged only after it. A stage whose parent fails is not tagged, and
+    the image pulled for it keeps no registry name."""
+    plan = _without_contexts(golden)
+    where = "127.0.0.1:5000/team/cache"
+    refs = {s.name: RegistryCache.ref(where, s) for s in plan.order()}
+    engine = FakeEngine(registry={ref: f"sha256:pulled-{name}" for name, ref in refs.items()})
+    engine.probe_seconds["sha256:pulled-base-devel"] = 0.5
+    options = BuildOptions(jobs=1, live=False, log_dir=tmp_path / "logs", registry=RegistryCache(pull_from=where))
+    built = execute(find_cached(plan, engine), engine, Cache(tmp_path / "cache"), options, lambda line: None)
+    assert set(built.pulled) == set(plan.stages) and built.built == ()
+    assert sorted(engine.pulled) == sorted(refs.values())  # each asked once
+    probed = [event for event in engine.events if event.startswith("probed")]
+    assert probed.index("probed sha256:pulled-toolkit") < probed.index("probed sha256:pulled-base-devel")
+    assert all(engine.tagged[s.tag()] == f"sha256:pulled-{s.name}" for s in plan.order())
+    # The toolkit's pushed image fails its probes: what is built on it is not taken from the cache.
+    broken = FakeEngine(registry={ref: f"sha256:pulled-{name}" for name, ref in refs.items()}, probe_ok=True)
+    broken.failing_probes = {"sha256:pulled-toolkit"}
+    broken.fail_build = "FROM"  # built after all, the toolkit fails too: the run stops there
+    with pytest.raises(StageFailed, match="stage toolkit failed"):
+        execute(find_cached(plan, broken), broken, Cache(tmp_path / "cache2"), options, lambda line: None)
+    assert plan.stages["kernels"].tag() not in broken.tagged
+    assert not any(ref in broken.tagged and ref not in broken.removed for ref in refs.values())
+
+
+def test_a_pulled_stage_that_fails_its_probes_waits_for_its_parents_before_it_is_built(
+    golden: Plan, tmp_path: Path
+) -> None:
+    """Started early (its image was in the registry cache), a stage whose pulled image fails its
+    probes is built here after all: only once its parents are there (a build naming an image the
+    engine lacks fails)."""
+    plan = _without_contexts(golden)
+    where = "127.0.0.1:5000/team/cache"
+    engine = FakeEngine(
+        registry={RegistryCache.ref(where, s): f"sha256:pulled-{s.name}" for s in plan.order()},
+        parents_must_exist=True,
+        failing_probes={"sha256:pulled-kernels"},
+        probe_seconds={"sha256:pulled-toolkit": 0.5, "sha256:pulled-devkit": 0.5},
+    )
+    options = BuildOptions(jobs=2, live=False, log_dir=tmp_path / "logs", registry=RegistryCache(pull_from=where))
+    built = execute(find_cached(plan, engine), engine, Cache(tmp_path / "cache"), options, lambda line: None)
+    assert built.built == ("kernels",) and set(built.pulled) == set(plan.stages) - {"kernels"}
+    assert engine.events.index("probed sha256:pulled-toolkit") < engine.events.index("build kernels")
+    log = (tmp_path / "logs" / "golden" / "x86_64" / "kernels.log").read_text()
+    assert "# the pulled image fails its probes (" in log
+
+
+@dataclasses.dataclass
+class _Layers:
+    """An engine that knows each image's layers (what rebuild_reason asks)."""
+
+    layers: dict[str, tuple[str, ...]]
+
+    def inspect(self, ref: str) -> ImageFacts:
+        return ImageFacts(ref, {}, 1, self.layers[ref], None)
+
+
+def test_a_stage_built_on_its_from_parent_as_built_goes_over_it_normalised_only_when_it_saw_the_same_files() -> None:
+    engine = _Layers(
+        {
+            "child": ("g", "p", "c"),
+            "g": ("g",),
+            "p-as-built": ("g", "p"),
+            "p": ("g", "p-normal"),
+        }
+    )
+    grandparent, parent = Parent("g", "g"), Parent("p-as-built", "p")
+    # The FROM parent is the longest whose layers are the image's bottom ones, not the first listed.
+    assert rebuild_reason(engine, "child", [grandparent, parent]) is None  # type: ignore[arg-type]
+    assert rebuild_reason(engine, "child", [grandparent, Parent("p", "p")]) is None  # type: ignore[arg-type]
+    changed = Parent("p-as-built", "p", same_files=False)
+    reason = rebuild_reason(engine, "child", [grandparent, changed])  # type: ignore[arg-type]
+    assert reason == "normalising its parent p-as-built left out or changed files a build on it saw"

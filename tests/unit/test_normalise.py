@@ -10,7 +10,17 @@ import tarfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from builder.execute.normalise import _spooled, canonical_entries, layer_chunks, layer_size, normalise, normalise_layer
+import pytest
+
+from builder.execute.normalise import (
+    _spooled,
+    canonical_entries,
+    layer_chunks,
+    layer_size,
+    normalise,
+    normalise_layer,
+    rebased,
+)
 
 EPOCH = 1_700_000_000
 LATER = EPOCH + 86_400 * 30
@@ -249,3 +259,49 @@ def test_a_rewritten_layer_is_the_tar_tarfile_writes_and_its_size_is_known_befor
     assert written == reference.getvalue() and spool.tell() > 0
     with tarfile.open(fileobj=io.BytesIO(written)) as tar:
         assert tar.extractfile("etc/shadow").read() == f"root:*:{EPOCH // 86400}:0:::::\n".encode()  # type: ignore[union-attr]
+
+
+def test_a_layer_with_the_bytes_of_a_layer_it_copied_from_is_its_own_above_the_parent_it_is_from(
+    tmp_path: Path,
+) -> None:
+    """COPY --from a sibling as built can give a layer byte for byte the sibling's: above the FROM
+    parent's layers (own_from) it is the stage's own, normalised like the rest."""
+    parent = layer([("base", b"base", EPOCH - 1)])
+    copied = layer([("opt/s/f", b"f", LATER)])  # the sibling's own layer, copied whole
+    digests = [f"sha256:{hashlib.sha256(d).hexdigest()}" for d in (parent, copied)]
+    config = {"created": "x", "history": [], "rootfs": {"type": "layers", "diff_ids": digests}}
+    parents = frozenset(digests)  # the FROM parent's layer and the sibling's
+    assert normalise(saved([parent, copied], config), parents, EPOCH, tmp_path).sent == []
+    (tmp_path / "from").mkdir()
+    result = normalise(saved([parent, copied], config), parents, EPOCH, tmp_path / "from", own_from=1)
+    assert [layer.index for layer in result.sent] == [1]
+    assert result.diff_ids[1] == f"sha256:{hashlib.sha256(normal(copied)).hexdigest()}"
+
+
+def test_an_image_built_on_its_parent_as_built_is_put_over_the_parent_normalised(tmp_path: Path) -> None:
+    """A child started before its parent was normalised: its own layers as if built on the normalised
+    parent (the config names the parent's normalised layers; only its own are sent)."""
+    parent_as_built = layer([("opt/p", b"p", LATER)])
+    own = layer([("opt/x", b"x", LATER)])
+    digests = [f"sha256:{hashlib.sha256(d).hexdigest()}" for d in (parent_as_built, own)]
+    config = {"created": "x", "history": [], "rootfs": {"type": "layers", "diff_ids": digests}}
+    on_built = normalise(saved([parent_as_built, own], config), frozenset(digests[:1]), EPOCH, tmp_path)
+    parent_settled = f"sha256:{hashlib.sha256(normal(parent_as_built)).hexdigest()}"
+    over = rebased(on_built, 1, [parent_settled])
+    assert json.loads(over.config)["rootfs"]["diff_ids"] == [parent_settled, on_built.diff_ids[1]]
+    with tarfile.open(fileobj=io.BytesIO(b"".join(over.archive()))) as tar:
+        loaded = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
+        assert [n for n in tar.getnames() if n.endswith("layer.tar")] == [f"{1:064x}/layer.tar"]
+    assert loaded[0]["Layers"] == [f"{parent_settled[7:]}/layer.tar", f"{1:064x}/layer.tar"]
+    # The same child built on the normalised parent gives the same image.
+    config_on_settled = {**config, "rootfs": {"type": "layers", "diff_ids": [parent_settled, digests[1]]}}
+    (tmp_path / "settled").mkdir()
+    on_settled = normalise(
+        saved([normal(parent_as_built), own], config_on_settled),
+        frozenset([parent_settled]),
+        EPOCH,
+        tmp_path / "settled",
+    )
+    assert over.image_id == on_settled.image_id
+    with pytest.raises(ValueError, match="has 2 layers where it was built with 1"):
+        rebased(on_built, 1, [parent_settled, parent_settled])
