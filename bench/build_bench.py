@@ -141,6 +141,7 @@ class Results:
     times: dict[tuple[str, float, str], list[float]] = field(default_factory=dict)
     rss_kb: dict[float, int] = field(default_factory=dict)
     disk: dict[float, int] = field(default_factory=dict)
+    largest_layer: dict[float, int] = field(default_factory=dict)  # of the stage images a cold build changes
 
     def add(self, side: str, size: float, scenario: str, seconds: float) -> None:
         self.times.setdefault((side, size, scenario), []).append(seconds)
@@ -202,6 +203,17 @@ class Bench:
                 self.engine.remove(tag)
         sh(self.cli, "builder", "prune", "-af", env={"DOCKER_BUILDKIT": "1"})
         self.engine.client.images.prune(filters={"dangling": True})
+
+    def largest_layer(self, stack: str) -> int:
+        """The largest layer of the stack's stage images but the bases' (the toolkit's, padded)."""
+        plan = plan_of(self.root, stack)
+        sizes = [
+            int(entry.get("Size") or 0)
+            for stage in plan.order()
+            if stage.kind != "base"
+            for entry in self.engine.client.api.history(stage.tag())
+        ]
+        return max(sizes, default=0)
 
     def tree_digest(self, image: str) -> str:
         return self.engine.run(image, ["sh", "-c", TREE_DIGEST]).output.split()[0]
@@ -394,6 +406,7 @@ def sweep_point(bench: Bench, size: float, repeat: int) -> None:
         say(f"{size:g} GiB: cold, repetition {n + 1}/{repeat}")
         bench.make_cold()
         results.add("stackbuild", size, "cold", bench.build_stackbuild(stack, size))
+        results.largest_layer[size] = bench.largest_layer(stack)  # before make_cold removes the stages
         for side, (context, tag) in sides.items():
             bench.make_cold()
             results.add(side, size, "cold", bench.build_peer(context, tag))
@@ -453,8 +466,9 @@ def main() -> int:
     sizes, disk_note = sizes_that_fit(asked, free_gib(connect(builder="buildkit")))
     if disk_note:
         say(disk_note)
-    if args.second_gib and args.second_gib not in sizes:  # its figure is set against that size's cold build
-        parser.error(f"--second-gib {args.second_gib:g} is not a size the sweep builds ({args.sizes or 'none'})")
+    if args.second_gib and args.second_gib not in sizes and sizes:  # set against that size's cold build
+        built = ", ".join(f"{size:g}" for size in sizes)
+        parser.error(f"--second-gib {args.second_gib:g} is not a size the sweep builds ({built}); 0 skips it")
     with tempfile.TemporaryDirectory(prefix="stackbuild-bench.") as tmp:
         root = Path(tmp)
         prepare(root, sizes)
@@ -538,9 +552,11 @@ def report(
     lines += ["", f"same /opt/stack tree in both devel images (but .pyc, .run, CMakeFiles): {'yes' if same else 'NO'}"]
     for size in [0.0, *sizes]:
         if size in results.rss_kb:
+            largest = results.largest_layer.get(size)
+            against = f" (the largest layer a cold build changes: {largest / 2**20:.0f} MiB)" if largest else ""
             lines.append(
                 f"stackbuild at {size:g} GiB: peak RSS {results.rss_kb[size] / 1024:.0f} MiB, peak temporary disk "
-                f"{results.disk.get(size, 0) / 2**20:.1f} MiB"
+                f"{results.disk.get(size, 0) / 2**20:.1f} MiB{against}"
             )
     for size, pulled in second.items():
         cold = results.median("stackbuild", size, "cold")
