@@ -62,6 +62,9 @@ class BytesItem:
 ContextItem = FileItem | LocalTree | GitTree | BytesItem
 
 
+IMPLIED_DIRECTORY_MODE = 0o755
+
+
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
     info = tarfile.TarInfo(name)
     info.size, info.mode = len(data), mode
@@ -96,6 +99,7 @@ def write_context(directory: Path, dockerfile: str, items: Sequence[ContextItem]
     Dockerfile, the trees and the plan's files written, then each file from the cache linked in
     (over a tree's file of the same name: never written through, which would change the blob)."""
     (directory / "Dockerfile").write_text(dockerfile)
+    (directory / "Dockerfile").chmod(0o644)  # not this process's umask: nothing of a context depends on it
     with cache.temp_dir() as scratch:
         with tarfile.open(scratch / "trees.tar", mode="w") as tar:
             for item in items:
@@ -114,9 +118,20 @@ def write_context(directory: Path, dockerfile: str, items: Sequence[ContextItem]
                         _add_git_tree(tar, item, cache)
         with tarfile.open(scratch / "trees.tar") as tar:
             tar.extractall(directory, filter=_inside_keeping_modes)
+            given = {directory / member.name for member in tar.getmembers() if member.isdir()}
     for item in items:
         if isinstance(item, FileItem):
             _link(item.obtain(), directory, item.arcname)
+    _settle_implied_directories(directory, given)
+
+
+def _settle_implied_directories(directory: Path, given: set[Path]) -> None:
+    """A directory no tree names (a local tree carries its files only) is made with this process's
+    umask: given the mode an engine gives the directories of a context tar, so COPY gives the same
+    modes under any umask."""
+    for path, _, _ in os.walk(directory):
+        if Path(path) not in given:
+            os.chmod(path, IMPLIED_DIRECTORY_MODE)
 
 
 def _link(source: Path, directory: Path, arcname: str) -> None:
