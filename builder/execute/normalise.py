@@ -76,9 +76,9 @@ class Normalised:
     paths: list[str]  # every layer's path in the load's manifest, bottom first
     sent: list[Sent]  # the layers the engine lacks, bottom first
     epoch: int
-    # Files of its own layers normalising left out or whose bytes it changed (a .pyc stamp, shadow's
-    # days), known once every layer was sent; none: its files are the ones built, only dated and owned
-    # by number. A child built on the image as built sees the same files then.
+    # Files of its own layers normalising leaves out or whose bytes it changes (a .pyc stamp, shadow's
+    # days), known before any is sent; none: its files are the ones built, only dated and owned by
+    # number. A child built on the image as built sees the same files then.
     changed: list[str] = field(default_factory=list)
 
     @property
@@ -192,7 +192,7 @@ def _at(spool: IO[bytes], offset: int) -> Iterator[IO[bytes]]:
 def write_layer(members: Iterable[Member], out: IO[bytes], epoch: int, changed: list[str] | None = None) -> str:
     """The members written in a canonical tar (see canonical_entries); the tar's diff id (sha256)."""
     digest = hashlib.sha256()
-    for chunk in layer_chunks(canonical_entries(members, epoch, changed), epoch, changed):
+    for chunk in layer_chunks(canonical_entries(members, epoch, changed), epoch):
         digest.update(chunk)
         out.write(chunk)
     return f"sha256:{digest.hexdigest()}"
@@ -211,7 +211,7 @@ def canonical_entries(members: Iterable[Member], epoch: int, changed: list[str] 
     """The members as a canonical tar writes them: cleaned, in path order, hard links after the files
     they name, /etc/shadow's days clamped (its size can change: it is read here); every member is
     read before any is returned, so a layer that proves unreadable has nothing written yet. changed
-    gets the files left out and a shadow whose days changed."""
+    gets the files left out, a shadow whose days change and each .pyc whose stamp does."""
     entries: dict[str, tuple[tarfile.TarInfo, Opener | None]] = {}
     left_out: set[str] = set()
     for member, opener in members:
@@ -236,6 +236,11 @@ def canonical_entries(members: Iterable[Member], epoch: int, changed: list[str] 
             info.size, opener = len(body), _bytes_opener(body)
         if not info.isfile():
             opener = None
+        elif changed is not None and opener is not None and info.name.endswith(".pyc"):
+            with opener() as data:  # its stamp: what normalising will change is known before it is sent
+                head = data.read(16)
+            if _pyc(head, epoch) != head:
+                changed.append(info.name)
         written.append(Entry(info, info.tobuf(tarfile.PAX_FORMAT, TAR_ENCODING, "surrogateescape"), opener))
     return written
 
@@ -250,22 +255,19 @@ def _body_size(entries: list[Entry]) -> int:
     return sum(len(entry.header) + entry.info.size + -entry.info.size % tarfile.BLOCKSIZE for entry in entries)
 
 
-def layer_chunks(entries: list[Entry], epoch: int, changed: list[str] | None = None) -> Iterator[bytes]:
+def layer_chunks(entries: list[Entry], epoch: int) -> Iterator[bytes]:
     """The canonical tar of entries, byte for byte as tarfile writes it (PAX, records of RECORDSIZE),
     each file's data read from its opener as it is written; ValueError when a file is not the size
-    its entry says. changed gets each .pyc whose stamp was clamped."""
+    its entry says."""
     for entry in entries:
         yield entry.header
         if entry.opener is None or not entry.info.size:
             continue
         with entry.opener() as data:
             if entry.info.name.endswith(".pyc"):
-                original = data.read(entry.info.size)
-                body = _pyc(original, epoch)
+                body = _pyc(data.read(entry.info.size), epoch)
                 if len(body) != entry.info.size:
                     raise ValueError(f"{entry.info.name} is shorter than its entry says")
-                if changed is not None and body != original:
-                    changed.append(entry.info.name)
                 yield body
             else:
                 yield from sized_chunks(data, entry.info.size, entry.info.name)
@@ -429,7 +431,7 @@ def normalise_dirs(
     try:
         for index in range(inherited(diff_ids, parent_layers) if own_from is None else own_from, len(diff_ids)):
             entries = canonical_entries(_stored_members(image.layers[index]), epoch, changed)
-            chunks = functools.partial(layer_chunks, entries, epoch, changed)
+            chunks = functools.partial(layer_chunks, entries, epoch)
             sent.append(Sent(paths[index], index, layer_size(entries), chunks))
             diff_ids[index] = ""  # known once it was sent
     except (OSError, ValueError, EOFError, tarfile.TarError):

@@ -30,11 +30,11 @@ class _OnEngine:
     def built(self, stage: Stage) -> None:
         self.run.built(stage)
 
-    def normalised(self, stage: Stage, same_files: bool) -> None:
-        self.run.normalised(stage, same_files)
+    def normalised(self, stage: Stage) -> None:
+        self.run.normalised(stage)
 
-    def normalised_of(self, parent: Stage) -> tuple[str, bool] | None:
-        return self.run.normalised_of(parent) if parent.name in self.here else (parent.tag(), True)
+    def normalised_of(self, parent: Stage) -> str | None:
+        return self.run.normalised_of(parent) if parent.name in self.here else parent.tag()
 
     def parents_tagged(self, stage: Stage) -> bool:
         return self.run.parents_tagged(stage)

@@ -1,8 +1,9 @@
 """The scheduler: stages in dependency order, independent ones at once (up to `jobs` building).
 
-A stage starts once each parent's image is built, while that parent is still normalised and
-probed (its build names the parent's image as built; its own image is then put over the parent's
-normalised one); it is tagged only after every parent is. A stage whose image the registry cache
+A stage starts once each parent is built: on the parent's image as built while it is normalised
+and probed, when normalising it only dates its files (the stage is then put over the parent's
+normalised image), else on the normalised image while it is probed; it is tagged only after every
+parent is. A stage whose image the registry cache
 had (`early`) starts at once: it is probed beside its parents, and waits for them only to be
 tagged (or, when it must be built after all, to be built). `jobs` counts builds only: normalising
 (mostly the engine loading layers), pulled images, probing and waiting run beside them.
@@ -34,9 +35,8 @@ class _Run:
     plan: Plan
     pending: list[Stage]
     tagged: set[str]  # probed and tagged (or present before the run)
-    as_built: set[str] = field(default_factory=set)  # built this run: children may build on them
+    as_built: set[str] = field(default_factory=set)  # built this run: children may start (on it as built or normalised)
     with_pending_tag: set[str] = field(default_factory=set)  # normalised this run, being probed
-    same_files: set[str] = field(default_factory=set)  # of those, the ones whose image as built has the same files
     building: set[str] = field(default_factory=set)  # counted against jobs
     finished: set[str] = field(default_factory=set)  # tagged, failed or skipped
     image_ids: dict[str, str] = field(default_factory=dict)
@@ -55,7 +55,7 @@ class _Run:
     def image_of(self, parent: Stage) -> str:
         """The parent's most settled image now: tagged, else normalised, else as built."""
         with self.changed:
-            if parent.name in self.tagged or parent.name not in self.as_built:
+            if parent.name in self.tagged or parent.name not in self.as_built | self.with_pending_tag:
                 return parent.tag()
             return parent.pending_tag() if parent.name in self.with_pending_tag else parent.as_built_tag()
 
@@ -65,23 +65,20 @@ class _Run:
             self.building.discard(stage.name)
             self.changed.notify_all()
 
-    def normalised(self, stage: Stage, same_files: bool) -> None:
+    def normalised(self, stage: Stage) -> None:
         with self.changed:
             self.with_pending_tag.add(stage.name)
-            if same_files:
-                self.same_files.add(stage.name)
             self.changed.notify_all()
 
-    def normalised_of(self, parent: Stage) -> tuple[str, bool] | None:
+    def normalised_of(self, parent: Stage) -> str | None:
         name = parent.name
         with self.changed:
             self.changed.wait_for(lambda: name in self.tagged or name in self.with_pending_tag or name in self.finished)
-            same = name in self.same_files or name not in self.as_built
             if name in self.tagged:
-                return parent.tag(), same
+                return parent.tag()
             if name in self.finished:  # failed after it was normalised (its probes): nothing to go over
                 return None
-            return (parent.pending_tag(), same) if name in self.with_pending_tag else None
+            return parent.pending_tag()
 
     def parents_tagged(self, stage: Stage) -> bool:
         with self.changed:

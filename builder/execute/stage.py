@@ -15,7 +15,7 @@ from builder.execute import environment
 from builder.execute.debug import failed_command, record_failure
 from builder.execute.stage_checks import check_installs, drop, probe, shell_hint
 from builder.execute.stage_log import Report, StageFailed, StageLog, StageSkipped, line_writer
-from builder.execute.stage_normalise import Parent, built_from, normalised, rebuild_reason
+from builder.execute.stage_normalise import Parent, built_from, normalised, prepare
 from builder.execute.stage_registry import Answer, Pulling, RegistryCache, pulled, pushed
 from builder.inputs.contexts import write_context
 from builder.model.errors import StackbuildError
@@ -31,17 +31,16 @@ class Run(Protocol):
     def image_of(self, parent: Stage) -> str: ...
 
     def built(self, stage: Stage) -> None:
-        """stage's image is there as the engine built it (its as-built tag): its children may build on it."""
+        """stage's children may build on it: its image as built (its as-built tag), or once it is
+        normalised (its pending tag)."""
         ...
 
-    def normalised(self, stage: Stage, same_files: bool) -> None:
-        """stage's image is normalised (its pending tag): what its children are put over; same_files:
-        whether its image as built holds the same files."""
+    def normalised(self, stage: Stage) -> None:
+        """stage's image is normalised (its pending tag): what its children are put over."""
         ...
 
-    def normalised_of(self, parent: Stage) -> tuple[str, bool] | None:
-        """Wait until parent is normalised; its normalised image, and whether its image as built holds
-        the same files (None: it failed first)."""
+    def normalised_of(self, parent: Stage) -> str | None:
+        """Wait until parent is normalised; its normalised image (None: it failed first)."""
         ...
 
     def parents_tagged(self, stage: Stage) -> bool:
@@ -64,11 +63,11 @@ class TaggedParents:
     def built(self, stage: Stage) -> None:
         pass
 
-    def normalised(self, stage: Stage, same_files: bool) -> None:
+    def normalised(self, stage: Stage) -> None:
         pass
 
-    def normalised_of(self, parent: Stage) -> tuple[str, bool] | None:
-        return parent.tag(), True
+    def normalised_of(self, parent: Stage) -> str | None:
+        return parent.tag()
 
     def parents_tagged(self, stage: Stage) -> bool:
         return True
@@ -146,11 +145,14 @@ class StageBuilder:
             image_id = self._build(stage, context, log, {parent_arg(p): ref for p, ref in built_on.items()})
             image_id = self._environment(stage, image_id, log)
             log.write(f"# image built in {time.monotonic() - started:.2f}s")
-            # Children are built on this image while it is normalised; they are put over the
-            # normalised one in turn, as this stage is over its parents' (Parent.settled).
-            self.engine.tag(image_id, stage.as_built_tag())
-            self.pending.add(stage.as_built_tag())
-            run.built(stage)
+            # Its children start on this image while it is normalised when normalising only dates its
+            # files (they see the same files); they are put over the normalised one in turn, as this
+            # stage is over its FROM parent's (Parent.settled). Otherwise they wait for it.
+            prepared = prepare(self.engine, self.plan, stage, image_id, list(built_on.values()), log)
+            if early := prepared.same_files:
+                self.engine.tag(image_id, stage.as_built_tag())
+                self.pending.add(stage.as_built_tag())
+                run.built(stage)
             # It waits for the parent it is FROM to be normalised (it goes over that), not for those it
             # copies from; the two images that merge the components' installs compare them all.
             merges = stage.kind in ("devel", "runtime")
@@ -162,19 +164,14 @@ class StageBuilder:
             if merges:
                 settled = {name: parent.settled for name, parent in zip(built_on, parents, strict=True)}
                 check_installs(self.engine, self.cache, self.plan, lambda parent: settled[parent.name], log)
-            rebuilt = rebuild_reason(self.engine, image_id, parents)
-            if rebuilt is not None:  # what a build on the normalised parent would have seen differs
-                log.write(f"# built again on its parents as normalised: {rebuilt}")
-                args = {parent_arg(p): parent.settled for p, parent in zip(built_on, parents, strict=True)}
-                image_id = self._environment(stage, self._build(stage, context, log, args), log)
-                parents = [Parent(parent.settled, parent.settled) for parent in parents]
-            normal = normalised(self.engine, self.cache, self.plan, stage, image_id, parents, log, keep_built=True)
-            image_id = normal.image_id
+            image_id = normalised(
+                self.engine, self.cache, self.plan, stage, image_id, parents, log, keep_built=early, prepared=prepared
+            )
             self.engine.tag(image_id, stage.pending_tag())
             self.pending.add(stage.pending_tag())
-            # Its image as built (children may be built on it) holds the same files only if this
-            # build is the one tagged so and normalising changed none of them.
-            run.normalised(stage, normal.same_files and rebuilt is None)
+            run.normalised(stage)
+            if not early:
+                run.built(stage)
             report("probing")
             probe(self.engine, self.cache, self.plan, stage, image_id, log)
             log.write(f"# built and probed in {time.monotonic() - started:.2f}s")
@@ -189,7 +186,7 @@ class StageBuilder:
         settled = run.normalised_of(self.plan.stages[parent])
         if settled is None:
             raise StageSkipped(f"{stage.name}: a parent failed")
-        return Parent(built_on, *settled)
+        return Parent(built_on, settled)
 
     def _environment(self, stage: Stage, built: str, log: StageLog) -> str:
         """The built image with the environment its scripts set (stages that have a Bake)."""
@@ -230,7 +227,7 @@ class StageBuilder:
             if not fresh:
                 return built
             settled = [Parent(image, image) for image in parents.values()]
-            return normalised(self.engine, self.cache, self.plan, stage, built, settled, log).image_id
+            return normalised(self.engine, self.cache, self.plan, stage, built, settled, log)
 
     def drop_pending(self) -> None:
         """Remove the run's pending tags (the images stay under their stage tags)."""

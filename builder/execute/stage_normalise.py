@@ -9,6 +9,7 @@ import contextlib
 import tarfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from builder.engine import BuildEngine, EngineError
@@ -20,28 +21,27 @@ from builder.store.cache import Cache
 
 class Parent(NamedTuple):
     """A parent's image a stage was built on, and the same parent normalised (the same image when it
-    was normalised before the stage's build began); whether a build on it as built saw the files it
-    has normalised (normalising only dated them and dropped owner names)."""
+    was normalised before the stage's build began)."""
 
     built_on: str
     settled: str
-    same_files: bool = True
 
 
-class Normal(NamedTuple):
-    """A stage's normalised image, and whether a child built on the image as built sees its files."""
+@dataclass(frozen=True)
+class Prepared:
+    """A built image's own layers read from the data root, not yet sent: what normalising them leaves
+    out or changes is known before its parents are normalised."""
 
-    image_id: str
-    same_files: bool
+    normal: Normalised | None  # None: not readable there (it goes through docker save)
+    parent_layers: frozenset[str]
+    own_from: int | None  # where its own layers start: above the parent it is FROM
+    started: float
 
-
-def rebuild_reason(engine: BuildEngine, built: str, parents: list[Parent]) -> str | None:
-    """Why built, made on its FROM parent as built, cannot be put over that parent normalised and must
-    be built again on it (None: it can, or it was built on the parent normalised)."""
-    found = _from_parent(engine, list(engine.inspect(built).layers), parents)
-    if found is None or found[0].built_on == found[0].settled or found[0].same_files:
-        return None
-    return f"normalising its parent {found[0].built_on} left out or changed files a build on it saw"
+    @property
+    def same_files(self) -> bool:
+        """Whether normalising only dates its files and drops owner names: a build on the image as
+        built sees the files a build on the normalised one does."""
+        return self.normal is not None and not self.normal.changed
 
 
 def built_from(engine: BuildEngine, built: str, built_on: Mapping[str, str]) -> str | None:
@@ -61,6 +61,26 @@ def _from_parent(engine: BuildEngine, layers: list[str], parents: list[Parent]) 
     return found
 
 
+def prepare(engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on: list[str], log: StageLog) -> Prepared:
+    """built's own layers read from the data root (as built on the images built_on), not yet sent."""
+    started = time.monotonic()
+    try:
+        parent_layers = frozenset(d for image in built_on for d in engine.inspect(image).layers)
+        if stage.kind == "base" and plan.base_image:  # the pinned image's layers stay as pulled
+            parent_layers |= _pinned_layers(engine, plan, plan.base_image)
+        # Its own layers are those above the parent it is FROM (one it copies from may have a layer
+        # with the same bytes as one of them: that is its own all the same).
+        found = _from_parent(engine, list(engine.inspect(built).layers), [Parent(ref, ref) for ref in built_on])
+        own_from = len(found[1]) if found else None
+        on_disk = engine.layer_dirs(built)
+        normal = normalise_dirs(on_disk, parent_layers, plan.source_date_epoch, own_from) if on_disk else None
+    except (EngineError, OSError, tarfile.TarError, ValueError, KeyError, IndexError) as err:
+        with contextlib.suppress(EngineError):  # the build's own image: nothing else names it yet
+            engine.remove(built)
+        raise log.failed(f"cannot normalise its image: {err}") from err
+    return Prepared(normal, parent_layers, own_from, started)
+
+
 def normalised(
     engine: BuildEngine,
     cache: Cache,
@@ -70,22 +90,14 @@ def normalised(
     parents: list[Parent],
     log: StageLog,
     keep_built: bool = False,
-) -> Normal:
-    """built, normalised (loaded into the engine when it differs; built removed then, unless
-    keep_built: children are built on it)."""
-    started = time.monotonic()
+    prepared: Prepared | None = None,
+) -> str:
+    """The image id of built, normalised (loaded into the engine when it differs; built removed then,
+    unless keep_built: children are built on it); prepared: its layers read already."""
+    prepared = prepared or prepare(engine, plan, stage, built, [p.built_on for p in parents], log)
+    epoch, parent_layers, own_from = plan.source_date_epoch, prepared.parent_layers, prepared.own_from
     try:
-        parent_layers = frozenset(d for parent in parents for d in engine.inspect(parent.built_on).layers)
-        if stage.kind == "base" and plan.base_image:  # the pinned image's layers stay as pulled
-            parent_layers |= _pinned_layers(engine, plan, plan.base_image)
-        on_disk = engine.layer_dirs(built)
-        epoch = plan.source_date_epoch
-        # Its own layers are those above the parent it is FROM (one it copies from may have a layer
-        # with the same bytes as one of them: that is its own all the same).
-        found = _from_parent(engine, list(engine.inspect(built).layers), parents)
-        own_from = len(found[1]) if found else None
-        normal = normalise_dirs(on_disk, parent_layers, epoch, own_from) if on_disk else None
-        how = "from the data root"
+        normal, how = prepared.normal, "from the data root"
         if normal is not None:
             normal, over = _over_settled(engine, parents, normal)
             if (unread := _loaded_from_data_root(engine, normal, built, keep_built)) is not None:
@@ -106,8 +118,9 @@ def normalised(
     if normal.changed:
         shown = ", ".join(normal.changed[:3]) + (", ..." if len(normal.changed) > 3 else "")
         how += f", {len(normal.changed)} file(s) left out or changed ({shown})"
-    log.write(f"# normalised to {normal.image_id} in {time.monotonic() - started:.2f}s {how} (was {built})")
-    return Normal(normal.image_id, not normal.changed)
+    took = time.monotonic() - prepared.started
+    log.write(f"# normalised to {normal.image_id} in {took:.2f}s {how} (was {built})")
+    return normal.image_id
 
 
 def _over_settled(engine: BuildEngine, parents: list[Parent], normal: Normalised) -> tuple[Normalised, bool]:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from builder.engine import ImageFacts
 from builder.engine.overlay import LayerDirs
 from builder.execute.normalise import Normalised, Sent
 from builder.execute.pipeline import BuildOptions, execute, find_cached
@@ -22,7 +21,6 @@ from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
 from builder.execute.stage import Run, StageBuilder
 from builder.execute.stage_log import Report, StageFailed
-from builder.execute.stage_normalise import Parent, rebuild_reason
 from builder.execute.stage_registry import RegistryCache
 from builder.manifest.model import Smoke
 from builder.plan.stage import FINALS, Plan, Stage
@@ -149,20 +147,21 @@ def test_stage_is_tagged_only_after_its_probes_pass(golden: Plan, tmp_path: Path
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     normal = engine.normalised(f"sha256:{stage.key}", golden.source_date_epoch)
     assert builder(stage, ignore) == normal
-    # Its image as built (children are built on it while it is normalised) and its pending tag (they
-    # are put over that while its probes run) stay until the run ends.
-    built = f"sha256:{stage.key}"
-    assert engine.tagged == {stage.as_built_tag(): built, stage.pending_tag(): normal, stage.tag(): normal}
-    assert engine.removed == []
+    # The pending tag (children may build from it while probes run) stays until the run ends.
+    assert engine.tagged == {stage.pending_tag(): normal, stage.tag(): normal}
+    assert engine.removed == [f"sha256:{stage.key}"]  # the image as built, once normalised
     builder.drop_pending()
-    assert sorted(engine.removed) == sorted([stage.as_built_tag(), stage.pending_tag()])
+    assert engine.removed[1:] == [stage.pending_tag()]
     engine.probe_ok = False
     states: list[str] = []
     with pytest.raises(StageFailed, match=r"stage kernels failed: probe command test -x output/bin/00_basic_matmul"):
         builder(probed, recording(states))
     assert states == ["probing"]
     assert probed.tag() not in engine.tagged
-    assert engine.removed[2:] == [engine.normalised(f"sha256:{probed.key}", golden.source_date_epoch)]
+    assert engine.removed[2:] == [
+        f"sha256:{probed.key}",
+        engine.normalised(f"sha256:{probed.key}", golden.source_date_epoch),
+    ]
     log = (tmp_path / "logs" / "golden" / "x86_64" / "kernels.log").read_text()
     assert "# probe command test -x output/bin/00_basic_matmul: FAILED: fake" in log
 
@@ -188,19 +187,19 @@ def test_children_build_while_a_parent_is_probed_and_are_tagged_after_it(golden:
     kernels_id = FakeEngine().normalised(f"sha256:{kernels.key}", plan.source_date_epoch)
     engine = FakeEngine(probe_seconds={kernels_id: 0.5})
     _build_all(plan, engine, tmp_path)
-    # The finals were built from kernels' image as built, or normalised, while its probes ran.
+    # The finals were built from kernels' pending image while its probes ran.
     final_args = [args for args in engine.build_args if "KERNELS_IMAGE" in args]
-    assert len(final_args) == 2
-    assert {args["KERNELS_IMAGE"] for args in final_args} <= {kernels.as_built_tag(), kernels.pending_tag()}
+    assert [args["KERNELS_IMAGE"] for args in final_args] == [kernels.pending_tag()] * 2
     assert engine.events.index("build devel-image") < engine.events.index(f"probed {kernels_id}")
     assert {s.tag() for s in plan.order()} <= set(engine.tagged)
-    # The names an image has only while a run needs it (as built, pending, and built while its
-    # environment is added) are all removed, and no other name is; an image as built (before
-    # normalising) is one no lasting tag names.
+    # The names an image has only while a run needs it (pending, and built while its environment is
+    # added) are all removed, and no other name is; the images removed (as built, before normalising)
+    # are ones no lasting tag names.
     temporary = ("stackbuild/pending/", "stackbuild/built/")
-    assert {ref for ref in engine.tagged if ref.startswith(temporary)} == set(engine.removed)
-    as_built = {engine.tagged[s.as_built_tag()] for s in plan.order()}
-    assert as_built.isdisjoint(i for ref, i in engine.tagged.items() if not ref.startswith(temporary))
+    names = {r for r in engine.removed if not r.startswith("sha256:")}
+    images = set(engine.removed) - names
+    assert {ref for ref in engine.tagged if ref.startswith(temporary)} == names
+    assert images and images.isdisjoint(i for ref, i in engine.tagged.items() if not ref.startswith(temporary))
 
 
 def test_a_child_built_from_a_parent_that_fails_its_probes_is_dropped(
@@ -395,31 +394,3 @@ def test_a_pulled_stage_that_fails_its_probes_waits_for_its_parents_before_it_is
     assert engine.events.index("probed sha256:pulled-toolkit") < engine.events.index("build kernels")
     log = (tmp_path / "logs" / "golden" / "x86_64" / "kernels.log").read_text()
     assert "# the pulled image fails its probes (" in log
-
-
-@dataclasses.dataclass
-class _Layers:
-    """An engine that knows each image's layers (what rebuild_reason asks)."""
-
-    layers: dict[str, tuple[str, ...]]
-
-    def inspect(self, ref: str) -> ImageFacts:
-        return ImageFacts(ref, {}, 1, self.layers[ref], None)
-
-
-def test_a_stage_built_on_its_from_parent_as_built_goes_over_it_normalised_only_when_it_saw_the_same_files() -> None:
-    engine = _Layers(
-        {
-            "child": ("g", "p", "c"),
-            "g": ("g",),
-            "p-as-built": ("g", "p"),
-            "p": ("g", "p-normal"),
-        }
-    )
-    grandparent, parent = Parent("g", "g"), Parent("p-as-built", "p")
-    # The FROM parent is the longest whose layers are the image's bottom ones, not the first listed.
-    assert rebuild_reason(engine, "child", [grandparent, parent]) is None  # type: ignore[arg-type]
-    assert rebuild_reason(engine, "child", [grandparent, Parent("p", "p")]) is None  # type: ignore[arg-type]
-    changed = Parent("p-as-built", "p", same_files=False)
-    reason = rebuild_reason(engine, "child", [grandparent, changed])  # type: ignore[arg-type]
-    assert reason == "normalising its parent p-as-built left out or changed files a build on it saw"

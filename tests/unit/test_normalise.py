@@ -305,3 +305,23 @@ def test_an_image_built_on_its_parent_as_built_is_put_over_the_parent_normalised
     assert over.image_id == on_settled.image_id
     with pytest.raises(ValueError, match="has 2 layers where it was built with 1"):
         rebased(on_built, 1, [parent_settled, parent_settled])
+
+
+def test_what_normalising_leaves_out_or_changes_is_known_before_a_layer_is_sent() -> None:
+    """A dropped file, a .pyc whose stamp is clamped and shadow's days are changes a child built on the
+    image as built would see; files only dated later are not."""
+    shadow = f"root:*:{LATER // 86400}:0:99999:7:::\n".encode()
+    changing = layer(
+        [("var/log/x.log", b"log", LATER), ("opt/m.pyc", pyc(LATER), LATER), ("etc/shadow", shadow, LATER)]
+    )
+    changed: list[str] = []
+    entries = canonical_entries(_spooled(io.BytesIO(changing), io.BytesIO()), EPOCH, changed)
+    assert sorted(changed) == ["etc/shadow", "opt/m.pyc", "var/log/x.log"]
+    assert b"".join(layer_chunks(entries, EPOCH))  # sending it changes nothing more
+    dated: list[str] = []
+    canonical_entries(
+        _spooled(io.BytesIO(layer([("opt/x", b"x", LATER), ("opt/p.pyc", pyc(EPOCH), LATER)])), io.BytesIO()),
+        EPOCH,
+        dated,
+    )
+    assert dated == []
