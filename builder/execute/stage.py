@@ -15,7 +15,7 @@ from builder.execute import environment
 from builder.execute.debug import failed_command, record_failure
 from builder.execute.stage_checks import check_installs, drop, probe, shell_hint
 from builder.execute.stage_log import Report, StageFailed, StageLog, StageSkipped, line_writer
-from builder.execute.stage_normalise import Parent, built_from, normalised, prepare
+from builder.execute.stage_normalise import Parent, normalised, prepare
 from builder.execute.stage_registry import Answer, Pulling, RegistryCache, pulled, pushed
 from builder.inputs.contexts import write_context
 from builder.model.errors import StackbuildError
@@ -156,9 +156,10 @@ class StageBuilder:
             # It waits for the parent it is FROM to be normalised (it goes over that), not for those it
             # copies from; the two images that merge the components' installs compare them all.
             merges = stage.kind in ("devel", "runtime")
-            from_parent = built_from(self.engine, image_id, built_on)
             parents = [
-                self._normalised_parent(stage, p, ref, run) if merges or p == from_parent else Parent(ref, ref)
+                self._normalised_parent(stage, p, ref, run)
+                if merges or ref == prepared.from_image
+                else Parent(ref, ref)
                 for p, ref in built_on.items()
             ]
             if merges:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import tarfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -35,6 +35,7 @@ class Prepared:
     normal: Normalised | None  # None: not readable there (it goes through docker save)
     parent_layers: frozenset[str]
     own_from: int | None  # where its own layers start: above the parent it is FROM
+    from_image: str | None  # the image (of those it was built on) it is FROM; None: a base
     started: float
 
     @property
@@ -42,13 +43,6 @@ class Prepared:
         """Whether normalising only dates its files and drops owner names: a build on the image as
         built sees the files a build on the normalised one does."""
         return self.normal is not None and not self.normal.changed
-
-
-def built_from(engine: BuildEngine, built: str, built_on: Mapping[str, str]) -> str | None:
-    """Which of the parents (name -> the image the stage was built on) built is FROM; None: none (a base)."""
-    names = list(built_on)
-    found = _from_parent(engine, list(engine.inspect(built).layers), [Parent(ref, ref) for ref in built_on.values()])
-    return names[list(built_on.values()).index(found[0].built_on)] if found else None
 
 
 def _from_parent(engine: BuildEngine, layers: list[str], parents: list[Parent]) -> tuple[Parent, list[str]] | None:
@@ -78,7 +72,7 @@ def prepare(engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on:
         with contextlib.suppress(EngineError):  # the build's own image: nothing else names it yet
             engine.remove(built)
         raise log.failed(f"cannot normalise its image: {err}") from err
-    return Prepared(normal, parent_layers, own_from, started)
+    return Prepared(normal, parent_layers, own_from, found[0].built_on if found else None, started)
 
 
 def normalised(
