@@ -145,6 +145,12 @@ class FakeEngine:
             raise BuildFailed("The command '/bin/sh -c make' returned a non-zero code: 2", ["make: *** [all] Error 2"])
         return f"sha256:{spec.labels['org.stackbuild.key']}"
 
+    configured: list[tuple[str, list[str]]] = field(default_factory=list)
+
+    def configure(self, image: str, changes: Sequence[str]) -> str:
+        self.configured.append((image, list(changes)))
+        return image
+
     def run(
         self,
         image: str,

@@ -98,6 +98,8 @@ def reachable(timeout: int = 5) -> bool:
 
 
 BUILDERS = ("auto", "buildkit", "classic")
+# The history line of an image configure made (the command of the container committed, never run).
+CONFIGURED_BY = "stackbuild: config set by instructions (ENV, ENTRYPOINT, CMD), no layer"
 
 
 class DockerEngine:
@@ -405,6 +407,21 @@ class DockerEngine:
             except docker.errors.DockerException as err:
                 raise EngineError(f"running a container of {image} failed: {err}") from err
             return RunResult(int(status.get("StatusCode", 1)), output)
+
+    def configure(self, image: str, changes: Sequence[str]) -> str:
+        # A container committed unchanged: its empty layer is not added (the image's layers stay its
+        # parent's), and the daemon applies the instructions with the Dockerfile's own rules. The
+        # image's config is given whole, so nothing of the container (its hostname) enters it.
+        try:
+            config = self.client.api.inspect_image(image)["Config"]
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise EngineError(f"cannot read the config of {image}: {err}") from err
+        with self.container(image, [CONFIGURED_BY], None, NO_DEVICES) as container:
+            try:
+                committed = self.client.api.commit(str(container.id), conf=config, changes=list(changes))
+            except (docker.errors.DockerException, requests.RequestException) as err:
+                raise EngineError(f"cannot set the config of {image}: {err}") from err
+        return str(committed["Id"])
 
 
 class _ChunkReader(io.RawIOBase):

@@ -176,6 +176,12 @@ class LayerStore(Protocol):
         """Bytes the engine's image layers take (what removing images can free)."""
         ...
 
+    def configure(self, image: str, changes: Sequence[str]) -> str:
+        """image with Dockerfile instructions that only set its config (ENV, ENTRYPOINT, CMD) applied by
+        the engine, by the Dockerfile's rules, and no layer added; the new image's id (untagged). Its
+        store's config written, as a load writes it: a built stage's environment."""
+        ...
+
 
 class BuildEngine(Engine, LayerStore, Protocol):
     """The engine stages are built on: it also stores what normalising rewrites."""

@@ -1,5 +1,6 @@
 """A stage's environment taken from the image it built: the release's scripts (then the components'
-own env_scripts) sourced there, what they set added as ENV by a second build (plan.stage.Bake). The
+own env_scripts) sourced there, what they set added as ENV to its config (plan.stage.Bake: a
+Dockerfile of config instructions alone, which the engine applies without a second build). The
 environment is only known once the toolkit is installed, and stays what CANN's own set_env.sh says
 instead of a table of ours."""
 
@@ -7,11 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
-from builder.engine import BuildSpec, Engine
+from builder.engine import BuildEngine, Engine
 from builder.model.errors import StackbuildError
 from builder.plan.stage import Bake
 
@@ -57,16 +56,9 @@ def read(engine: Engine, image: str, bake: Bake) -> dict[str, str]:
     return set_by_scripts(result.output)
 
 
-def add(engine: Engine, built: str, name: str, bake: Bake, spec: BuildSpec, log: Callable[[str], None]) -> str:
-    """The built image of stage name with the environment its scripts set added; its id. The built
-    image is named only while the second build runs (BuildKit takes a name, not an id)."""
+def add(engine: BuildEngine, built: str, bake: Bake, log: Callable[[str], None]) -> str:
+    """The built image with the environment its scripts set added to its config (ENV, then its
+    entrypoint), by the engine with the Dockerfile's rules and no layer of its own; its id."""
     found = read(engine, built, bake)
     log(f"# environment from the scripts: {', '.join(sorted(found)) or 'nothing'}")
-    ref = f"stackbuild/built/{name}:{built.removeprefix('sha256:')[:32]}"
-    engine.tag(built, ref)
-    try:
-        with tempfile.TemporaryDirectory(prefix="stackbuild-env-") as context:  # a context of the Dockerfile alone
-            (Path(context) / "Dockerfile").write_text(bake.dockerfile_with(found))
-            return engine.build(Path(context), log, BuildSpec(spec.labels, spec.arch, False, {"BUILT_IMAGE": ref}))
-    finally:
-        engine.remove(ref)
+    return engine.configure(built, bake.changes(found))

@@ -24,11 +24,11 @@ class _OnEngine:
     def __init__(self, run: Run, here: frozenset[str]) -> None:
         self.run, self.here = run, here
 
-    def image_of(self, parent: Stage) -> str:
-        return self.run.image_of(parent) if parent.name in self.here else parent.tag()
+    def image_of(self, stage: Stage, parent: Stage) -> str:
+        return self.run.image_of(stage, parent) if parent.name in self.here else parent.tag()
 
-    def built(self, stage: Stage) -> None:
-        self.run.built(stage)
+    def built(self, stage: Stage, for_children: frozenset[str]) -> None:
+        self.run.built(stage, for_children)
 
     def normalised(self, stage: Stage) -> None:
         self.run.normalised(stage)

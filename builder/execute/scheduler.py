@@ -1,7 +1,8 @@
 """The scheduler: stages in dependency order, independent ones at once (up to `jobs` building).
 
 A stage starts once each parent is built: on the parent's image as built while it is normalised
-and probed, when normalising it only dates its files (the stage is then put over the parent's
+and probed, when it reads none of the files normalising changes there (the parent's dated files
+alone, or paths it copies that none of them is under; a stage FROM the parent is then put over its
 normalised image), else on the normalised image while it is probed; it is tagged only after every
 parent is. A stage whose image the registry cache
 had (`early`) starts at once: it is probed beside its parents, and waits for them only to be
@@ -35,7 +36,8 @@ class _Run:
     plan: Plan
     pending: list[Stage]
     tagged: set[str]  # probed and tagged (or present before the run)
-    as_built: set[str] = field(default_factory=set)  # built this run: children may start (on it as built or normalised)
+    # Built this run, before it is normalised: those of its children that may build on it as built.
+    as_built: dict[str, frozenset[str]] = field(default_factory=dict)
     with_pending_tag: set[str] = field(default_factory=set)  # normalised this run, being probed
     building: set[str] = field(default_factory=set)  # counted against jobs
     finished: set[str] = field(default_factory=set)  # tagged, failed or skipped
@@ -47,21 +49,29 @@ class _Run:
     def ready(self, jobs: int, early: Callable[[Stage], bool]) -> Stage | None:
         if self.failure or self.crash:
             return None
-        startable = self.tagged | self.as_built
         free = len(self.building) < jobs
-        return next((s for s in self.pending if early(s) or (free and all(p in startable for p in s.parents))), None)
+        return next((s for s in self.pending if early(s) or (free and self._can_start(s))), None)
+
+    def _can_start(self, stage: Stage) -> bool:
+        return all(self._there_for(stage, parent) for parent in stage.parents)
+
+    def _there_for(self, stage: Stage, parent: str) -> bool:
+        """Whether stage may build on parent now: tagged, normalised, or as built for it."""
+        return parent in self.tagged or parent in self.with_pending_tag or stage.name in self.as_built.get(parent, ())
 
     # The Run protocol, as each stage's build sees it.
-    def image_of(self, parent: Stage) -> str:
-        """The parent's most settled image now: tagged, else normalised, else as built."""
+    def image_of(self, stage: Stage, parent: Stage) -> str:
+        """The parent's most settled image now: tagged, else normalised, else as built (for stage)."""
         with self.changed:
-            if parent.name in self.tagged or parent.name not in self.as_built | self.with_pending_tag:
+            if parent.name in self.tagged:
                 return parent.tag()
-            return parent.pending_tag() if parent.name in self.with_pending_tag else parent.as_built_tag()
+            if parent.name in self.with_pending_tag:
+                return parent.pending_tag()
+            return parent.as_built_tag() if stage.name in self.as_built.get(parent.name, ()) else parent.tag()
 
-    def built(self, stage: Stage) -> None:
+    def built(self, stage: Stage, for_children: frozenset[str]) -> None:
         with self.changed:
-            self.as_built.add(stage.name)
+            self.as_built[stage.name] = for_children
             self.building.discard(stage.name)
             self.changed.notify_all()
 
@@ -86,12 +96,11 @@ class _Run:
             return all(p in self.tagged for p in stage.parents)
 
     def parents_built(self, stage: Stage) -> bool:
-        def there(parent: str) -> bool:
-            return parent in self.tagged or parent in self.as_built
-
         with self.changed:
-            self.changed.wait_for(lambda: all(there(p) or p in self.finished for p in stage.parents))
-            return all(p in self.tagged or (p in self.as_built and p not in self.finished) for p in stage.parents)
+            self.changed.wait_for(lambda: all(self._there_for(stage, p) or p in self.finished for p in stage.parents))
+            return all(
+                p in self.tagged or (self._there_for(stage, p) and p not in self.finished) for p in stage.parents
+            )
 
     def finish(
         self,

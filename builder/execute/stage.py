@@ -28,11 +28,13 @@ class Run(Protocol):
     """What one stage's build learns from the run it is part of: which image each parent is (as built,
     or normalised, while it is normalised and probed), and whether every parent was tagged in the end."""
 
-    def image_of(self, parent: Stage) -> str: ...
+    def image_of(self, stage: Stage, parent: Stage) -> str:
+        """The image of parent that stage builds on now."""
+        ...
 
-    def built(self, stage: Stage) -> None:
-        """stage's children may build on it: its image as built (its as-built tag), or once it is
-        normalised (its pending tag)."""
+    def built(self, stage: Stage, for_children: frozenset[str]) -> None:
+        """stage is built: those of its children named may build on its image as built (its as-built
+        tag); the others wait until it is normalised (its pending tag)."""
         ...
 
     def normalised(self, stage: Stage) -> None:
@@ -57,10 +59,10 @@ class Run(Protocol):
 class TaggedParents:
     """A stage built alone: its parents are tagged already."""
 
-    def image_of(self, parent: Stage) -> str:
+    def image_of(self, stage: Stage, parent: Stage) -> str:
         return parent.tag()
 
-    def built(self, stage: Stage) -> None:
+    def built(self, stage: Stage, for_children: frozenset[str]) -> None:
         pass
 
     def normalised(self, stage: Stage) -> None:
@@ -141,18 +143,23 @@ class StageBuilder:
             log.write(f"# stage {stage.name} key {stage.key}\n# context: {context_input.what} {context_input.sha256}")
             self._context(stage, context, log)
             log.write(f"# context ready in {time.monotonic() - started:.2f}s")
-            built_on = {p: run.image_of(self.plan.stages[p]) for p in stage.parents}
+            built_on = {p: run.image_of(stage, self.plan.stages[p]) for p in stage.parents}
             image_id = self._build(stage, context, log, {parent_arg(p): ref for p, ref in built_on.items()})
             image_id = self._environment(stage, image_id, log)
             log.write(f"# image built in {time.monotonic() - started:.2f}s")
-            # Its children start on this image while it is normalised when normalising only dates its
-            # files (they see the same files); they are put over the normalised one in turn, as this
-            # stage is over its FROM parent's (Parent.settled). Otherwise they wait for it.
+            # A child starts on this image while it is normalised when it reads none of the files
+            # normalising changes here (they see the same files); one FROM it is put over the normalised
+            # one in turn, as this stage is over its FROM parent's (Parent.settled). Others wait for it.
             prepared = prepare(self.engine, self.plan, stage, image_id, list(built_on.values()), log)
-            if early := prepared.same_files:
+            early = frozenset(
+                child.name
+                for child in self.plan.children(stage.name)
+                if prepared.changed is not None and not child.sees(stage.name, prepared.changed)
+            )
+            if early:
                 self.engine.tag(image_id, stage.as_built_tag())
                 self.pending.add(stage.as_built_tag())
-                run.built(stage)
+            run.built(stage, early)
             # It waits for the parent it is FROM to be normalised (it goes over that), not for those it
             # copies from; the two images that merge the components' installs compare them all.
             merges = stage.kind in ("devel", "runtime")
@@ -166,13 +173,19 @@ class StageBuilder:
                 settled = {name: parent.settled for name, parent in zip(built_on, parents, strict=True)}
                 check_installs(self.engine, self.cache, self.plan, lambda parent: settled[parent.name], log)
             image_id = normalised(
-                self.engine, self.cache, self.plan, stage, image_id, parents, log, keep_built=early, prepared=prepared
+                self.engine,
+                self.cache,
+                self.plan,
+                stage,
+                image_id,
+                parents,
+                log,
+                keep_built=bool(early),
+                prepared=prepared,
             )
             self.engine.tag(image_id, stage.pending_tag())
             self.pending.add(stage.pending_tag())
             run.normalised(stage)
-            if not early:
-                run.built(stage)
             report("probing")
             probe(self.engine, self.cache, self.plan, stage, image_id, log)
             log.write(f"# built and probed in {time.monotonic() - started:.2f}s")
@@ -194,14 +207,13 @@ class StageBuilder:
         if stage.bake is None:
             return built
         try:
-            spec = BuildSpec(self.labels(stage), self.plan.arch)
-            return environment.add(self.engine, built, stage.name, stage.bake, spec, log.write)
+            return environment.add(self.engine, built, stage.bake, log.write)
         except environment.EnvironmentUnreadable as err:
             drop(self.engine, stage, built)
             raise log.failed(str(err), cause=diagnose([str(err)])) from err
-        except BuildFailed as err:
+        except EngineError as err:
             drop(self.engine, stage, built)
-            raise log.failed(f"cannot add the environment the scripts set: {err}", log_tail=err.log_tail[-15:]) from err
+            raise log.failed(f"cannot add the environment the scripts set: {err}") from err
 
     def build_state(self, stage: Stage, log_file: Path) -> str:
         """stage's Dockerfile (a failed one, cut before its failed step) built from its tagged parents,

@@ -39,10 +39,11 @@ class Prepared:
     started: float
 
     @property
-    def same_files(self) -> bool:
-        """Whether normalising only dates its files and drops owner names: a build on the image as
-        built sees the files a build on the normalised one does."""
-        return self.normal is not None and not self.normal.changed
+    def changed(self) -> list[str] | None:
+        """The files normalising leaves out or changes (it dates the others and drops owner names: a
+        build reading only those sees on the image as built what it sees on the normalised one);
+        None when not known (its layers go through docker save)."""
+        return self.normal.changed if self.normal is not None else None
 
 
 def _from_parent(engine: BuildEngine, layers: list[str], parents: list[Parent]) -> tuple[Parent, list[str]] | None:

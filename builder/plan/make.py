@@ -10,6 +10,7 @@ from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
 from builder.plan import render
 from builder.plan.labels import FINAL_SUFFIXES, LOCK_IN_IMAGE, as_built, image_labels, release_name
+from builder.plan.reads import parent_reads
 from builder.plan.resolve import Inputs, Located
 from builder.plan.stage import Bake, ContextInput, Plan, Stage, StageInputs, StageKind, parent_arg, sha256_text
 from builder.verify import probes as probe_specs
@@ -56,8 +57,9 @@ class _Graph:
             network=network,
         )
         items = (*located.items, *(BytesItem(path, text.encode()) for path, text in files))
+        reads = parent_reads(dockerfile, parents)
         self.stages[name] = Stage(
-            name, kind, parents, dockerfile, items, inputs, files, probes, workdir, bake, source=source
+            name, kind, parents, dockerfile, items, inputs, files, probes, workdir, bake, source=source, reads=reads
         )
 
 

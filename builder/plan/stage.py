@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Literal
@@ -11,6 +11,8 @@ from typing import Literal
 from builder.inputs.contexts import ContextItem
 from builder.model.arch import Arch
 from builder.model.canonical import digest
+from builder.plan.parsed import instructions
+from builder.plan.reads import EVERYTHING, Reads, sees
 from builder.verify.probes import ProbeSpec
 
 StageKind = Literal["base", "toolkit", "component", "devel", "runtime"]
@@ -71,6 +73,13 @@ class Bake:
         """Both as files of the stage (its key covers them)."""
         return (("env/capture.sh", self.capture), ("env/Dockerfile", self.dockerfile))
 
+    def changes(self, env: Mapping[str, str]) -> list[str]:
+        """dockerfile_with(env)'s instructions after its FROM, as the engine applies them to the
+        built image's config (Engine.configure)."""
+        found = instructions(self.dockerfile_with(env))
+        start = next(n for n, instruction in enumerate(found) if instruction.name == "FROM") + 1
+        return [instruction.content for instruction in found[start:]]
+
     def dockerfile_with(self, env: Mapping[str, str]) -> str:
         """The Dockerfile with env as one ENV instruction of literal values (nothing expanded)."""
         if not env:
@@ -102,6 +111,11 @@ class Stage:
     bake: Bake | None = None
     # A component's source alone (its context adds .debs and wheels): what `plan` names when it moved.
     source: ContextInput | None = None
+    reads: Reads = ()  # what its build reads of each parent's image (plan.reads)
+
+    def sees(self, parent: str, changed: Collection[str]) -> bool:
+        """Whether its build reads any of the files changed in parent's image (all of one it does not list)."""
+        return sees(dict(self.reads).get(parent, (EVERYTHING,)), changed)
 
     @cached_property
     def key(self) -> str:
@@ -141,3 +155,6 @@ class Plan:
 
     def order(self) -> list[Stage]:
         return list(self.stages.values())
+
+    def children(self, name: str) -> list[Stage]:
+        return [stage for stage in self.stages.values() if name in stage.parents]

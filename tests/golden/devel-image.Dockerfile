@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:238cf4763613d9b9de0701e70811405d3ea5faca576fd354a64e9c08e04492cf
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:51dd6980e7e62fcf99de7fa3c94dcfeb47cb34248fc31219f485afeb57ccd1b5
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:c8a78b5588ada69169dd46f3f61166a78da22573127b3da71d3b36e011f5af6e
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f61e627ebdc3c5093a9102f606755318e5ccfecbbf308807625f8f6c9ed845a5
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:3b36c66d5eb692210020c0c9155d4028157df64bde4fd4be17b7eca4ea6016f5
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:6e13ea73be11fb8e0355dbcd9d808d6bb65052eccd4a1c9ed8e871dd7d9d01b2
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels

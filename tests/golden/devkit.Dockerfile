@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:238cf4763613d9b9de0701e70811405d3ea5faca576fd354a64e9c08e04492cf
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f61e627ebdc3c5093a9102f606755318e5ccfecbbf308807625f8f6c9ed845a5
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit

@@ -3,8 +3,8 @@ ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:ce5693a7bce56fb72b970b082adb10a
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh
-# scripts set, read once they are installed and baked in by a second build (see env.Dockerfile.j2);
-# the set-env probe checks the two agree.
+# scripts set, read once they are installed and added to its config (env.Dockerfile.j2, applied by
+# the engine); the set-env probe checks the two agree.
 FROM base-devel
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # The packages are bind-mounted from the build context for the step that installs each one (read

@@ -19,7 +19,7 @@ from builder.execute.normalise import Normalised, Sent
 from builder.execute.pipeline import BuildOptions, execute, find_cached
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
-from builder.execute.stage import Run, StageBuilder
+from builder.execute.stage import Run, StageBuilder, TaggedParents
 from builder.execute.stage_log import Report, StageFailed
 from builder.execute.stage_registry import RegistryCache
 from builder.manifest.model import Smoke
@@ -394,3 +394,64 @@ def test_a_pulled_stage_that_fails_its_probes_waits_for_its_parents_before_it_is
     assert engine.events.index("probed sha256:pulled-toolkit") < engine.events.index("build kernels")
     log = (tmp_path / "logs" / "golden" / "x86_64" / "kernels.log").read_text()
     assert "# the pulled image fails its probes (" in log
+
+
+class _Normalising:
+    """A build_one that says its stage is built (as built for the children named), then normalises it
+    for a moment; it records when each stage starts and what it was built on."""
+
+    def __init__(self, plan: Plan, as_built_for: dict[str, frozenset[str]]) -> None:
+        self.plan, self.as_built_for = plan, as_built_for
+        self.events: list[str] = []
+        self.built_on: dict[str, dict[str, str]] = {}
+        self.guard = threading.Lock()
+
+    def __call__(self, stage: Stage, report: Report, run: Run | None = None) -> str:
+        assert run is not None
+        with self.guard:
+            self.events.append(f"start {stage.name}")
+            self.built_on[stage.name] = {p: run.image_of(stage, self.plan.stages[p]) for p in stage.parents}
+        run.built(stage, self.as_built_for.get(stage.name, frozenset()))
+        time.sleep(0.2)
+        with self.guard:
+            self.events.append(f"normalised {stage.name}")
+        run.normalised(stage)
+        return f"sha256:{stage.key}"
+
+
+@pytest.mark.parametrize("as_built", [True, False], ids=["reads-nothing-changed", "reads-a-changed-file"])
+def test_a_child_starts_on_its_parent_as_built_only_when_it_reads_nothing_normalising_changes(
+    golden: Plan, as_built: bool
+) -> None:
+    toolkit, devkit = golden.stages["toolkit"], golden.stages["devkit"]
+    build_one = _Normalising(golden, {"toolkit": frozenset({"devkit"} if as_built else ())})
+    with Reporter(golden.stages, live=False) as reporter:
+        schedule(golden, {"toolkit", "devkit"}, build_one, 2, reporter, why=lambda s: "", on_built=lambda s: None)
+    started, normalised = build_one.events.index("start devkit"), build_one.events.index("normalised toolkit")
+    assert (started < normalised) is as_built, build_one.events
+    # Else it built on the toolkit normalised (under its pending tag, or its stage tag once tagged).
+    assert (build_one.built_on[devkit.name]["toolkit"] == toolkit.as_built_tag()) is as_built
+
+
+def test_children_that_read_none_of_the_files_normalising_changes_are_told_they_may_build_on_it_as_built(
+    golden: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The toolkit's installer log is left out by normalising: the runtime image, which copies only
+    the toolkit's install paths, may build on it as built; the stages FROM it wait."""
+    plan = _without_contexts(golden)
+    toolkit = plan.stages["toolkit"]
+    log = "var/log/ascend_seclog/ascend_install.log"
+    from_dirs = Normalised({"rootfs": {"diff_ids": []}}, [], [], [], 0, changed=[log])
+    monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", lambda *args: from_dirs)
+    told: list[frozenset[str]] = []
+
+    class Told(TaggedParents):
+        def built(self, stage: Stage, for_children: frozenset[str]) -> None:
+            told.append(for_children)
+
+    engine = _OnDisk()
+    builder = StageBuilder(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    builder(toolkit, ignore, Told())
+    assert told == [frozenset({"runtime-image"})]
+    assert toolkit.as_built_tag() in engine.tagged
+    assert f"1 file(s) left out or changed ({log})" in builder.log_file(toolkit).read_text()

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:954b5b5e14429a69dc9bcf3deee89d47f7f287720051c3244b590ea4357f4f0f
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:90383fd72bcd41ad10b5a0c4e0497f7ec2d37306e6a9f117a47cda424a6e45a1
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:45d5b9aec2a25c9287288e3e754b1abd1e01fd5c80f6ce98f989206453a47691
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:67d45573d055827744767046365cc43c3d5277592d2eb0589a27828136cbf7b4
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:954b5b5e14429a69dc9bcf3deee89d47f7f287720051c3244b590ea4357f4f0f
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:e9c63f4a28027376d6cd2889393a2b2129046a18d4bebea04618e42e59dbf2d6
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:2c79f13d59907ee334c402310a53f394423b19a20526096f44462b6a35e61416
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:90383fd72bcd41ad10b5a0c4e0497f7ec2d37306e6a9f117a47cda424a6e45a1
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:45d5b9aec2a25c9287288e3e754b1abd1e01fd5c80f6ce98f989206453a47691
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:9b5c3a7a442092eca6e8a76f62565238a29b5f03852afe41b190856da6ad01fa
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:7e04c16a8ef211214d60278bc574d6e9683e7e8338ffd3af98cd6c1bb511c134
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
