@@ -145,21 +145,28 @@ class StageBuilder:
             log.write(f"# context ready in {time.monotonic() - started:.2f}s")
             built_on = {p: run.image_of(stage, self.plan.stages[p]) for p in stage.parents}
             image_id = self._build(stage, context, log, {parent_arg(p): ref for p, ref in built_on.items()})
-            image_id = self._environment(stage, image_id, log)
-            log.write(f"# image built in {time.monotonic() - started:.2f}s")
             # A child starts on this image while it is normalised when it reads none of the files
             # normalising changes here (they see the same files); one FROM it is put over the normalised
             # one in turn, as this stage is over its FROM parent's (Parent.settled). Others wait for it.
+            # One that only copies from it takes files, not its config: it starts before the
+            # environment is added.
             prepared = prepare(self.engine, self.plan, stage, image_id, list(built_on.values()), log)
             early = frozenset(
                 child.name
                 for child in self.plan.children(stage.name)
                 if prepared.changed is not None and not child.sees(stage.name, prepared.changed)
             )
+            if stage.bake is not None and (
+                copiers := {c for c in early if self.plan.stages[c].copies_only(stage.name)}
+            ):
+                self._built_as(stage, image_id, frozenset(copiers), run)
+            image_id = self._environment(stage, image_id, log)
+            prepared = prepared.under(self.engine, image_id)
+            log.write(f"# image built in {time.monotonic() - started:.2f}s")
             if early:
-                self.engine.tag(image_id, stage.as_built_tag())
-                self.pending.add(stage.as_built_tag())
-            run.built(stage, early)
+                self._built_as(stage, image_id, early, run)
+            else:
+                run.built(stage, early)
             # It waits for the parent it is FROM to be normalised (it goes over that), not for those it
             # copies from; the two images that merge the components' installs compare them all.
             merges = stage.kind in ("devel", "runtime")
@@ -195,6 +202,12 @@ class StageBuilder:
                 raise StageSkipped(f"{stage.name}: a parent failed")
         self.engine.tag(image_id, stage.tag())
         return image_id
+
+    def _built_as(self, stage: Stage, image_id: str, children: frozenset[str], run: Run) -> None:
+        """image_id under stage's as-built tag, for those children to build on."""
+        self.engine.tag(image_id, stage.as_built_tag())
+        self.pending.add(stage.as_built_tag())
+        run.built(stage, children)
 
     def _normalised_parent(self, stage: Stage, parent: str, built_on: str, run: Run) -> Parent:
         settled = run.normalised_of(self.plan.stages[parent])

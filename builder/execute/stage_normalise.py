@@ -6,6 +6,8 @@ put over that parent's normalised layers."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import tarfile
 import time
 from collections.abc import Iterable, Iterator
@@ -37,6 +39,7 @@ class Prepared:
     own_from: int | None  # where its own layers start: above the parent it is FROM
     from_image: str | None  # the image (of those it was built on) it is FROM; None: a base
     started: float
+    image: str  # the image whose layers these are
 
     @property
     def changed(self) -> list[str] | None:
@@ -44,6 +47,17 @@ class Prepared:
         build reading only those sees on the image as built what it sees on the normalised one);
         None when not known (its layers go through docker save)."""
         return self.normal.changed if self.normal is not None else None
+
+    def under(self, engine: BuildEngine, image: str) -> Prepared:
+        """The same layers read, under image's config (the image as built with its environment added:
+        no layer of its own); as docker save reads it when its config cannot be read here."""
+        if self.normal is None or image == self.image:
+            return self
+        found = engine.layer_dirs(image)
+        config = json.loads(found.config) if found else None
+        if config is None or config["rootfs"]["diff_ids"] != self.normal.source["rootfs"]["diff_ids"]:
+            return dataclasses.replace(self, normal=None)
+        return dataclasses.replace(self, normal=dataclasses.replace(self.normal, source=config))
 
 
 def _from_parent(engine: BuildEngine, layers: list[str], parents: list[Parent]) -> tuple[Parent, list[str]] | None:
@@ -73,7 +87,7 @@ def prepare(engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on:
         with contextlib.suppress(EngineError):  # the build's own image: nothing else names it yet
             engine.remove(built)
         raise log.failed(f"cannot normalise its image: {err}") from err
-    return Prepared(normal, parent_layers, own_from, found[0].built_on if found else None, started)
+    return Prepared(normal, parent_layers, own_from, found[0].built_on if found else None, started, built)
 
 
 def normalised(

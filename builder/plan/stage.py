@@ -113,6 +113,10 @@ class Stage:
     source: ContextInput | None = None
     reads: Reads = ()  # what its build reads of each parent's image (plan.reads)
 
+    def copies_only(self, parent: str) -> bool:
+        """Whether its build takes only files of parent's image (copies them), not the image itself."""
+        return EVERYTHING not in dict(self.reads).get(parent, (EVERYTHING,))
+
     def sees(self, parent: str, changed: Collection[str]) -> bool:
         """Whether its build reads any of the files changed in parent's image (all of one it does not list)."""
         return sees(dict(self.reads).get(parent, (EVERYTHING,)), changed)

@@ -452,6 +452,28 @@ def test_children_that_read_none_of_the_files_normalising_changes_are_told_they_
     engine = _OnDisk()
     builder = StageBuilder(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     builder(toolkit, ignore, Told())
-    assert told == [frozenset({"runtime-image"})]
+    assert set(told) == {frozenset({"runtime-image"})}  # before its environment is added, and after
     assert toolkit.as_built_tag() in engine.tagged
     assert f"1 file(s) left out or changed ({log})" in builder.log_file(toolkit).read_text()
+
+
+def test_a_child_that_only_copies_from_a_stage_starts_before_its_environment_is_added(
+    golden: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runtime image copies files of the toolkit, never its config: it may build on the toolkit
+    as built at once; the stages FROM the toolkit inherit its ENV, so they wait for it to be added."""
+    plan = _without_contexts(golden)
+    toolkit = plan.stages["toolkit"]
+    assert toolkit.bake is not None
+    nothing_changed = Normalised({"rootfs": {"diff_ids": []}}, [], [], [], 0)
+    monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", lambda *args: nothing_changed)
+    engine = _OnDisk()
+    told: list[tuple[frozenset[str], int]] = []
+
+    class Told(TaggedParents):
+        def built(self, stage: Stage, for_children: frozenset[str]) -> None:
+            told.append((for_children, len(engine.configured)))
+
+    StageBuilder(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")(toolkit, ignore, Told())
+    from_it = frozenset(c.name for c in plan.children("toolkit"))
+    assert told == [(frozenset({"runtime-image"}), 0), (from_it, 1)]
