@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from builder.engine import LayerDirs
-from builder.engine.overlay import StoredLayer, StoredTar, inside_layer, sized_chunks
+from builder.engine.overlay import StoredHeaders, StoredLayer, inside_layer, reassembles, sized_chunks
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
 # /tmp goes too: a stage hands its children files through its image's tree, never /tmp.
@@ -80,6 +80,8 @@ class Normalised:
     # days), known before any is sent; none: its files are the ones built, only dated and owned by
     # number. A child built on the image as built sees the same files then.
     changed: list[str] = field(default_factory=list)
+    # Stored layers read by their headers alone: archive() checks their bytes before sending any.
+    unchecked: list[StoredLayer] = field(default_factory=list)
 
     @property
     def settled(self) -> bool:
@@ -99,7 +101,10 @@ class Normalised:
 
     def archive(self) -> Iterator[bytes]:
         """What `docker load` reads, as it is sent: the layers the engine lacks (each hashed on its
-        way: its diff id), the config, the manifest. Nothing is copied into one archive on disk."""
+        way: its diff id), the config, the manifest. Nothing is copied into one archive on disk. The
+        stored layers they were read from are first checked to reassemble (ValueError)."""
+        for stored in self.unchecked:
+            reassembles(stored)
         for layer in self.sent:
             digest = hashlib.sha256()
             yield from _member(layer.path, layer.size, _hashed(layer.chunks(), digest, layer.size))
@@ -428,31 +433,26 @@ def normalise_dirs(
     paths = [f"{diff_id.removeprefix('sha256:')}/layer.tar" for diff_id in diff_ids]
     sent: list[Sent] = []
     changed: list[str] = []
+    own = range(inherited(diff_ids, parent_layers) if own_from is None else own_from, len(diff_ids))
     try:
-        for index in range(inherited(diff_ids, parent_layers) if own_from is None else own_from, len(diff_ids)):
+        for index in own:
             entries = canonical_entries(_stored_members(image.layers[index]), epoch, changed)
             chunks = functools.partial(layer_chunks, entries, epoch)
             sent.append(Sent(paths[index], index, layer_size(entries), chunks))
             diff_ids[index] = ""  # known once it was sent
     except (OSError, ValueError, EOFError, tarfile.TarError):
         return None  # a file gone or unreadable, or a store this code does not read as Docker does
-    return Normalised(config, diff_ids, paths, sent, epoch, changed)
+    return Normalised(config, diff_ids, paths, sent, epoch, changed, [image.layers[index] for index in own])
 
 
 def _stored_members(layer: StoredLayer) -> Iterator[Member]:
-    """A stored layer's entries, each file's data opened from the layer's directory when it is
-    written (not spooled); ValueError, once every entry was read, when the tar they came from is not
-    the layer's (then nothing was written yet: write_layer reads every entry first)."""
-    stored = StoredTar(layer)
-    with io.BufferedReader(stored, 1 << 20) as reader:
-        with tarfile.open(fileobj=reader, mode="r|") as tar:
-            for member in tar:
-                path = layer.directory / inside_layer(member.name)
-                yield member, _opener(path) if member.isfile() and member.size else None
-        while reader.read(1 << 20):  # what follows the end marker: all of the tar is hashed
-            pass
-    if f"sha256:{stored.sha256.hexdigest()}" != layer.diff_id:
-        raise ValueError(f"layer {layer.diff_id} does not reassemble from the engine's data root")
+    """A stored layer's entries, read from its headers alone (Normalised.archive checks the files'
+    bytes reassemble to the layer before any is sent), each file's data opened from the layer's
+    directory when it is written (not spooled)."""
+    with io.BufferedReader(StoredHeaders(layer), 1 << 16) as reader, tarfile.open(fileobj=reader, mode="r:") as tar:
+        for member in tar:
+            path = layer.directory / inside_layer(member.name)
+            yield member, _opener(path) if member.isfile() and member.size else None
 
 
 def _opener(path: Path) -> Opener:

@@ -116,6 +116,9 @@ def normalised(
             how = "through docker save"
             with cache.temp_dir() as scratch, engine.save(built) as saved:
                 normal, over = _over_settled(engine, parents, normalise(saved, parent_layers, epoch, scratch, own_from))
+                if keep_built and prepared.changed is not None and normal.changed != prepared.changed:
+                    # Its children were built on it by what the data root said normalising changes.
+                    raise ValueError("docker save gives other files to leave out or change than its data root")
                 _load_if_changed(engine, normal, built, normal.archive(), keep_built)
     except (EngineError, OSError, tarfile.TarError, ValueError, KeyError, IndexError) as err:
         if not keep_built:

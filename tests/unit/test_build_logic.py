@@ -477,3 +477,23 @@ def test_a_child_that_only_copies_from_a_stage_starts_before_its_environment_is_
     StageBuilder(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")(toolkit, ignore, Told())
     from_it = frozenset(c.name for c in plan.children("toolkit"))
     assert told == [(frozenset({"runtime-image"}), 0), (from_it, 1)]
+
+
+def test_a_stage_whose_children_started_fails_when_docker_save_changes_other_files_than_its_data_root(
+    golden: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its data root said what normalising changes, and a child started by it; the data root then did
+    not reassemble, and docker save says otherwise: the stage fails (its children are dropped with it)."""
+    plan = _without_contexts(golden)
+    toolkit = plan.stages["toolkit"]
+
+    def unreadable() -> Iterator[bytes]:
+        raise ValueError("layer sha256:1 does not reassemble from the engine's data root")
+        yield b""
+
+    sent = Sent("l/layer.tar", 0, 1024, unreadable)
+    from_dirs = Normalised({"rootfs": {"diff_ids": [""]}}, [""], ["l/layer.tar"], [sent], 0, changed=["tmp/x"])
+    monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", lambda *args: from_dirs)
+    builder = StageBuilder(plan, _OnDisk(), Cache(tmp_path / "cache"), tmp_path / "logs")
+    with pytest.raises(StageFailed, match="docker save gives other files to leave out or change than its data root"):
+        builder(toolkit, ignore, TaggedParents())

@@ -121,7 +121,12 @@ def test_an_image_read_from_the_data_root_normalises_as_its_saved_archive_does(t
     assert sent_layers(from_dirs.archive()) == sent_layers(through_save.archive())
     assert from_dirs.config == through_save.config
     (found.layers[1].directory / "opt" / "a").write_bytes(b"b")  # the store no longer holds this image
-    assert normalise_dirs(found, parents, EPOCH) is None
+    changed = normalise_dirs(found, parents, EPOCH)  # read by its headers alone: the same names and sizes
+    assert changed is not None
+    with pytest.raises(ValueError, match="does not reassemble from the engine's data root"):
+        next(changed.archive())  # before anything is sent
+    (found.layers[1].directory / "opt" / "a").write_bytes(b"bb")
+    assert normalise_dirs(found, parents, EPOCH) is None  # not the size recorded: known at once
 
 
 def test_an_image_not_in_the_data_root_or_not_matching_it_is_none(tmp_path: Path) -> None:
