@@ -418,10 +418,14 @@ class DockerEngine:
             raise EngineError(f"cannot read the config of {image}: {err}") from err
         with self.container(image, [CONFIGURED_BY], None, NO_DEVICES) as container:
             try:
-                committed = self.client.api.commit(str(container.id), conf=config, changes=list(changes))
+                committed = str(self.client.api.commit(str(container.id), conf=config, changes=list(changes))["Id"])
             except (docker.errors.DockerException, requests.RequestException) as err:
                 raise EngineError(f"cannot set the config of {image}: {err}") from err
-        return str(committed["Id"])
+        # The container was never started, but creating it can write (a WORKDIR made, a VOLUME set up).
+        if self.inspect(committed).layers != self.inspect(image).layers:
+            self.remove(committed)
+            raise EngineError(f"setting the config of {image} added a layer: the image would not be the one built")
+        return committed
 
 
 class _ChunkReader(io.RawIOBase):

@@ -4,7 +4,9 @@ gives them, without the engine tarring the image's whole chain into a temporary 
 Docker keeps each layer as its diff directory (the files) and a tar-split record (the tar's headers
 and padding, and each file's name and size); `docker save` reassembles the layer's tar from the two,
 and so does `StoredTar`. The reassembled bytes are hashed as they are read: a tar whose sha256 is
-not the layer's diff id is not that layer, and the caller falls back to `docker save`."""
+not the layer's diff id is not that layer, and the caller falls back to `docker save`.
+`StoredHeaders` gives the same tar's headers without reading the files' data (their sizes checked),
+so what normalising changes is known at once; `reassembles` checks the bytes before any is sent."""
 
 from __future__ import annotations
 
@@ -114,6 +116,11 @@ class StoredHeaders(io.RawIOBase):
                 self._pieces.append(piece)
                 end += piece if isinstance(piece, int) else len(piece)
         self._size, self._at = end, 0
+
+    @property
+    def file_starts(self) -> list[int]:
+        """Where each file's data starts in the tar: where tarfile must find a member's data."""
+        return [start for start, piece in zip(self._starts, self._pieces, strict=True) if isinstance(piece, int)]
 
     def readable(self) -> bool:
         return True

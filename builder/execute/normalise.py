@@ -82,6 +82,7 @@ class Normalised:
     changed: list[str] = field(default_factory=list)
     # Stored layers read by their headers alone: archive() checks their bytes before sending any.
     unchecked: list[StoredLayer] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)  # the symbolic links of its own layers (read from the data root)
 
     @property
     def settled(self) -> bool:
@@ -433,26 +434,33 @@ def normalise_dirs(
     paths = [f"{diff_id.removeprefix('sha256:')}/layer.tar" for diff_id in diff_ids]
     sent: list[Sent] = []
     changed: list[str] = []
+    links: list[str] = []
     own = range(inherited(diff_ids, parent_layers) if own_from is None else own_from, len(diff_ids))
     try:
         for index in own:
             entries = canonical_entries(_stored_members(image.layers[index]), epoch, changed)
+            links += [entry.info.name for entry in entries if entry.info.issym()]
             chunks = functools.partial(layer_chunks, entries, epoch)
             sent.append(Sent(paths[index], index, layer_size(entries), chunks))
             diff_ids[index] = ""  # known once it was sent
     except (OSError, ValueError, EOFError, tarfile.TarError):
         return None  # a file gone or unreadable, or a store this code does not read as Docker does
-    return Normalised(config, diff_ids, paths, sent, epoch, changed, [image.layers[index] for index in own])
+    return Normalised(config, diff_ids, paths, sent, epoch, changed, [image.layers[index] for index in own], links)
 
 
 def _stored_members(layer: StoredLayer) -> Iterator[Member]:
     """A stored layer's entries, read from its headers alone (Normalised.archive checks the files'
     bytes reassemble to the layer before any is sent), each file's data opened from the layer's
     directory when it is written (not spooled)."""
-    with io.BufferedReader(StoredHeaders(layer), 1 << 16) as reader, tarfile.open(fileobj=reader, mode="r:") as tar:
+    headers, found = StoredHeaders(layer), []
+    with io.BufferedReader(headers, 1 << 16) as reader, tarfile.open(fileobj=reader, mode="r:") as tar:
         for member in tar:
             path = layer.directory / inside_layer(member.name)
+            if member.isfile() and member.size:
+                found.append(member.offset_data)
             yield member, _opener(path) if member.isfile() and member.size else None
+    if found != headers.file_starts:  # a member list cut short, or data read where a header was
+        raise ValueError(f"layer {layer.diff_id}'s headers do not read as its stored tar")
 
 
 def _opener(path: Path) -> Opener:

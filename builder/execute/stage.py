@@ -154,7 +154,7 @@ class StageBuilder:
             early = frozenset(
                 child.name
                 for child in self.plan.children(stage.name)
-                if prepared.changed is not None and not child.sees(stage.name, prepared.changed)
+                if prepared.changed is not None and not child.sees(stage.name, prepared.changed, prepared.links)
             )
             if stage.bake is not None and (
                 copiers := {c for c in early if self.plan.stages[c].copies_only(stage.name)}

@@ -40,21 +40,22 @@ class Prepared:
     from_image: str | None  # the image (of those it was built on) it is FROM; None: a base
     started: float
     image: str  # the image whose layers these are
-
-    @property
-    def changed(self) -> list[str] | None:
-        """The files normalising leaves out or changes (it dates the others and drops owner names: a
-        build reading only those sees on the image as built what it sees on the normalised one);
-        None when not known (its layers go through docker save)."""
-        return self.normal.changed if self.normal is not None else None
+    # The files normalising leaves out or changes (it dates the others and drops owner names: a build
+    # reading only others sees on the image as built what it sees on the normalised one), None when
+    # not known (its layers go through docker save); and its own layers' symbolic links.
+    changed: list[str] | None
+    links: list[str]
 
     def under(self, engine: BuildEngine, image: str) -> Prepared:
         """The same layers read, under image's config (the image as built with its environment added:
         no layer of its own); as docker save reads it when its config cannot be read here."""
         if self.normal is None or image == self.image:
             return self
-        found = engine.layer_dirs(image)
-        config = json.loads(found.config) if found else None
+        try:
+            found = engine.layer_dirs(image)
+            config = json.loads(found.config) if found else None
+        except (EngineError, OSError, ValueError):
+            config = None
         if config is None or config["rootfs"]["diff_ids"] != self.normal.source["rootfs"]["diff_ids"]:
             return dataclasses.replace(self, normal=None)
         return dataclasses.replace(self, normal=dataclasses.replace(self.normal, source=config))
@@ -87,7 +88,9 @@ def prepare(engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on:
         with contextlib.suppress(EngineError):  # the build's own image: nothing else names it yet
             engine.remove(built)
         raise log.failed(f"cannot normalise its image: {err}") from err
-    return Prepared(normal, parent_layers, own_from, found[0].built_on if found else None, started, built)
+    changed, links = (normal.changed, normal.links) if normal is not None else (None, [])
+    from_image = found[0].built_on if found else None
+    return Prepared(normal, parent_layers, own_from, from_image, started, built, changed, links)
 
 
 def normalised(

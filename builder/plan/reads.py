@@ -12,7 +12,7 @@ from collections.abc import Collection
 from builder.plan.parsed import instructions
 
 EVERYTHING = "/"
-WILDCARDS = frozenset("*?[")
+UNREAD = frozenset("*?[$")  # a wildcard or a variable: what it names is not known here
 
 Reads = tuple[tuple[str, tuple[str, ...]], ...]  # (parent, paths read in its image), in parent order
 
@@ -23,7 +23,7 @@ def parent_reads(dockerfile: str, parents: tuple[str, ...]) -> Reads:
     `COPY --from=<parent>` otherwise."""
     read: dict[str, set[str]] = {p: set() for p in parents}
     for kind, value, _ in instructions(dockerfile):
-        if kind == "FROM" and (image := value.split()[0]) in read:
+        if kind == "FROM" and (image := _from_image(value)) in read:
             read[image].add(EVERYTHING)
         elif kind in ("COPY", "ADD") and (copied := _copied(value)) is not None and copied[0] in read:
             read[copied[0]].update(copied[1])
@@ -49,17 +49,30 @@ def _copied(value: str) -> tuple[str, list[str]] | None:
     except ValueError:
         return flags["--from"], [EVERYTHING]
     sources = [str(p) for p in paths[:-1]]
-    return flags["--from"], [EVERYTHING if WILDCARDS & set(s) else s for s in sources] or [EVERYTHING]
+    return flags["--from"], [EVERYTHING if UNREAD & set(s) else s for s in sources] or [EVERYTHING]
 
 
-def sees(paths: Collection[str], changed: Collection[str]) -> bool:
-    """Whether reading paths (absolute, in an image) reads any of changed (relative to its root)."""
+def _from_image(value: str) -> str:
+    """The image a FROM names, past its flags (--platform=...)."""
+    words = [word for word in value.split() if not word.startswith("--")]
+    return words[0] if words else ""
+
+
+def sees(paths: Collection[str], changed: Collection[str], links: Collection[str] = ()) -> bool:
+    """Whether reading paths (absolute, in an image) reads any of changed (relative to its root); a
+    path through one of links (symbolic links of the layers changed is of, relative) is read whole."""
     for path in paths:
         inside = posixpath.normpath(path).strip("/")
-        if inside in ("", "."):
+        if inside in ("", ".") or _through(inside, links):
             if changed:
                 return True
             continue
         if any(name == inside or name.startswith(inside + "/") for name in changed):
             return True
     return False
+
+
+def _through(inside: str, links: Collection[str]) -> bool:
+    """Whether a component of the path inside is one of links (COPY follows it)."""
+    parts = inside.split("/")
+    return any("/".join(parts[: n + 1]) in links for n in range(len(parts)))

@@ -75,7 +75,7 @@ class Bake:
 
     def changes(self, env: Mapping[str, str]) -> list[str]:
         """dockerfile_with(env)'s instructions after its FROM, as the engine applies them to the
-        built image's config (Engine.configure)."""
+        built image's config (LayerStore.configure)."""
         found = instructions(self.dockerfile_with(env))
         start = next(n for n, instruction in enumerate(found) if instruction.name == "FROM") + 1
         return [instruction.content for instruction in found[start:]]
@@ -117,9 +117,10 @@ class Stage:
         """Whether its build takes only files of parent's image (copies them), not the image itself."""
         return EVERYTHING not in dict(self.reads).get(parent, (EVERYTHING,))
 
-    def sees(self, parent: str, changed: Collection[str]) -> bool:
-        """Whether its build reads any of the files changed in parent's image (all of one it does not list)."""
-        return sees(dict(self.reads).get(parent, (EVERYTHING,)), changed)
+    def sees(self, parent: str, changed: Collection[str], links: Collection[str] = ()) -> bool:
+        """Whether its build reads any of the files changed in parent's image (all of one it does not
+        list; a path through one of links, the symbolic links of the layers changed is of, whole)."""
+        return sees(dict(self.reads).get(parent, (EVERYTHING,)), changed, links)
 
     @cached_property
     def key(self) -> str:

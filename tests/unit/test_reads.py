@@ -39,3 +39,18 @@ def test_a_changed_file_is_seen_only_under_a_path_read() -> None:
     assert sees(["/var/log/ascend_seclog/ascend_install.log"], changed)
     assert not sees(["/var/log/ascend"], changed)  # a prefix of a name is not a directory above it
     assert sees(["/"], changed) and not sees(["/"], [])
+
+
+def test_a_variable_in_a_source_or_a_flag_in_from_is_read_whole() -> None:
+    dockerfile = HEADER + "FROM --platform=linux/amd64 toolkit\nCOPY --from=devkit ${HOME}/lib /to/\n"
+    assert parent_reads(dockerfile, ("toolkit", "devkit")) == (("toolkit", ("/",)), ("devkit", ("/",)))
+
+
+def test_a_path_through_a_symbolic_link_of_the_changed_layers_is_read_whole() -> None:
+    """COPY follows a link in its source path: CANN's cann -> cann-8.5.0 reaches what it points to."""
+    changed = ["usr/local/Ascend/cann-8.5.0/python/x.pyc"]
+    copied = ["/usr/local/Ascend/cann/lib64"]
+    assert not sees(copied, changed)
+    assert sees(copied, changed, links=["usr/local/Ascend/cann"])
+    assert not sees(copied, [], links=["usr/local/Ascend/cann"])  # nothing changed: nothing to see
+    assert not sees(["/usr/local/Ascend/cannot"], changed, links=["usr/local/Ascend/cann"])
