@@ -257,12 +257,13 @@ class StageTimes:
     build: float
     normalise: float
     probes: float
+    told: float | None = None  # when a child might first start on it as built (its log's "# as built for")
 
     @property
     def critical(self) -> float:
         """What the stage's children wait for: they start on its image as built (it is normalised and
-        probed beside them)."""
-        return self.context + self.build
+        probed beside them), some before its environment is added."""
+        return self.told if self.told is not None else self.context + self.build
 
 
 def stage_times(root: Path, stack: str, since: float) -> dict[str, StageTimes]:
@@ -275,10 +276,12 @@ def stage_times(root: Path, stack: str, since: float) -> dict[str, StageTimes]:
         text = log.read_text()
         marks = dict(re.findall(r"^# (context ready|image built|built and probed) in ([\d.]+)s", text, re.M))
         normalised = re.search(r"^# normalised to \S+ in ([\d.]+)s", text, re.M)
+        told = re.search(r"^# as built for .* in ([\d.]+)s$", text, re.M)
         if len(marks) == 3:
             ready, built, probed = (float(marks[k]) for k in ("context ready", "image built", "built and probed"))
             normalise = float(normalised[1]) if normalised else 0.0
-            times[log.stem] = StageTimes(ready, built - ready, normalise, max(0.0, probed - built - normalise))
+            probes = max(0.0, probed - built - normalise)
+            times[log.stem] = StageTimes(ready, built - ready, normalise, probes, float(told[1]) if told else None)
     return times
 
 
@@ -539,7 +542,9 @@ def report(
     on_path = [times[name] for name in path]
     parts = {
         "contexts": sum(t.context for t in on_path),
-        "builds (with the environment's)": sum(t.build for t in on_path),
+        "builds, until the next stage may start on each (the last: with its environment)": sum(
+            t.critical - t.context for t in on_path
+        ),
         "normalising the last stage on the path": on_path[-1].normalise if on_path else 0.0,
     }
     wall = results.times[("stackbuild", 0.0, "cold")][-1]

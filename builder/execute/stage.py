@@ -159,12 +159,12 @@ class StageBuilder:
             if stage.bake is not None and (
                 copiers := {c for c in early if self.plan.stages[c].copies_only(stage.name)}
             ):
-                self._built_as(stage, image_id, frozenset(copiers), run)
+                self._built_as(stage, image_id, frozenset(copiers), run, log, started)
             image_id = self._environment(stage, image_id, log)
             prepared = prepared.under(self.engine, image_id)
             log.write(f"# image built in {time.monotonic() - started:.2f}s")
             if early:
-                self._built_as(stage, image_id, early, run)
+                self._built_as(stage, image_id, early, run, log, started)
             else:
                 run.built(stage, early)
             # It waits for the parent it is FROM to be normalised (it goes over that), not for those it
@@ -203,10 +203,13 @@ class StageBuilder:
         self.engine.tag(image_id, stage.tag())
         return image_id
 
-    def _built_as(self, stage: Stage, image_id: str, children: frozenset[str], run: Run) -> None:
+    def _built_as(
+        self, stage: Stage, image_id: str, children: frozenset[str], run: Run, log: StageLog, started: float
+    ) -> None:
         """image_id under stage's as-built tag, for those children to build on."""
         self.engine.tag(image_id, stage.as_built_tag())
         self.pending.add(stage.as_built_tag())
+        log.write(f"# as built for {', '.join(sorted(children))} in {time.monotonic() - started:.2f}s")
         run.built(stage, children)
 
     def _normalised_parent(self, stage: Stage, parent: str, built_on: str, run: Run) -> Parent:
