@@ -23,7 +23,7 @@ import docker.models.containers
 import requests
 
 from builder.engine import buildkit
-from builder.engine.overlay import LayerDirs, image_layer_dirs
+from builder.engine.overlay import LayerDirs, held_layers, image_layer_dirs
 from builder.engine.protocol import (
     NO_DEVICES,
     BuildFailed,
@@ -215,6 +215,10 @@ class DockerEngine:
     def layer_dirs(self, image_id: str) -> LayerDirs | None:
         root = self._overlay_root
         return image_layer_dirs(root, image_id) if root is not None else None
+
+    def held(self, diff_ids: list[str]) -> int:
+        root = self._overlay_root
+        return held_layers(root, diff_ids) if root is not None else 0
 
     @contextlib.contextmanager
     def save(self, image_id: str) -> Iterator[IO[bytes]]:

@@ -49,11 +49,10 @@ def image_layer_dirs(root: Path, image_id: str) -> LayerDirs | None:
         config = (root / "image/overlay2/imagedb/content/sha256" / digest).read_bytes()
         if hashlib.sha256(config).hexdigest() != digest:
             return None
-        layers, chain = [], ""
-        for diff_id in json.loads(config)["rootfs"]["diff_ids"]:
-            # The layer store keys each layer by its chain id: the layers up to it, bottom first.
-            chain = diff_id if not chain else f"sha256:{hashlib.sha256(f'{chain} {diff_id}'.encode()).hexdigest()}"
-            stored = root / "image/overlay2/layerdb/sha256" / chain.removeprefix("sha256:")
+        layers = []
+        diff_ids = json.loads(config)["rootfs"]["diff_ids"]
+        for diff_id, chain in zip(diff_ids, chain_ids(diff_ids), strict=True):
+            stored = _layer_record(root, chain)
             if (stored / "diff").read_text().strip() != diff_id:
                 return None
             directory = root / "overlay2" / (stored / "cache-id").read_text().strip() / "diff"
@@ -63,6 +62,30 @@ def image_layer_dirs(root: Path, image_id: str) -> LayerDirs | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return LayerDirs(config, layers)
+
+
+def chain_ids(diff_ids: list[str]) -> list[str]:
+    """Each layer's chain id: what the layer store keys it by (the layers up to it, bottom first)."""
+    chains: list[str] = []
+    for diff_id in diff_ids:
+        below = chains[-1] if chains else ""
+        chains.append(diff_id if not below else f"sha256:{hashlib.sha256(f'{below} {diff_id}'.encode()).hexdigest()}")
+    return chains
+
+
+def _layer_record(root: Path, chain: str) -> Path:
+    return root / "image/overlay2/layerdb/sha256" / chain.removeprefix("sha256:")
+
+
+def held_layers(root: Path, diff_ids: list[str]) -> int:
+    """How many of the bottom layers of diff_ids an overlay2 data root holds, each on the ones below."""
+    for held, (diff_id, chain) in enumerate(zip(diff_ids, chain_ids(diff_ids), strict=True)):
+        try:
+            if (_layer_record(root, chain) / "diff").read_text().strip() != diff_id:
+                return held
+        except OSError:
+            return held
+    return len(diff_ids)
 
 
 class StoredTar(io.RawIOBase):

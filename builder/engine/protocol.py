@@ -172,6 +172,11 @@ class LayerStore(Protocol):
         left out of it)."""
         ...
 
+    def held(self, diff_ids: list[str]) -> int:
+        """How many of the bottom layers of an image with these diff ids the engine holds already
+        (a load may leave them out); 0 where it cannot tell."""
+        ...
+
     def disk_usage(self) -> int:
         """Bytes the engine's image layers take (what removing images can free)."""
         ...

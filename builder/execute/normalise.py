@@ -13,7 +13,10 @@ the build rather than the image (BuildKit's buildinfo, the classic builder's con
 The parents' layers were normalised when they were built: they are neither rewritten nor sent back
 (the engine has them, and a load skips layers it has); an image built on its parent as built is put
 over the parent's normalised layers (rebased). The layers rewritten from the data root are made
-as they are sent to the load, nothing spooled."""
+as they are sent to the load, nothing spooled. A layer is rewritten from its bytes alone, so the
+same built layer (the same diff id: the builder's cache reused its step) gives the same rewrite:
+what it gave is remembered (`memo_key`), and an own layer the engine holds already as rewritten, on
+the same layers below, is neither read nor sent again (`Normalised.known`)."""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ import re
 import shutil
 import tarfile
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,17 +56,26 @@ SECONDS_PER_DAY = 86400
 TAR_ENCODING = tarfile.ENCODING  # what tarfile writes names in (the file system's encoding)
 # Config keys that name the build, not the image.
 BUILD_ONLY = ("moby.buildkit.buildinfo.v1", "container", "container_config", "docker_version")
+# What a remembered rewrite was made by: this file (a change to how layers are rewritten forgets them).
+REWRITER = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def memo_key(built: str, epoch: int) -> str:
+    """The name a layer's rewrite is remembered by: the built layer's diff id, the source date it was
+    dated by and the code that rewrote it (all it depends on)."""
+    return hashlib.sha256(f"{built} {epoch} {REWRITER}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
 class Sent:
     """A layer the load needs: its path in the load's manifest, its place in the image, its size,
-    and its bytes, made as they are sent."""
+    its bytes, made as they are sent, and the diff id of the built layer they are rewritten from."""
 
     path: str
     index: int
     size: int
     chunks: Callable[[], Iterator[bytes]]
+    built: str
 
 
 @dataclass
@@ -83,6 +95,15 @@ class Normalised:
     # Stored layers read by their headers alone: archive() checks their bytes before sending any.
     unchecked: list[StoredLayer] = field(default_factory=list)
     links: list[str] = field(default_factory=list)  # the symbolic links of its own layers (read from the data root)
+
+    def known(self, rewritten: Mapping[int, str]) -> Normalised:
+        """This image with the own layers at those indexes taken as rewritten before (their diff ids
+        given; the engine holds them on the same layers below): not read, not sent."""
+        sent = [layer for layer in self.sent if layer.index not in rewritten]
+        still = {layer.built for layer in sent}
+        diff_ids = [rewritten.get(index, diff_id) for index, diff_id in enumerate(self.diff_ids)]
+        unchecked = [stored for stored in self.unchecked if stored.diff_id in still]
+        return dataclasses.replace(self, diff_ids=diff_ids, sent=sent, unchecked=unchecked)
 
     @property
     def settled(self) -> bool:
@@ -393,11 +414,11 @@ def normalise(
     sent: list[Sent] = []
     changed: list[str] = []
     for index in range(inherited(diff_ids, parent_layers) if own_from is None else own_from, len(diff_ids)):
-        path = unpacked.paths[index]
+        path, built = unpacked.paths[index], diff_ids[index]
         rewritten = pending[path].with_suffix(".normal")
         with pending[path].open("rb") as layer, rewritten.open("wb") as out:
             diff_ids[index] = normalise_layer(layer, out, epoch, scratch, changed)
-        sent.append(Sent(path, index, rewritten.stat().st_size, functools.partial(_chunks, rewritten)))
+        sent.append(Sent(path, index, rewritten.stat().st_size, functools.partial(_chunks, rewritten), built))
     return Normalised(config, diff_ids, unpacked.paths, sent, epoch, changed)
 
 
@@ -441,7 +462,7 @@ def normalise_dirs(
             entries = canonical_entries(_stored_members(image.layers[index]), epoch, changed)
             links += [entry.info.name for entry in entries if entry.info.issym()]
             chunks = functools.partial(layer_chunks, entries, epoch)
-            sent.append(Sent(paths[index], index, layer_size(entries), chunks))
+            sent.append(Sent(paths[index], index, layer_size(entries), chunks, diff_ids[index]))
             diff_ids[index] = ""  # known once it was sent
     except (OSError, ValueError, EOFError, tarfile.TarError):
         return None  # a file gone or unreadable, or a store this code does not read as Docker does

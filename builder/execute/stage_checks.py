@@ -4,7 +4,7 @@ that merge every component, that no file is installed by two components."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from builder.engine import Engine, EngineError
 from builder.execute.debug import record_failure
@@ -61,18 +61,37 @@ def check_installs(engine: Engine, cache: Cache, plan: Plan, image_of: Callable[
     checked = digest({name: plan.stages[name].key for name in ["toolkit", *sorted(plan.installs)]})
     with cache.lock(f"installs-{checked}"):
         if cache.read_record("installs", checked) is None:
-            _list_and_compare(engine, plan, image_of, log)
+            _list_and_compare(engine, cache, plan, image_of, log)
             cache.write_record({"collisions": 0}, "installs", checked)
 
 
-def _list_and_compare(engine: Engine, plan: Plan, image_of: Callable[[Stage], str], log: StageLog) -> None:
+def _list_and_compare(
+    engine: Engine, cache: Cache, plan: Plan, image_of: Callable[[Stage], str], log: StageLog
+) -> None:
     every_path = sorted({path for paths in plan.installs.values() for path in paths})
     try:
-        listings = {cid: installed_files(engine, image_of(plan.stages[cid]), p) for cid, p in plan.installs.items()}
-        toolkit = installed_files(engine, image_of(plan.stages["toolkit"]), every_path)
+        listings = {
+            cid: _listed(engine, cache, image_of(plan.stages[cid]), paths) for cid, paths in plan.installs.items()
+        }
+        toolkit = _listed(engine, cache, image_of(plan.stages["toolkit"]), every_path)
     except EngineError as err:
         raise log.failed(f"cannot list the components' installs: {err}") from err
     needs = {cid: set(deps) for cid, deps in plan.needs.items()}
     if problems := collisions(added_files(listings, toolkit, needs)):
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise log.failed(f"{problems[0]}{more}: each file belongs to one component's installs", log_tail=problems[1:10])
+
+
+def _listed(engine: Engine, cache: Cache, image: str, paths: Sequence[str]) -> dict[str, str]:
+    """installed_files of image, remembered by its id (an image id names its files: a component not
+    rebuilt is not listed again when another one was)."""
+    image_id = engine.image_id(image)
+    key = digest({"image": image_id, "paths": sorted(paths)})
+    known = cache.read_record("install-listings", key) if image_id else None
+    if known is not None and isinstance(files := known.get("files"), dict):
+        return {str(path): str(sha) for path, sha in files.items()}
+    listed = installed_files(engine, image, paths)
+    if image_id:
+        with contextlib.suppress(OSError):  # a full disk only forgets it
+            cache.write_record({"files": listed}, "install-listings", key)
+    return listed

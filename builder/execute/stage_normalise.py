@@ -1,13 +1,16 @@
 """A built stage image normalised (builder.execute.normalise), so the same inputs give the same image
 id: its own layers rewritten from the engine's data root (or through docker save), its parents' left
 as they are; a stage built on its parent as built (children start before their parent is normalised)
-put over that parent's normalised layers."""
+put over that parent's normalised layers. What each built layer was rewritten to is remembered in the
+cache: a rebuild whose builder reused the bottom steps sends only the layers from the first changed
+step up (the engine holds the others as rewritten)."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import json
+import re
 import tarfile
 import time
 from collections.abc import Iterable, Iterator
@@ -15,10 +18,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from builder.engine import BuildEngine, EngineError
-from builder.execute.normalise import Normalised, normalise, normalise_dirs, rebased
+from builder.execute.normalise import Normalised, memo_key, normalise, normalise_dirs, rebased
 from builder.execute.stage_log import StageLog
 from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
+
+REWRITES = "normalised-layers"  # cache records: a built layer's rewrite (normalise.memo_key)
+DIFF_ID = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 class Parent(NamedTuple):
@@ -109,12 +115,10 @@ def normalised(
     prepared = prepared or prepare(engine, plan, stage, built, [p.built_on for p in parents], log)
     epoch, parent_layers, own_from = plan.source_date_epoch, prepared.parent_layers, prepared.own_from
     try:
-        normal, how = prepared.normal, "from the data root"
+        normal, how, over = prepared.normal, "from the data root", False
         if normal is not None:
             normal, over = _over_settled(engine, parents, normal)
-            if (unread := _loaded_from_data_root(engine, normal, built, keep_built)) is not None:
-                log.write(f"# the data root could not be read as the layers were sent ({unread}): through docker save")
-                normal = None
+            normal, how = _sent_from_data_root(engine, cache, normal, built, keep_built, log)
         if normal is None:
             how = "through docker save"
             with cache.temp_dir() as scratch, engine.save(built) as saved:
@@ -128,6 +132,7 @@ def normalised(
             with contextlib.suppress(EngineError):  # the build's own image: nothing else names it
                 engine.remove(built)
         raise log.failed(f"cannot normalise its image: {err}") from err
+    _remember(cache, normal)
     if over:
         how += ", over its parent as normalised"
     if normal.changed:
@@ -136,6 +141,53 @@ def normalised(
     took = time.monotonic() - prepared.started
     log.write(f"# normalised to {normal.image_id} in {took:.2f}s {how} (was {built})")
     return normal.image_id
+
+
+def _sent_from_data_root(
+    engine: BuildEngine, cache: Cache, normal: Normalised, built: str, keep_built: bool, log: StageLog
+) -> tuple[Normalised | None, str]:
+    """normal loaded as its layers are read from the data root, but those the engine holds as rewritten
+    before; None when the data root could not be read as they were sent. How, in words."""
+    every, normal = normal, _known(engine, cache, normal)
+    how = "from the data root"
+    if held := len(every.sent) - len(normal.sent):
+        how += f", {held} of {len(every.sent)} own layer(s) held as rewritten before"
+    try:
+        unread = _loaded_from_data_root(engine, normal, built, keep_built)
+    except EngineError as err:
+        if not held:
+            raise
+        # A layer held when asked went before the load (another image removed): all are sent.
+        log.write(f"# the engine refused the image without the layers it held ({err}): every layer sent")
+        normal, how = every, "from the data root"
+        unread = _loaded_from_data_root(engine, normal, built, keep_built)
+    if unread is not None:
+        log.write(f"# the data root could not be read as the layers were sent ({unread}): through docker save")
+        return None, how
+    return normal, how
+
+
+def _known(engine: BuildEngine, cache: Cache, normal: Normalised) -> Normalised:
+    """normal without the bottom run of its own layers that were rewritten before (the same built
+    bytes give the same rewrite) and that the engine holds as rewritten on the same layers below: they
+    are neither read nor sent."""
+    diff_ids, found = list(normal.diff_ids), {}
+    for layer in sorted(normal.sent, key=lambda sent: sent.index):
+        record = cache.read_record(REWRITES, memo_key(layer.built, normal.epoch)) or {}
+        if not isinstance(rewritten := record.get("diff_id"), str) or not DIFF_ID.fullmatch(rewritten):
+            break
+        diff_ids[layer.index] = found[layer.index] = rewritten
+    if not found:
+        return normal
+    held = engine.held(diff_ids[: max(found) + 1])
+    return normal.known({index: diff_id for index, diff_id in found.items() if index < held})
+
+
+def _remember(cache: Cache, normal: Normalised) -> None:
+    """What each layer sent was rewritten to, for the next build that reuses it (a full disk forgets it)."""
+    for layer in normal.sent:
+        with contextlib.suppress(OSError):
+            cache.write_record({"diff_id": normal.diff_ids[layer.index]}, REWRITES, memo_key(layer.built, normal.epoch))
 
 
 def _over_settled(engine: BuildEngine, parents: list[Parent], normal: Normalised) -> tuple[Normalised, bool]:

@@ -7,18 +7,23 @@ the classic builder (each commits layers its own way); and an imported layer as 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import subprocess
 import tarfile
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
 
-from builder.engine import BuildSpec, connect
+from builder.engine import BuildSpec, EngineError, connect
 from builder.engine.docker_engine import DockerEngine
 from builder.execute.normalise import normalise, normalise_dirs
+from builder.execute.stage_log import StageLog
+from builder.execute.stage_normalise import Parent, normalised
 from builder.model.arch import Arch
+from builder.store.cache import Cache
 from tests.docker.conftest import plan_of, stackbuild
 
 EPOCH = 1_704_067_200
@@ -108,3 +113,39 @@ def test_an_imported_layer_read_from_the_data_root_normalises_as_docker_save_giv
     finally:
         engine.remove(image)
     assert from_dirs.config == through_save.config
+
+
+def test_a_rebuild_sends_only_the_layers_above_the_steps_its_builder_reused(
+    workspace: Path, engine: DockerEngine, tmp_path: Path
+) -> None:
+    """The second build reuses the first's two bottom steps (the same built layers): normalising it
+    sends only the layer of its new step, and gives the image normalising it with nothing remembered does."""
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+    plan = plan_of(workspace, "reftest")
+    base, stage = plan.stages["base-devel"].tag(), plan.stages["runtime"]
+    steps = f"FROM {base}\nRUN echo a > /opt/a\nRUN echo b > /opt/b\n"
+    builder = connect(builder="buildkit")
+    lines: list[str] = []
+    log = StageLog(stage.name, tmp_path / "log", lines.append)
+
+    def normalised_build(dockerfile: str, cache: Cache) -> str:
+        with tempfile.TemporaryDirectory() as context:
+            (Path(context) / "Dockerfile").write_text(dockerfile)
+            image = builder.build(Path(context), lambda line: None, BuildSpec({}, Arch.host()))
+        return normalised(engine, cache, plan, stage, image, [Parent(base, base)], log, keep_built=True)
+
+    remembered = Cache(tmp_path / "remembered")
+    made = []
+    try:
+        made.append(normalised_build(steps, remembered))
+        assert "held as rewritten before" not in lines[-1]
+        changed = steps + f"RUN echo {uuid.uuid4().hex} > /opt/c\n"
+        made.append(normalised_build(changed, remembered))
+        assert "2 of 3 own layer(s) held as rewritten before" in lines[-1]
+        engine.remove(made[-1])
+        assert normalised_build(changed, Cache(tmp_path / "nothing")) == made[-1]
+        assert "held as rewritten before" not in lines[-1]
+    finally:
+        for image in made:
+            with contextlib.suppress(EngineError):
+                engine.remove(image)
