@@ -16,7 +16,9 @@ over the parent's normalised layers (rebased). The layers rewritten from the dat
 as they are sent to the load, nothing spooled. A layer is rewritten from its bytes alone, so the
 same built layer (the same diff id: the builder's cache reused its step) gives the same rewrite:
 what it gave is remembered (`memo_key`), and an own layer the engine holds already as rewritten, on
-the same layers below, is neither read nor sent again (`Normalised.known`)."""
+the same layers below, is neither read nor sent again (`Normalised.known`). A stage no other stage
+is FROM (its children copy files out of it) has its own small layers folded into one (`folded`):
+the engine spends about as long on a layer of a few bytes as on one of megabytes."""
 
 from __future__ import annotations
 
@@ -51,6 +53,10 @@ DROPPED = re.compile(
     r"|.+/CMakeFiles/(CMakeOutput\.log|CMakeError\.log|CMakeConfigureLog\.yaml))$"
 )
 WHITEOUT_PREFIX = ".wh."  # a layer's deletion markers (and .wh..wh..opq, an emptied directory)
+OPAQUE = ".wh..wh..opq"
+# Own layers with less file data than this are folded together; a larger one stays a layer of its own,
+# so a rebuild that reuses it need not send it again.
+FOLD_BELOW = 64 << 20
 PYC_TIMESTAMP_FLAGS = b"\0\0\0\0"  # PEP 552: flags 0 is a timestamp .pyc (mtime at 8:12, size at 12:16)
 SECONDS_PER_DAY = 86400
 TAR_ENCODING = tarfile.ENCODING  # what tarfile writes names in (the file system's encoding)
@@ -60,22 +66,23 @@ BUILD_ONLY = ("moby.buildkit.buildinfo.v1", "container", "container_config", "do
 REWRITER = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
-def memo_key(built: str, epoch: int) -> str:
-    """The name a layer's rewrite is remembered by: the built layer's diff id, the source date it was
-    dated by and the code that rewrote it (all it depends on)."""
-    return hashlib.sha256(f"{built} {epoch} {REWRITER}".encode()).hexdigest()
+def memo_key(built: tuple[str, ...], epoch: int) -> str:
+    """The name a layer's rewrite is remembered by: the built layers' diff ids (several folded into
+    one), the source date it was dated by and the code that rewrote it (all it depends on)."""
+    return hashlib.sha256(f"{' '.join(built)} {epoch} {REWRITER}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
 class Sent:
     """A layer the load needs: its path in the load's manifest, its place in the image, its size,
-    its bytes, made as they are sent, and the diff id of the built layer they are rewritten from."""
+    its bytes, made as they are sent, and the diff ids of the built layers they are rewritten from
+    (several when folded into one)."""
 
     path: str
     index: int
     size: int
     chunks: Callable[[], Iterator[bytes]]
-    built: str
+    built: tuple[str, ...]
 
 
 @dataclass
@@ -95,12 +102,13 @@ class Normalised:
     # Stored layers read by their headers alone: archive() checks their bytes before sending any.
     unchecked: list[StoredLayer] = field(default_factory=list)
     links: list[str] = field(default_factory=list)  # the symbolic links of its own layers (read from the data root)
+    folded: frozenset[int] = frozenset()  # built layers folded into the one above: no layer in the history
 
     def known(self, rewritten: Mapping[int, str]) -> Normalised:
         """This image with the own layers at those indexes taken as rewritten before (their diff ids
         given; the engine holds them on the same layers below): not read, not sent."""
         sent = [layer for layer in self.sent if layer.index not in rewritten]
-        still = {layer.built for layer in sent}
+        still = {built for layer in sent for built in layer.built}
         diff_ids = [rewritten.get(index, diff_id) for index, diff_id in enumerate(self.diff_ids)]
         unchecked = [stored for stored in self.unchecked if stored.diff_id in still]
         return dataclasses.replace(self, diff_ids=diff_ids, sent=sent, unchecked=unchecked)
@@ -115,7 +123,7 @@ class Normalised:
         """The image config as loaded (its sha256 is the image ID); once settled."""
         if not self.settled:
             raise ValueError("a layer's diff id is known only once it was sent")
-        return _config(self.source, self.diff_ids, self.epoch)
+        return _config(self.source, self.diff_ids, self.epoch, self.folded)
 
     @property
     def image_id(self) -> str:
@@ -355,14 +363,22 @@ def _clean(member: tarfile.TarInfo, name: str, epoch: int) -> tarfile.TarInfo:
     return info
 
 
-def _config(config: dict[str, Any], diff_ids: list[str], epoch: int) -> bytes:
+def _config(config: dict[str, Any], diff_ids: list[str], epoch: int, folded: frozenset[int] = frozenset()) -> bytes:
     created = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     kept = {k: v for k, v in config.items() if k not in BUILD_ONLY}
     if isinstance(kept.get("config"), dict) and kept["config"].get("Image"):
         # The classic builder names the previous step's image, whose id holds that step's time.
         kept["config"] = {**kept["config"], "Image": ""}
     kept["created"] = created
-    kept["history"] = [{**entry, "created": created} for entry in config.get("history", [])]
+    kept["history"] = []
+    layer = 0  # the built layer a history entry made (entries of empty layers make none)
+    for entry in config.get("history", []):
+        entry = {**entry, "created": created}
+        if not entry.get("empty_layer"):
+            if layer in folded:  # its files are in the layer above
+                entry["empty_layer"] = True
+            layer += 1
+        kept["history"].append(entry)
     kept["rootfs"] = {**config["rootfs"], "diff_ids": diff_ids}
     return json.dumps(kept, sort_keys=True, separators=(",", ":")).encode()
 
@@ -403,23 +419,122 @@ def unpack(saved: IO[bytes], scratch: Path) -> Saved:
 
 
 def normalise(
-    saved: IO[bytes], parent_layers: frozenset[str], epoch: int, scratch: Path, own_from: int | None = None
+    saved: IO[bytes],
+    parent_layers: frozenset[str],
+    epoch: int,
+    scratch: Path,
+    own_from: int | None = None,
+    fold: bool = False,
 ) -> Normalised:
     """A `docker save` stream of one image, normalised: the bottom layers its parents have (by diff
-    id; own_from: how many, when the parent it is FROM is known) as they are, the rest rewritten.
-    scratch: a directory for the layers on their way."""
+    id; own_from: how many, when the parent it is FROM is known) as they are, the rest rewritten
+    (fold: small ones folded together). scratch: a directory for the layers on their way."""
     unpacked = unpack(saved, scratch)
     pending, config = unpacked.files, unpacked.config
-    diff_ids: list[str] = list(config["rootfs"]["diff_ids"])
+    built: list[str] = list(config["rootfs"]["diff_ids"])
+    own = range(inherited(built, parent_layers) if own_from is None else own_from, len(built))
     sent: list[Sent] = []
     changed: list[str] = []
-    for index in range(inherited(diff_ids, parent_layers) if own_from is None else own_from, len(diff_ids)):
-        path, built = unpacked.paths[index], diff_ids[index]
-        rewritten = pending[path].with_suffix(".normal")
-        with pending[path].open("rb") as layer, rewritten.open("wb") as out:
-            diff_ids[index] = normalise_layer(layer, out, epoch, scratch, changed)
-        sent.append(Sent(path, index, rewritten.stat().st_size, functools.partial(_chunks, rewritten), built))
-    return Normalised(config, diff_ids, unpacked.paths, sent, epoch, changed)
+    with contextlib.ExitStack() as open_files:
+        layers = []
+        for index in own:  # each layer's data spooled until it is written (a folded one with others)
+            spool = open_files.enter_context(tempfile.TemporaryFile(dir=scratch))
+            with pending[unpacked.paths[index]].open("rb") as layer:
+                layers.append(list(_spooled(layer, spool)))
+        groups = fold_groups(layers) if fold else [[n] for n in range(len(layers))]
+        diff_ids, paths = built[: own.start], unpacked.paths[: own.start]
+        for group in groups:
+            top = unpacked.paths[own[group[-1]]]
+            rewritten = pending[top].with_suffix(".normal")
+            with rewritten.open("wb") as out:
+                diff_ids.append(write_layer(_members(layers, group), out, epoch, changed))
+            chunks = functools.partial(_chunks, rewritten)
+            sent.append(Sent(top, len(paths), rewritten.stat().st_size, chunks, tuple(built[own[n]] for n in group)))
+            paths.append(top)
+    return Normalised(config, diff_ids, paths, sent, epoch, changed, folded=_folded(own, groups))
+
+
+def fold_groups(layers: list[list[Member]]) -> list[list[int]]:
+    """Own layers (by position) grouped into the layers sent: each run of small layers one, each layer
+    of FOLD_BELOW bytes of file data or more alone."""
+    groups: list[list[int]] = []
+    small_before = False
+    for position, members in enumerate(layers):
+        small = sum(member.size for member, _ in members if member.isfile()) < FOLD_BELOW
+        if small and small_before:
+            groups[-1].append(position)
+        else:
+            groups.append([position])
+        small_before = small
+    return groups
+
+
+def _members(layers: list[list[Member]], group: list[int]) -> list[Member]:
+    return folded([layers[n] for n in group]) if len(group) > 1 else layers[group[0]]
+
+
+def _folded(own: range, groups: list[list[int]]) -> frozenset[int]:
+    """The built layers folded into the one above (each group's but its top)."""
+    return frozenset(own[n] for group in groups for n in group[:-1])
+
+
+def folded(layers: list[list[Member]]) -> list[Member]:
+    """Layers (bottom first) as the one layer that gives the same files applied over what lies below
+    them: a later entry replaces an earlier one (a directory's children go with it when it is
+    replaced by a file); a whiteout removes what the layers before it added, and stays (what it hides
+    may lie below them); a directory made again where one was removed or replaced gets an opaque
+    marker (what lies below stays hidden); a hard link whose file a later layer replaced or removed is
+    written as a file with the data it had."""
+    merged: dict[str, Member] = {}
+    linked: dict[str, Member] = {}  # a hard link -> the file it named when it was made
+    for members in layers:
+        named = [(member.name.removeprefix("./"), member, opener) for member, opener in members]
+        for name, _, _ in named:  # a layer's whiteouts are about the layers below it
+            parent, base = posixpath.split(name)
+            if base == OPAQUE:
+                _drop_under(merged, parent)
+            elif base.startswith(WHITEOUT_PREFIX):
+                _drop(merged, posixpath.join(parent, base.removeprefix(WHITEOUT_PREFIX)))
+        files = {name: (member, opener) for name, member, opener in named}
+        for name, member, opener in named:
+            if not posixpath.basename(name).startswith(WHITEOUT_PREFIX):
+                _replace(merged, name, member)
+                if member.islnk() and (target := files.get(member.linkname.removeprefix("./"))) is not None:
+                    linked[name] = target
+            merged[name] = (member, opener)
+    for name, target in linked.items():
+        link = merged.get(name)
+        now = merged.get(link[0].linkname.removeprefix("./")) if link is not None and link[0].islnk() else target
+        if now is None or now[0] is not target[0]:
+            file = copy.copy(target[0])
+            file.name = name
+            merged[name] = (file, target[1])
+    return list(merged.values())
+
+
+def _replace(merged: dict[str, Member], name: str, member: tarfile.TarInfo) -> None:
+    """What an entry of a later layer takes the place of: a whiteout of its name, and what was there
+    (a directory's children, unless it stays a directory); a directory made where one was removed or
+    replaced hides what lies below (an opaque marker)."""
+    parent, base = posixpath.split(name)
+    hidden = merged.pop(posixpath.join(parent, WHITEOUT_PREFIX + base), None) is not None
+    before = merged.get(name)
+    if before is not None and not (before[0].isdir() and member.isdir()):
+        _drop_under(merged, name)
+    if member.isdir() and (hidden or (before is not None and not before[0].isdir())):
+        marker = tarfile.TarInfo(posixpath.join(name, OPAQUE))
+        merged[marker.name] = (marker, None)
+
+
+def _drop(merged: dict[str, Member], name: str) -> None:
+    merged.pop(name, None)
+    _drop_under(merged, name)
+
+
+def _drop_under(merged: dict[str, Member], directory: str) -> None:
+    inside = f"{directory}/" if directory else ""
+    for name in [name for name in merged if name.startswith(inside) and name != directory]:
+        del merged[name]
 
 
 def inherited(diff_ids: list[str], parent_layers: frozenset[str]) -> int:
@@ -445,28 +560,34 @@ def rebased(normal: Normalised, below: int, settled: list[str]) -> Normalised:
 
 
 def normalise_dirs(
-    image: LayerDirs, parent_layers: frozenset[str], epoch: int, own_from: int | None = None
+    image: LayerDirs, parent_layers: frozenset[str], epoch: int, own_from: int | None = None, fold: bool = False
 ) -> Normalised | None:
     """The same image as normalise gives, its layers read from the engine's data root: the rewritten
     ones made as they are sent, nothing spooled; None when they cannot be read there as `docker save`
     would give them."""
     config = json.loads(image.config)
-    diff_ids: list[str] = list(config["rootfs"]["diff_ids"])
-    paths = [f"{diff_id.removeprefix('sha256:')}/layer.tar" for diff_id in diff_ids]
+    built: list[str] = list(config["rootfs"]["diff_ids"])
+    paths = [f"{diff_id.removeprefix('sha256:')}/layer.tar" for diff_id in built]
     sent: list[Sent] = []
     changed: list[str] = []
     links: list[str] = []
-    own = range(inherited(diff_ids, parent_layers) if own_from is None else own_from, len(diff_ids))
+    own = range(inherited(built, parent_layers) if own_from is None else own_from, len(built))
+    diff_ids, sent_paths = built[: own.start], paths[: own.start]
     try:
-        for index in own:
-            entries = canonical_entries(_stored_members(image.layers[index]), epoch, changed)
+        layers = [list(_stored_members(image.layers[index])) for index in own]
+        groups = fold_groups(layers) if fold else [[n] for n in range(len(layers))]
+        for group in groups:
+            entries = canonical_entries(_members(layers, group), epoch, changed)
             links += [entry.info.name for entry in entries if entry.info.issym()]
             chunks = functools.partial(layer_chunks, entries, epoch)
-            sent.append(Sent(paths[index], index, layer_size(entries), chunks, diff_ids[index]))
-            diff_ids[index] = ""  # known once it was sent
+            top = paths[own[group[-1]]]
+            sent.append(Sent(top, len(diff_ids), layer_size(entries), chunks, tuple(built[own[n]] for n in group)))
+            diff_ids.append("")  # known once it was sent
+            sent_paths.append(top)
     except (OSError, ValueError, EOFError, tarfile.TarError):
         return None  # a file gone or unreadable, or a store this code does not read as Docker does
-    return Normalised(config, diff_ids, paths, sent, epoch, changed, [image.layers[index] for index in own], links)
+    unchecked = [image.layers[index] for index in own]
+    return Normalised(config, diff_ids, sent_paths, sent, epoch, changed, unchecked, links, _folded(own, groups))
 
 
 def _stored_members(layer: StoredLayer) -> Iterator[Member]:

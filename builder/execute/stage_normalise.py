@@ -77,6 +77,12 @@ def _from_parent(engine: BuildEngine, layers: list[str], parents: list[Parent]) 
     return found
 
 
+def folds(plan: Plan, stage: Stage) -> bool:
+    """Whether stage's own small layers are folded into one: no stage is built FROM it (its children
+    only copy files out of it). One that is keeps its layers: its children were built on them."""
+    return stage.kind != "base" and all(child.copies_only(stage.name) for child in plan.children(stage.name))
+
+
 def prepare(engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on: list[str], log: StageLog) -> Prepared:
     """built's own layers read from the data root (as built on the images built_on), not yet sent."""
     started = time.monotonic()
@@ -89,7 +95,8 @@ def prepare(engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on:
         found = _from_parent(engine, list(engine.inspect(built).layers), [Parent(ref, ref) for ref in built_on])
         own_from = len(found[1]) if found else None
         on_disk = engine.layer_dirs(built)
-        normal = normalise_dirs(on_disk, parent_layers, plan.source_date_epoch, own_from) if on_disk else None
+        epoch, fold = plan.source_date_epoch, folds(plan, stage)
+        normal = normalise_dirs(on_disk, parent_layers, epoch, own_from, fold) if on_disk else None
     except (EngineError, OSError, tarfile.TarError, ValueError, KeyError, IndexError) as err:
         with contextlib.suppress(EngineError):  # the build's own image: nothing else names it yet
             engine.remove(built)
@@ -122,7 +129,8 @@ def normalised(
         if normal is None:
             how = "through docker save"
             with cache.temp_dir() as scratch, engine.save(built) as saved:
-                normal, over = _over_settled(engine, parents, normalise(saved, parent_layers, epoch, scratch, own_from))
+                rewritten = normalise(saved, parent_layers, epoch, scratch, own_from, folds(plan, stage))
+                normal, over = _over_settled(engine, parents, rewritten)
                 if keep_built and prepared.changed is not None and normal.changed != prepared.changed:
                     # Its children were built on it by what the data root said normalising changes.
                     raise ValueError("docker save gives other files to leave out or change than its data root")

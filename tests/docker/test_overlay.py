@@ -49,9 +49,9 @@ def built(builder: str, base: str) -> str:
         return connect(builder=builder).build(Path(context), lambda line: None, BuildSpec({}, Arch.host()))
 
 
-@pytest.mark.parametrize("builder", ["buildkit", "classic"])
+@pytest.mark.parametrize(("builder", "fold"), [("buildkit", False), ("classic", False), ("buildkit", True)])
 def test_layers_read_from_the_data_root_normalise_as_docker_save_gives_them(
-    builder: str, workspace: Path, engine: DockerEngine, tmp_path: Path
+    builder: str, fold: bool, workspace: Path, engine: DockerEngine, tmp_path: Path
 ) -> None:
     stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)  # the base: cached after the first test
     base = plan_of(workspace, "reftest").stages["base-devel"].tag()
@@ -63,8 +63,8 @@ def test_layers_read_from_the_data_root_normalise_as_docker_save_gives_them(
         (tmp_path / "save").mkdir()
         (tmp_path / "dirs").mkdir()
         with engine.save(image) as saved:
-            through_save = normalise(saved, parents, EPOCH, tmp_path / "save")
-        from_dirs = normalise_dirs(on_disk, parents, EPOCH)
+            through_save = normalise(saved, parents, EPOCH, tmp_path / "save", fold=fold)
+        from_dirs = normalise_dirs(on_disk, parents, EPOCH, fold=fold)
         assert from_dirs is not None
         sent = b"".join(from_dirs.archive())  # read from the image's layers as it is sent: before it goes
     finally:
@@ -72,7 +72,7 @@ def test_layers_read_from_the_data_root_normalise_as_docker_save_gives_them(
     assert from_dirs.config == through_save.config
     with tarfile.open(fileobj=io.BytesIO(sent)) as archive:
         layers = [m for m in archive.getmembers() if m.name.endswith("layer.tar")]
-        assert len(layers) == 2  # both of the image's own layers, rewritten
+        assert len(layers) == (1 if fold else 2)  # the image's own layers, rewritten (folded into one)
         names: set[str] = set()
         for layer in layers:
             handle = archive.extractfile(layer)
@@ -119,10 +119,11 @@ def test_a_rebuild_sends_only_the_layers_above_the_steps_its_builder_reused(
     workspace: Path, engine: DockerEngine, tmp_path: Path
 ) -> None:
     """The second build reuses the first's two bottom steps (the same built layers): normalising it
-    sends only the layer of its new step, and gives the image normalising it with nothing remembered does."""
+    sends only the layer of its new step, and gives the image normalising it with nothing remembered does.
+    (A stage others are built FROM keeps its layers: the toolkit's.)"""
     stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
     plan = plan_of(workspace, "reftest")
-    base, stage = plan.stages["base-devel"].tag(), plan.stages["runtime"]
+    base, stage = plan.stages["base-devel"].tag(), plan.stages["toolkit"]
     steps = f"FROM {base}\nRUN echo a > /opt/a\nRUN echo b > /opt/b\n"
     builder = connect(builder="buildkit")
     lines: list[str] = []
@@ -149,3 +150,55 @@ def test_a_rebuild_sends_only_the_layers_above_the_steps_its_builder_reused(
         for image in made:
             with contextlib.suppress(EngineError):
                 engine.remove(image)
+
+
+FOLDED_STEPS = """\
+FROM {base}
+RUN mkdir -p /opt/f/d/sub && echo a > /opt/f/d/sub/a && echo x > /opt/f/a && ln /opt/f/a /opt/f/z \
+ && echo keep > /opt/f/keep && rm -rf /usr/share/doc && echo file > /usr/share/doc && rm -rf /etc/apt \
+ && rm /etc/debian_version
+RUN rm -rf /opt/f/d && mkdir -p /opt/f/d && echo b > /opt/f/d/b && rm /opt/f/a && echo new > /opt/f/a
+RUN mkdir /etc/apt && echo n > /etc/apt/new && rm /opt/f/keep && mkdir /opt/f/keep && echo k > /opt/f/keep/k \
+ && echo again > /etc/debian_version && rm /usr/share/doc && mkdir /usr/share/doc && echo d > /usr/share/doc/d
+RUN rm -rf /opt/f/keep && echo file > /opt/f/keep
+"""
+# Each path's type, mode, owner and content (or link target): what a child copying from the image reads.
+# (Not the files Docker mounts over each container's: its hostname, hosts and resolv.conf.)
+MOUNTED = "! -path /etc/hostname ! -path /etc/hosts ! -path /etc/resolv.conf"
+TREE = (
+    f"find /opt/f /etc /usr/share -xdev {MOUNTED} -printf '%p %y %m %U:%G %l\\n' | sort; "
+    f"find /opt/f /etc /usr/share -xdev -type f {MOUNTED} -print0 | sort -z | xargs -0 sha256sum"
+)
+
+
+def test_a_stages_own_layers_folded_into_one_give_the_files_its_layers_give(
+    workspace: Path, engine: DockerEngine, tmp_path: Path
+) -> None:
+    """Whiteouts of the parent's files and of the stage's own, a directory removed and made again in a
+    later layer (its parent's and its own), a parent's directory made a file and a directory again, a
+    file made a directory and back, a hard link whose file was replaced: the image normalised with its
+    layers folded into one holds the files the image as built holds."""
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+    plan = plan_of(workspace, "reftest")
+    base = plan.stages["base-devel"].tag()
+    with tempfile.TemporaryDirectory() as context:
+        (Path(context) / "Dockerfile").write_text(FOLDED_STEPS.format(base=base))
+        image = connect(builder="buildkit").build(Path(context), lambda line: None, BuildSpec({}, Arch.host()))
+    loaded = []
+    try:
+        on_disk = engine.layer_dirs(image)
+        assert on_disk is not None
+        normal = normalise_dirs(on_disk, frozenset(engine.inspect(base).layers), EPOCH, fold=True)
+        assert normal is not None and len(normal.sent) == 1
+        engine.load(normal.archive())
+        loaded.append(normal.image_id)
+        assert len(engine.inspect(normal.image_id).layers) == len(engine.inspect(base).layers) + 1
+        as_built = engine.run(image, ["sh", "-c", TREE]).output
+        assert "/opt/f/z f" in as_built and "/etc/apt/new f" in as_built and "/usr/share/doc/d f" in as_built
+        assert engine.run(normal.image_id, ["sh", "-c", TREE]).output == as_built
+        # Its history names as many layers as it has (docker history refuses one that names more).
+        subprocess.run(["docker", "history", "-q", normal.image_id], check=True, capture_output=True)
+    finally:
+        for made in [*loaded, image]:
+            with contextlib.suppress(EngineError):
+                engine.remove(made)

@@ -328,7 +328,7 @@ def test_a_data_root_read_failing_while_the_layers_are_sent_falls_back_to_docker
         yield b"\0" * 512
         raise FileNotFoundError(2, "No such file or directory", "/var/lib/docker/overlay2/x/diff/opt/f")
 
-    sent = Sent("l/layer.tar", 0, 1024, vanishing, "sha256:built")
+    sent = Sent("l/layer.tar", 0, 1024, vanishing, ("sha256:built",))
     from_dirs = Normalised({"rootfs": {"diff_ids": [""]}}, [""], ["l/layer.tar"], [sent], 0)
     engine = _OnDisk()
     monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", lambda *args: from_dirs)
@@ -491,7 +491,7 @@ def test_a_stage_whose_children_started_fails_when_docker_save_changes_other_fil
         raise ValueError("layer sha256:1 does not reassemble from the engine's data root")
         yield b""
 
-    sent = Sent("l/layer.tar", 0, 1024, unreadable, "sha256:built")
+    sent = Sent("l/layer.tar", 0, 1024, unreadable, ("sha256:built",))
     from_dirs = Normalised({"rootfs": {"diff_ids": [""]}}, [""], ["l/layer.tar"], [sent], 0, changed=["tmp/x"])
     monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", lambda *args: from_dirs)
     builder = StageBuilder(plan, _OnDisk(), Cache(tmp_path / "cache"), tmp_path / "logs")

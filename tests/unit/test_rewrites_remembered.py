@@ -1,17 +1,20 @@
 """What a built layer was rewritten to is remembered: a rebuild whose builder reused its bottom steps
 sends only the layers from the first changed step up, and gives the image sending them all gives.
-The components' install listings are remembered by image id the same way."""
+The components' install listings are remembered by image id the same way. A stage's own small
+layers are folded into one that gives the same files."""
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 import tarfile
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from builder.engine import NO_DEVICES, EngineError, RunResult
-from builder.execute.normalise import Normalised, normalise
+from builder.execute.normalise import FOLD_BELOW, Member, Normalised, _spooled, fold_groups, folded, normalise
 from builder.execute.stage_checks import _listed
 from builder.execute.stage_log import StageLog
 from builder.execute.stage_normalise import _known, _remember, _sent_from_data_root
@@ -127,3 +130,105 @@ def test_install_listings_are_remembered_by_image_id(tmp_path: Path) -> None:
     _listed(engine, cache, "image-2", ["/opt"])  # another image is listed
     _listed(engine, cache, "image-1", ["/opt", "/usr"])  # so is another set of paths
     assert len(engine.runs) == 3
+
+
+def members(data: bytes) -> list[Member]:
+    """A layer tar's members, each opened from the tar's bytes."""
+    return list(_spooled(io.BytesIO(data), tempfile.TemporaryFile()))
+
+
+def tree(entries: list[Member]) -> dict[str, tuple[str, bytes | str | None]]:
+    """name -> (type, data or link target) of members."""
+    found: dict[str, tuple[str, bytes | str | None]] = {}
+    for member, opener in entries:
+        name = member.name.removeprefix("./")
+        if member.islnk():
+            found[name] = ("link", member.linkname)
+        elif member.isfile() and opener is not None:
+            with opener() as data:
+                found[name] = ("file", data.read(member.size))
+        else:
+            found[name] = ("dir" if member.isdir() else "file", None)
+    return found
+
+
+def hard_linked(entries: list[tuple[str, bytes | None, str | None]]) -> bytes:
+    """A layer tar of (name, data, hard link target)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data, target in entries:
+            info = tarfile.TarInfo(name)
+            if target is not None:
+                info.type, info.linkname = tarfile.LNKTYPE, target
+                tar.addfile(info)
+            elif data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def test_layers_folded_into_one_give_the_files_they_give_over_what_lies_below() -> None:
+    first = hard_linked(
+        [
+            ("opt/d", None, None),
+            ("opt/d/a", b"a", None),
+            ("opt/x", b"x", None),
+            ("opt/hl", None, "opt/x"),
+            ("opt/keep", b"keep", None),
+            ("etc/.wh.below", b"", None),
+        ]
+    )
+    second = hard_linked(
+        [
+            ("opt/.wh.d", b"", None),
+            ("opt/x", b"new x", None),
+            ("etc/below", b"made again", None),
+            ("opt/.wh.keep", b"", None),
+        ]
+    )
+    third = hard_linked([("opt/d", None, None), ("opt/d/b", b"b", None), ("usr/.wh..wh..opq", b"", None)])
+    files = tree(folded([members(first), members(second), members(third)]))
+    # A whiteout removes what the layers before it added, and stays for what lies below them.
+    assert "opt/d/a" not in files and "opt/keep" not in files and files["opt/.wh.keep"] == ("file", b"")
+    # A directory made again after a whiteout hides what lies below it (opaque), keeping its own files.
+    assert files["opt/d/.wh..wh..opq"] == ("file", None) and files["opt/d/b"] == ("file", b"b")
+    assert "opt/.wh.d" not in files
+    # A file made where a whiteout was: the file, no whiteout.
+    assert files["etc/below"] == ("file", b"made again") and "etc/.wh.below" not in files
+    # A hard link whose file a later layer replaced keeps the data it had, as a file of its own.
+    assert files["opt/hl"] == ("file", b"x") and files["opt/x"] == ("file", b"new x")
+    assert files["usr/.wh..wh..opq"][0] == "file"  # an opaque marker of the last layer stays
+    # A hard link whose file stays is still a link; a layer alone is what it was.
+    kept = tree(folded([members(hard_linked([("a", b"a", None), ("b", None, "a")])), members(third)]))
+    assert kept["b"] == ("link", "a")
+
+
+def test_small_layers_are_folded_together_and_a_large_one_stays_alone() -> None:
+    def sized(size: int) -> list[Member]:
+        info = tarfile.TarInfo("f")
+        info.size = size
+        return [(info, None)]
+
+    small, large = sized(10), sized(FOLD_BELOW)
+    assert fold_groups([small, small, large, small, small, large, large]) == [[0, 1], [2], [3, 4], [5], [6]]
+
+
+def test_a_folded_image_has_one_layer_for_its_own_and_a_history_that_names_as_many(tmp_path: Path) -> None:
+    layers = [PARENT, *OWN]
+    digests = [f"sha256:{hashlib.sha256(data).hexdigest()}" for data in layers]
+    history: list[dict[str, object]] = [{"created_by": f"step {n}"} for n in range(4)]
+    history.insert(2, {"created_by": "ENV x=y", "empty_layer": True})
+    config = {"created": "x", "history": history, "rootfs": {"type": "layers", "diff_ids": digests}}
+    normal = normalise(saved(layers, config), frozenset(digests[:1]), EPOCH, tmp_path, fold=True)
+    assert sent_layers(normal) == [f"{3:064x}/layer.tar"]
+    written = json.loads(normal.config)
+    assert len(written["rootfs"]["diff_ids"]) == 2
+    assert [bool(entry.get("empty_layer")) for entry in written["history"]] == [False, True, True, True, False]
+    with tarfile.open(fileobj=io.BytesIO(b"".join(normal.archive()))) as tar:
+        layer_tar = tar.extractfile(f"{3:064x}/layer.tar")
+        assert layer_tar is not None
+        with tarfile.open(fileobj=layer_tar) as folded_layer:
+            assert folded_layer.getnames() == ["opt/0", "opt/1", "opt/2"]
