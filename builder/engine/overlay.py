@@ -6,7 +6,8 @@ and padding, and each file's name and size); `docker save` reassembles the layer
 and so does `StoredTar`. The reassembled bytes are hashed as they are read: a tar whose sha256 is
 not the layer's diff id is not that layer, and the caller falls back to `docker save`.
 `StoredHeaders` gives the same tar's headers without reading the files' data (their sizes checked),
-so what normalising changes is known at once; `reassembles` checks the bytes before any is sent."""
+so what normalising changes is known at once; `reassembles` checks the bytes (as they are sent,
+before the image's config is)."""
 
 from __future__ import annotations
 

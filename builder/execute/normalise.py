@@ -22,6 +22,7 @@ the engine spends about as long on a layer of a few bytes as on one of megabytes
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import copy
 import dataclasses
@@ -132,19 +133,27 @@ class Normalised:
     def archive(self) -> Iterator[bytes]:
         """What `docker load` reads, as it is sent: the layers the engine lacks (each hashed on its
         way: its diff id), the config, the manifest. Nothing is copied into one archive on disk. The
-        stored layers they were read from are first checked to reassemble (ValueError)."""
-        for stored in self.unchecked:
-            reassembles(stored)
-        for layer in self.sent:
-            digest = hashlib.sha256()
-            yield from _member(layer.path, layer.size, _hashed(layer.chunks(), digest, layer.size))
-            self.diff_ids[layer.index] = f"sha256:{digest.hexdigest()}"
+        stored layers they were read from are checked to reassemble while they are sent, beside them
+        (hashing releases the interpreter): ValueError before the config goes, so a load of layers
+        that did not reassemble has no manifest and makes no image."""
+        with concurrent.futures.ThreadPoolExecutor(1) as checker:
+            checked = checker.submit(_reassemble, list(self.unchecked))
+            for layer in self.sent:
+                digest = hashlib.sha256()
+                yield from _member(layer.path, layer.size, _hashed(layer.chunks(), digest, layer.size))
+                self.diff_ids[layer.index] = f"sha256:{digest.hexdigest()}"
+            checked.result()
         config = self.config
         name = f"{hashlib.sha256(config).hexdigest()}.json"
         manifest = json.dumps([{"Config": name, "RepoTags": None, "Layers": self.paths}]).encode()
         for member, data in ((name, config), ("manifest.json", manifest)):
             yield from _member(member, len(data), iter((data,)))
         yield tarfile.NUL * (2 * tarfile.BLOCKSIZE)  # the end of the archive
+
+
+def _reassemble(layers: list[StoredLayer]) -> None:
+    for stored in layers:
+        reassembles(stored)
 
 
 def _hashed(chunks: Iterator[bytes], digest: Any, size: int) -> Iterator[bytes]:
@@ -592,7 +601,7 @@ def normalise_dirs(
 
 def _stored_members(layer: StoredLayer) -> Iterator[Member]:
     """A stored layer's entries, read from its headers alone (Normalised.archive checks the files'
-    bytes reassemble to the layer before any is sent), each file's data opened from the layer's
+    bytes reassemble to the layer as they are sent), each file's data opened from the layer's
     directory when it is written (not spooled)."""
     headers, found = StoredHeaders(layer), []
     with io.BufferedReader(headers, 1 << 16) as reader, tarfile.open(fileobj=reader, mode="r:") as tar:

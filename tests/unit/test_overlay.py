@@ -123,8 +123,10 @@ def test_an_image_read_from_the_data_root_normalises_as_its_saved_archive_does(t
     (found.layers[1].directory / "opt" / "a").write_bytes(b"b")  # the store no longer holds this image
     changed = normalise_dirs(found, parents, EPOCH)  # read by its headers alone: the same names and sizes
     assert changed is not None
+    sent: list[bytes] = []
     with pytest.raises(ValueError, match="does not reassemble from the engine's data root"):
-        next(changed.archive())  # before anything is sent
+        sent.extend(changed.archive())  # checked beside the layers as they are sent
+    assert sent and b"manifest.json" not in b"".join(sent)  # before the config and manifest: no image loads
     (found.layers[1].directory / "opt" / "a").write_bytes(b"bb")
     assert normalise_dirs(found, parents, EPOCH) is None  # not the size recorded: known at once
 
