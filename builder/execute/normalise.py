@@ -100,7 +100,7 @@ class Normalised:
     # days), known before any is sent; none: its files are the ones built, only dated and owned by
     # number. A child built on the image as built sees the same files then.
     changed: list[str] = field(default_factory=list)
-    # Stored layers read by their headers alone: archive() checks their bytes before sending any.
+    # Stored layers read by their headers alone: archive() checks their bytes as it sends the layers.
     unchecked: list[StoredLayer] = field(default_factory=list)
     links: list[str] = field(default_factory=list)  # the symbolic links of its own layers (read from the data root)
     folded: frozenset[int] = frozenset()  # built layers folded into the one above: no layer in the history
