@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import posixpath
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,11 +172,13 @@ class StoredHeaders(io.RawIOBase):
         return size
 
 
-def reassembles(layer: StoredLayer) -> None:
-    """ValueError (or OSError) unless the layer's files and tar-split record reassemble to its tar."""
+def reassembles(layer: StoredLayer, stop: threading.Event | None = None) -> None:
+    """ValueError (or OSError) unless the layer's files and tar-split record reassemble to its tar
+    (stop set: it returns, unchecked; whoever set it no longer needs the answer)."""
     stored = StoredTar(layer)
     while stored.read(1 << 20):
-        pass
+        if stop is not None and stop.is_set():
+            return
     if f"sha256:{stored.sha256.hexdigest()}" != layer.diff_id:
         raise ValueError(f"layer {layer.diff_id} does not reassemble from the engine's data root")
 

@@ -34,15 +34,17 @@ import json
 import posixpath
 import re
 import shutil
+import sys
 import tarfile
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from builder.engine import LayerDirs
+from builder.engine import LayerDirs, overlay
 from builder.engine.overlay import StoredHeaders, StoredLayer, inside_layer, reassembles, sized_chunks
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
@@ -63,8 +65,11 @@ SECONDS_PER_DAY = 86400
 TAR_ENCODING = tarfile.ENCODING  # what tarfile writes names in (the file system's encoding)
 # Config keys that name the build, not the image.
 BUILD_ONLY = ("moby.buildkit.buildinfo.v1", "container", "container_config", "docker_version")
-# What a remembered rewrite was made by: this file (a change to how layers are rewritten forgets them).
-REWRITER = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+# What a remembered rewrite was made by: this file and the layer reader (a change to how layers are
+# read or rewritten forgets them), on this Python's tarfile.
+REWRITER = hashlib.sha256(
+    Path(__file__).read_bytes() + Path(overlay.__file__).read_bytes() + repr(sys.version_info[:2]).encode()
+).hexdigest()
 
 
 def memo_key(built: tuple[str, ...], epoch: int) -> str:
@@ -136,12 +141,17 @@ class Normalised:
         stored layers they were read from are checked to reassemble while they are sent, beside them
         (hashing releases the interpreter): ValueError before the config goes, so a load of layers
         that did not reassemble has no manifest and makes no image."""
+        stop = threading.Event()
         with concurrent.futures.ThreadPoolExecutor(1) as checker:
-            checked = checker.submit(_reassemble, list(self.unchecked))
-            for layer in self.sent:
-                digest = hashlib.sha256()
-                yield from _member(layer.path, layer.size, _hashed(layer.chunks(), digest, layer.size))
-                self.diff_ids[layer.index] = f"sha256:{digest.hexdigest()}"
+            checked = checker.submit(_reassemble, list(self.unchecked), stop)
+            try:
+                for layer in self.sent:
+                    digest = hashlib.sha256()
+                    yield from _member(layer.path, layer.size, _hashed(layer.chunks(), digest, layer.size))
+                    self.diff_ids[layer.index] = f"sha256:{digest.hexdigest()}"
+            except BaseException:  # a layer unreadable, or the load gave up (closed): no answer is needed
+                stop.set()
+                raise
             checked.result()
         config = self.config
         name = f"{hashlib.sha256(config).hexdigest()}.json"
@@ -151,9 +161,9 @@ class Normalised:
         yield tarfile.NUL * (2 * tarfile.BLOCKSIZE)  # the end of the archive
 
 
-def _reassemble(layers: list[StoredLayer]) -> None:
+def _reassemble(layers: list[StoredLayer], stop: threading.Event) -> None:
     for stored in layers:
-        reassembles(stored)
+        reassembles(stored, stop)
 
 
 def _hashed(chunks: Iterator[bytes], digest: Any, size: int) -> Iterator[bytes]:
@@ -201,16 +211,6 @@ def _shadow(data: bytes, epoch: int) -> bytes:
 # A layer's entry as read (its name without "./"), and how to open its data (None: it has none).
 Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 Member = tuple[tarfile.TarInfo, Opener | None]
-
-
-def normalise_layer(
-    layer: IO[bytes], out: IO[bytes], epoch: int, scratch: Path | None = None, changed: list[str] | None = None
-) -> str:
-    """A layer tar rewritten into out (see the module's notes); its diff id. File data waits in a
-    spool file (in scratch), not in memory, until the entries are written in order. changed gets
-    the files left out or whose bytes changed."""
-    with tempfile.TemporaryFile(dir=scratch) as spool:
-        return write_layer(_spooled(layer, spool), out, epoch, changed)
 
 
 def _spooled(layer: IO[bytes], spool: IO[bytes]) -> Iterator[Member]:
@@ -379,15 +379,16 @@ def _config(config: dict[str, Any], diff_ids: list[str], epoch: int, folded: fro
         # The classic builder names the previous step's image, whose id holds that step's time.
         kept["config"] = {**kept["config"], "Image": ""}
     kept["created"] = created
-    kept["history"] = []
-    layer = 0  # the built layer a history entry made (entries of empty layers make none)
-    for entry in config.get("history", []):
-        entry = {**entry, "created": created}
-        if not entry.get("empty_layer"):
-            if layer in folded:  # its files are in the layer above
-                entry["empty_layer"] = True
-            layer += 1
-        kept["history"].append(entry)
+    history: list[dict[str, Any]] = config.get("history", [])
+    # A folded layer's step makes no layer of its own. The history's entries that made layers are
+    # matched to the built layers from the top, where the stage's own are.
+    made = [position for position, entry in enumerate(history) if not entry.get("empty_layer")]
+    below = len(made) - len(config["rootfs"]["diff_ids"])
+    emptied = {made[below + index] for index in folded if 0 <= below + index < len(made)}
+    kept["history"] = [
+        {**entry, "created": created, **({"empty_layer": True} if position in emptied else {})}
+        for position, entry in enumerate(history)
+    ]
     kept["rootfs"] = {**config["rootfs"], "diff_ids": diff_ids}
     return json.dumps(kept, sort_keys=True, separators=(",", ":")).encode()
 
@@ -442,25 +443,38 @@ def normalise(
     pending, config = unpacked.files, unpacked.config
     built: list[str] = list(config["rootfs"]["diff_ids"])
     own = range(inherited(built, parent_layers) if own_from is None else own_from, len(built))
+    files = [pending[unpacked.paths[index]] for index in own]
+    groups = fold_groups([_headers(file) for file in files]) if fold else [[n] for n in range(len(files))]
+    diff_ids, paths = built[: own.start], unpacked.paths[: own.start]
     sent: list[Sent] = []
     changed: list[str] = []
-    with contextlib.ExitStack() as open_files:
-        layers = []
-        for index in own:  # each layer's data spooled until it is written (a folded one with others)
-            spool = open_files.enter_context(tempfile.TemporaryFile(dir=scratch))
-            with pending[unpacked.paths[index]].open("rb") as layer:
-                layers.append(list(_spooled(layer, spool)))
-        groups = fold_groups(layers) if fold else [[n] for n in range(len(layers))]
-        diff_ids, paths = built[: own.start], unpacked.paths[: own.start]
-        for group in groups:
-            top = unpacked.paths[own[group[-1]]]
-            rewritten = pending[top].with_suffix(".normal")
-            with rewritten.open("wb") as out:
-                diff_ids.append(write_layer(_members(layers, group), out, epoch, changed))
-            chunks = functools.partial(_chunks, rewritten)
-            sent.append(Sent(top, len(paths), rewritten.stat().st_size, chunks, tuple(built[own[n]] for n in group)))
-            paths.append(top)
+    for group in groups:
+        path = _sent_path(unpacked.paths, built, own, group)
+        rewritten = files[group[-1]].with_suffix(f".normal-{len(paths)}")
+        with contextlib.ExitStack() as open_files, rewritten.open("wb") as out:
+            layers = []
+            for n in group:  # each layer's data spooled until it is written (a folded one with the others)
+                spool = open_files.enter_context(tempfile.TemporaryFile(dir=scratch))
+                with files[n].open("rb") as layer:
+                    layers.append(list(_spooled(layer, spool)))
+            diff_ids.append(write_layer(_members(layers), out, epoch, changed))
+        chunks = functools.partial(_chunks, rewritten)
+        sent.append(Sent(path, len(paths), rewritten.stat().st_size, chunks, tuple(built[own[n]] for n in group)))
+        paths.append(path)
     return Normalised(config, diff_ids, paths, sent, epoch, changed, folded=_folded(own, groups))
+
+
+def _headers(layer: Path) -> list[Member]:
+    with tarfile.open(layer, "r:") as tar:
+        return [(member, None) for member in tar]
+
+
+def _sent_path(paths: list[str], built: list[str], own: range, group: list[int]) -> str:
+    """A sent layer's path in the load's manifest: its own when it is one layer; named by the layers
+    folded into it otherwise (the same layer may also be sent alone, or in another fold)."""
+    if len(group) == 1:
+        return paths[own[group[0]]]
+    return f"{hashlib.sha256(' '.join(built[own[n]] for n in group).encode()).hexdigest()}/layer.tar"
 
 
 def fold_groups(layers: list[list[Member]]) -> list[list[int]]:
@@ -469,7 +483,9 @@ def fold_groups(layers: list[list[Member]]) -> list[list[int]]:
     groups: list[list[int]] = []
     small_before = False
     for position, members in enumerate(layers):
-        small = sum(member.size for member, _ in members if member.isfile()) < FOLD_BELOW
+        # What is written of it: not what normalising leaves out (its size may differ between builds).
+        kept = (member for member, _ in members if member.isfile() and not _left_out(member.name))
+        small = sum(member.size for member in kept) < FOLD_BELOW
         if small and small_before:
             groups[-1].append(position)
         else:
@@ -478,8 +494,13 @@ def fold_groups(layers: list[list[Member]]) -> list[list[int]]:
     return groups
 
 
-def _members(layers: list[list[Member]], group: list[int]) -> list[Member]:
-    return folded([layers[n] for n in group]) if len(group) > 1 else layers[group[0]]
+def _members(layers: list[list[Member]]) -> list[Member]:
+    return folded(layers) if len(layers) > 1 else layers[0]
+
+
+def _left_out(name: str) -> bool:
+    name = name.removeprefix("./")
+    return bool(DROPPED.match(name)) or _is_whiteout(name)
 
 
 def _folded(own: range, groups: list[list[int]]) -> frozenset[int]:
@@ -494,56 +515,88 @@ def folded(layers: list[list[Member]]) -> list[Member]:
     may lie below them); a directory made again where one was removed or replaced gets an opaque
     marker (what lies below stays hidden); a hard link whose file a later layer replaced or removed is
     written as a file with the data it had."""
-    merged: dict[str, Member] = {}
+    merged = _Tree()
     linked: dict[str, Member] = {}  # a hard link -> the file it named when it was made
     for members in layers:
         named = [(member.name.removeprefix("./"), member, opener) for member, opener in members]
         for name, _, _ in named:  # a layer's whiteouts are about the layers below it
             parent, base = posixpath.split(name)
             if base == OPAQUE:
-                _drop_under(merged, parent)
+                merged.drop_under(parent)
             elif base.startswith(WHITEOUT_PREFIX):
-                _drop(merged, posixpath.join(parent, base.removeprefix(WHITEOUT_PREFIX)))
+                merged.drop(posixpath.join(parent, base.removeprefix(WHITEOUT_PREFIX)))
         files = {name: (member, opener) for name, member, opener in named}
         for name, member, opener in named:
             if not posixpath.basename(name).startswith(WHITEOUT_PREFIX):
                 _replace(merged, name, member)
                 if member.islnk() and (target := files.get(member.linkname.removeprefix("./"))) is not None:
                     linked[name] = target
-            merged[name] = (member, opener)
+            merged.put(name, (member, opener))
+    _unlinked(merged, linked)
+    return list(merged.entries.values())
+
+
+def _unlinked(merged: _Tree, linked: dict[str, Member]) -> None:
+    """Each hard link whose file a later layer replaced or removed, as a file with the data it had."""
     for name, target in linked.items():
-        link = merged.get(name)
-        now = merged.get(link[0].linkname.removeprefix("./")) if link is not None and link[0].islnk() else target
+        link = merged.entries.get(name)
+        if link is None or not link[0].islnk():  # the link itself was replaced or removed
+            continue
+        now = merged.entries.get(link[0].linkname.removeprefix("./"))
         if now is None or now[0] is not target[0]:
             file = copy.copy(target[0])
             file.name = name
-            merged[name] = (file, target[1])
-    return list(merged.values())
+            merged.put(name, (file, target[1]))
 
 
-def _replace(merged: dict[str, Member], name: str, member: tarfile.TarInfo) -> None:
-    """What an entry of a later layer takes the place of: a whiteout of its name, and what was there
-    (a directory's children, unless it stays a directory); a directory made where one was removed or
-    replaced hides what lies below (an opaque marker)."""
+def _replace(merged: _Tree, name: str, member: tarfile.TarInfo) -> None:
+    """What an entry of a later layer takes the place of: a whiteout of its name, and what was under
+    it unless it is a directory; a directory made where one was removed or replaced hides what lies
+    below (an opaque marker)."""
     parent, base = posixpath.split(name)
-    hidden = merged.pop(posixpath.join(parent, WHITEOUT_PREFIX + base), None) is not None
-    before = merged.get(name)
-    if before is not None and not (before[0].isdir() and member.isdir()):
-        _drop_under(merged, name)
-    if member.isdir() and (hidden or (before is not None and not before[0].isdir())):
+    hidden = merged.pop(posixpath.join(parent, WHITEOUT_PREFIX + base)) is not None
+    before = merged.entries.get(name)
+    if not member.isdir():
+        merged.drop_under(name)
+    elif hidden or (before is not None and not before[0].isdir()):
         marker = tarfile.TarInfo(posixpath.join(name, OPAQUE))
-        merged[marker.name] = (marker, None)
+        merged.put(marker.name, (marker, None))
 
 
-def _drop(merged: dict[str, Member], name: str) -> None:
-    merged.pop(name, None)
-    _drop_under(merged, name)
+class _Tree:
+    """Entries by name, and each directory's children (named or implied), so a subtree is dropped in
+    the time its size takes, not the whole layer's."""
 
+    def __init__(self) -> None:
+        self.entries: dict[str, Member] = {}
+        self.children: dict[str, set[str]] = {}
 
-def _drop_under(merged: dict[str, Member], directory: str) -> None:
-    inside = f"{directory}/" if directory else ""
-    for name in [name for name in merged if name.startswith(inside) and name != directory]:
-        del merged[name]
+    def put(self, name: str, entry: Member) -> None:
+        self.entries[name] = entry
+        while name:
+            parent = posixpath.dirname(name)
+            known = self.children.setdefault(parent, set())
+            if name in known:
+                break
+            known.add(name)
+            name = parent
+
+    def pop(self, name: str) -> Member | None:
+        entry = self.entries.pop(name, None)
+        if entry is not None and not self.children.get(name):
+            self.children.get(posixpath.dirname(name), set()).discard(name)
+        return entry
+
+    def drop(self, name: str) -> None:
+        self.drop_under(name)
+        self.pop(name)
+
+    def drop_under(self, directory: str) -> None:
+        below = list(self.children.pop(directory, ()))
+        while below:
+            name = below.pop()
+            self.entries.pop(name, None)
+            below.extend(self.children.pop(name, ()))
 
 
 def inherited(diff_ids: list[str], parent_layers: frozenset[str]) -> int:
@@ -586,13 +639,13 @@ def normalise_dirs(
         layers = [list(_stored_members(image.layers[index])) for index in own]
         groups = fold_groups(layers) if fold else [[n] for n in range(len(layers))]
         for group in groups:
-            entries = canonical_entries(_members(layers, group), epoch, changed)
+            entries = canonical_entries(_members([layers[n] for n in group]), epoch, changed)
             links += [entry.info.name for entry in entries if entry.info.issym()]
             chunks = functools.partial(layer_chunks, entries, epoch)
-            top = paths[own[group[-1]]]
-            sent.append(Sent(top, len(diff_ids), layer_size(entries), chunks, tuple(built[own[n]] for n in group)))
+            path = _sent_path(paths, built, own, group)
+            sent.append(Sent(path, len(diff_ids), layer_size(entries), chunks, tuple(built[own[n]] for n in group)))
             diff_ids.append("")  # known once it was sent
-            sent_paths.append(top)
+            sent_paths.append(path)
     except (OSError, ValueError, EOFError, tarfile.TarError):
         return None  # a file gone or unreadable, or a store this code does not read as Docker does
     unchecked = [image.layers[index] for index in own]

@@ -256,7 +256,7 @@ class StageBuilder:
             if not fresh:
                 return built
             settled = [Parent(image, image) for image in parents.values()]
-            return normalised(self.engine, self.cache, self.plan, stage, built, settled, log)
+            return normalised(self.engine, self.cache, self.plan, stage, built, settled, log, remembered=False)
 
     def drop_pending(self) -> None:
         """Remove the run's pending tags (the images stay under their stage tags)."""

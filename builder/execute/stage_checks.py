@@ -4,7 +4,9 @@ that merge every component, that no file is installed by two components."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from builder.engine import Engine, EngineError
 from builder.execute.debug import record_failure
@@ -13,9 +15,13 @@ from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
+from builder.verify import installs
 from builder.verify.diagnose import diagnose
 from builder.verify.installs import added_files, collisions, installed_files
 from builder.verify.probes import run_probes
+
+# What made a remembered listing: the code that lists (a change to it lists every image again).
+LISTER = hashlib.sha256(Path(installs.__file__).read_bytes()).hexdigest()
 
 
 def drop(engine: Engine, stage: Stage, image_id: str) -> None:
@@ -86,12 +92,13 @@ def _listed(engine: Engine, cache: Cache, image: str, paths: Sequence[str]) -> d
     """installed_files of image, remembered by its id (an image id names its files: a component not
     rebuilt is not listed again when another one was)."""
     image_id = engine.image_id(image)
-    key = digest({"image": image_id, "paths": sorted(paths)})
-    known = cache.read_record("install-listings", key) if image_id else None
+    if image_id is None:
+        return installed_files(engine, image, paths)
+    key = digest({"image": image_id, "paths": sorted(paths), "lister": LISTER})
+    known = cache.read_record("install-listings", key)
     if known is not None and isinstance(files := known.get("files"), dict):
         return {str(path): str(sha) for path, sha in files.items()}
-    listed = installed_files(engine, image, paths)
-    if image_id:
-        with contextlib.suppress(OSError):  # a full disk only forgets it
-            cache.write_record({"files": listed}, "install-listings", key)
+    listed = installed_files(engine, image_id, paths)  # by id: the image the record is named by
+    with contextlib.suppress(OSError):  # a full disk only forgets it
+        cache.write_record({"files": listed}, "install-listings", key)
     return listed

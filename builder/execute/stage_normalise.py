@@ -23,6 +23,7 @@ from builder.execute.stage_log import StageLog
 from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
 
+FOLDED = frozenset({"component", "devel", "runtime"})
 REWRITES = "normalised-layers"  # cache records: a built layer's rewrite (normalise.memo_key)
 DIFF_ID = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -77,10 +78,11 @@ def _from_parent(engine: BuildEngine, layers: list[str], parents: list[Parent]) 
     return found
 
 
-def folds(plan: Plan, stage: Stage) -> bool:
-    """Whether stage's own small layers are folded into one: no stage is built FROM it (its children
-    only copy files out of it). One that is keeps its layers: its children were built on them."""
-    return stage.kind != "base" and all(child.copies_only(stage.name) for child in plan.children(stage.name))
+def folds(stage: Stage) -> bool:
+    """Whether stage's own small layers are folded into one: by its kind, so one key gives one image
+    in every stack. No stage is built FROM a component or a final image (their children copy files
+    out of them); the bases and the toolkit keep their layers, which their children are built on."""
+    return stage.kind in FOLDED
 
 
 def prepare(engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on: list[str], log: StageLog) -> Prepared:
@@ -95,7 +97,7 @@ def prepare(engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on:
         found = _from_parent(engine, list(engine.inspect(built).layers), [Parent(ref, ref) for ref in built_on])
         own_from = len(found[1]) if found else None
         on_disk = engine.layer_dirs(built)
-        epoch, fold = plan.source_date_epoch, folds(plan, stage)
+        epoch, fold = plan.source_date_epoch, folds(stage)
         normal = normalise_dirs(on_disk, parent_layers, epoch, own_from, fold) if on_disk else None
     except (EngineError, OSError, tarfile.TarError, ValueError, KeyError, IndexError) as err:
         with contextlib.suppress(EngineError):  # the build's own image: nothing else names it yet
@@ -116,20 +118,22 @@ def normalised(
     log: StageLog,
     keep_built: bool = False,
     prepared: Prepared | None = None,
+    remembered: bool = True,
 ) -> str:
     """The image id of built, normalised (loaded into the engine when it differs; built removed then,
-    unless keep_built: children are built on it); prepared: its layers read already."""
+    unless keep_built: children are built on it); prepared: its layers read already; remembered: a
+    layer rewritten before may be taken as the engine holds it (verify-reproducible rewrites all)."""
     prepared = prepared or prepare(engine, plan, stage, built, [p.built_on for p in parents], log)
     epoch, parent_layers, own_from = plan.source_date_epoch, prepared.parent_layers, prepared.own_from
     try:
         normal, how, over = prepared.normal, "from the data root", False
         if normal is not None:
             normal, over = _over_settled(engine, parents, normal)
-            normal, how = _sent_from_data_root(engine, cache, normal, built, keep_built, log)
+            normal, how = _sent_from_data_root(engine, cache, normal, built, keep_built, log, remembered)
         if normal is None:
             how = "through docker save"
             with cache.temp_dir() as scratch, engine.save(built) as saved:
-                rewritten = normalise(saved, parent_layers, epoch, scratch, own_from, folds(plan, stage))
+                rewritten = normalise(saved, parent_layers, epoch, scratch, own_from, folds(stage))
                 normal, over = _over_settled(engine, parents, rewritten)
                 if keep_built and prepared.changed is not None and normal.changed != prepared.changed:
                     # Its children were built on it by what the data root said normalising changes.
@@ -152,11 +156,17 @@ def normalised(
 
 
 def _sent_from_data_root(
-    engine: BuildEngine, cache: Cache, normal: Normalised, built: str, keep_built: bool, log: StageLog
+    engine: BuildEngine,
+    cache: Cache,
+    normal: Normalised,
+    built: str,
+    keep_built: bool,
+    log: StageLog,
+    remembered: bool = True,
 ) -> tuple[Normalised | None, str]:
     """normal loaded as its layers are read from the data root, but those the engine holds as rewritten
-    before; None when the data root could not be read as they were sent. How, in words."""
-    every, normal = normal, _known(engine, cache, normal)
+    before (when remembered); None when the data root could not be read as they were sent. How, in words."""
+    every, normal = normal, _known(engine, cache, normal) if remembered else normal
     how = "from the data root"
     if held := len(every.sent) - len(normal.sent):
         how += f", {held} of {len(every.sent)} own layer(s) held as rewritten before"

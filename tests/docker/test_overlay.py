@@ -129,22 +129,25 @@ def test_a_rebuild_sends_only_the_layers_above_the_steps_its_builder_reused(
     lines: list[str] = []
     log = StageLog(stage.name, tmp_path / "log", lines.append)
 
+    made: list[str] = []
+
     def normalised_build(dockerfile: str, cache: Cache) -> str:
         with tempfile.TemporaryDirectory() as context:
             (Path(context) / "Dockerfile").write_text(dockerfile)
             image = builder.build(Path(context), lambda line: None, BuildSpec({}, Arch.host()))
+        made.append(image)  # kept (as children built on it would be): removed at the end
         return normalised(engine, cache, plan, stage, image, [Parent(base, base)], log, keep_built=True)
 
     remembered = Cache(tmp_path / "remembered")
-    made = []
     try:
         made.append(normalised_build(steps, remembered))
         assert "held as rewritten before" not in lines[-1]
         changed = steps + f"RUN echo {uuid.uuid4().hex} > /opt/c\n"
-        made.append(normalised_build(changed, remembered))
+        rebuilt = normalised_build(changed, remembered)
+        made.append(rebuilt)
         assert "2 of 3 own layer(s) held as rewritten before" in lines[-1]
-        engine.remove(made[-1])
-        assert normalised_build(changed, Cache(tmp_path / "nothing")) == made[-1]
+        engine.remove(rebuilt)
+        assert normalised_build(changed, Cache(tmp_path / "nothing")) == rebuilt
         assert "held as rewritten before" not in lines[-1]
     finally:
         for image in made:
@@ -188,8 +191,11 @@ def test_a_stages_own_layers_folded_into_one_give_the_files_its_layers_give(
     try:
         on_disk = engine.layer_dirs(image)
         assert on_disk is not None
-        normal = normalise_dirs(on_disk, frozenset(engine.inspect(base).layers), EPOCH, fold=True)
+        parents = frozenset(engine.inspect(base).layers)
+        normal = normalise_dirs(on_disk, parents, EPOCH, fold=True)
         assert normal is not None and len(normal.sent) == 1
+        with engine.save(image) as saved_image:  # docker save's way folds it the same
+            assert normalise(saved_image, parents, EPOCH, tmp_path, fold=True).config == normal.config
         engine.load(normal.archive())
         loaded.append(normal.image_id)
         assert len(engine.inspect(normal.image_id).layers) == len(engine.inspect(base).layers) + 1

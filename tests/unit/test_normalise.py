@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import tarfile
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,8 +19,8 @@ from builder.execute.normalise import (
     layer_chunks,
     layer_size,
     normalise,
-    normalise_layer,
     rebased,
+    write_layer,
 )
 
 EPOCH = 1_700_000_000
@@ -44,7 +45,8 @@ def layer(entries: list[tuple[str, bytes | None, int]], uname: str = "builder") 
 
 def normal(data: bytes) -> bytes:
     out = io.BytesIO()
-    normalise_layer(io.BytesIO(data), out, EPOCH)
+    with tempfile.TemporaryFile() as spool:
+        write_layer(_spooled(io.BytesIO(data), spool), out, EPOCH)
     return out.getvalue()
 
 

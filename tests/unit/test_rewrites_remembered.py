@@ -12,15 +12,21 @@ import tarfile
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import IO
+
+import pytest
 
 from builder.engine import NO_DEVICES, EngineError, RunResult
+from builder.engine.overlay import chain_ids, held_layers
 from builder.execute.normalise import FOLD_BELOW, Member, Normalised, _spooled, fold_groups, folded, normalise
 from builder.execute.stage_checks import _listed
 from builder.execute.stage_log import StageLog
-from builder.execute.stage_normalise import _known, _remember, _sent_from_data_root
+from builder.execute.stage_normalise import _known, _remember, _sent_from_data_root, folds
 from builder.store.cache import Cache
 from tests.fake_engine import FakeEngine
+from tests.golden_plan import golden_plan
 from tests.unit.test_normalise import EPOCH, LATER, layer, saved
+from tests.unit.test_overlay import data_root
 
 PARENT = layer([("base", b"base", EPOCH - 1)])
 OWN = [layer([(f"opt/{n}", bytes([n]) * 10, LATER)]) for n in range(3)]
@@ -42,16 +48,21 @@ def sent_layers(normal: Normalised) -> list[str]:
 
 
 class Holding(FakeEngine):
-    """An engine that holds the bottom `holds` layers of any image (its data root says so)."""
+    """An engine whose data root holds these layers, each on the ones before it."""
 
-    def __init__(self, holds: int, refuse_first_load: bool = False) -> None:
+    def __init__(self, layers: list[str], refuse_first_load: bool = False) -> None:
         super().__init__()
-        self.holds, self.refuse_first_load = holds, refuse_first_load
+        self.layers, self.refuse_first_load = layers, refuse_first_load
         self.asked: list[list[str]] = []
 
     def held(self, diff_ids: list[str]) -> int:
         self.asked.append(list(diff_ids))
-        return min(self.holds, len(diff_ids))
+        held = 0
+        for asked, holds in zip(diff_ids, self.layers, strict=False):
+            if asked != holds:
+                break
+            held += 1
+        return held
 
     def load(self, archive: Iterable[bytes]) -> None:
         if self.refuse_first_load and not self.loaded:
@@ -76,18 +87,20 @@ def test_a_rebuild_sends_its_layers_from_the_first_one_not_remembered_up(tmp_pat
     sent_layers(first)
     _remember(cache, first)
     changed = [OWN[0], layer([("opt/new", b"new", LATER)]), OWN[2]]
-    rebuilt = _known(Holding(holds=4), cache, built(changed, tmp_path))
+    rebuilt = _known(Holding(first.diff_ids), cache, built(changed, tmp_path))
     assert [sent.index for sent in rebuilt.sent] == [2, 3]
     assert rebuilt.diff_ids[1] == first.diff_ids[1]
     # The same layers with the engine holding fewer: only those it holds are left out.
-    engine = Holding(holds=2)
+    engine = Holding(first.diff_ids[:2])
     fewer = _known(engine, cache, built(OWN, tmp_path))
     assert [sent.index for sent in fewer.sent] == [2, 3]
     assert engine.asked == [first.diff_ids]  # asked on the parent's layer and the rewrites remembered
     # Nothing remembered under another source date: every layer sent.
     other = built(OWN, tmp_path)
     other.epoch = EPOCH - 1
-    assert _known(Holding(holds=4), cache, other) is other
+    assert _known(Holding(first.diff_ids), cache, other) is other
+    # Remembered, but the engine holds other layers below (the parent's rewritten otherwise): all sent.
+    assert _known(Holding(["sha256:" + "0" * 64, *first.diff_ids[1:]]), cache, built(OWN, tmp_path)).sent
 
 
 def test_a_load_refused_without_the_layers_held_is_sent_whole(tmp_path: Path) -> None:
@@ -97,7 +110,7 @@ def test_a_load_refused_without_the_layers_held_is_sent_whole(tmp_path: Path) ->
     first = built(OWN, tmp_path)
     sent_layers(first)
     _remember(cache, first)
-    engine = Holding(holds=4, refuse_first_load=True)
+    engine = Holding(first.diff_ids, refuse_first_load=True)
     lines: list[str] = []
     normal, how = _sent_from_data_root(
         engine, cache, built(OWN, tmp_path), "sha256:built", False, StageLog("s", tmp_path / "log", lines.append)
@@ -107,7 +120,12 @@ def test_a_load_refused_without_the_layers_held_is_sent_whole(tmp_path: Path) ->
     assert normal.image_id == first.image_id
     # Without the refusal the same image goes with no layer sent.
     kept, how = _sent_from_data_root(
-        Holding(holds=4), cache, built(OWN, tmp_path), "sha256:built", False, StageLog("s", tmp_path / "log", print)
+        Holding(first.diff_ids),
+        cache,
+        built(OWN, tmp_path),
+        "sha256:built",
+        False,
+        StageLog("s", tmp_path / "log", print),
     )
     assert kept is not None and kept.sent == [] and "3 of 3 own layer(s) held" in how
     assert kept.image_id == first.image_id
@@ -119,14 +137,14 @@ class Listing(FakeEngine):
         return RunResult(0, f"{'a' * 64}  /opt/{image[-1]}/file\n")
 
     def image_id(self, ref: str) -> str | None:
-        return f"sha256:{hashlib.sha256(ref.encode()).hexdigest()}"
+        return f"sha256:id-of-{ref}"
 
 
 def test_install_listings_are_remembered_by_image_id(tmp_path: Path) -> None:
     cache, engine = Cache(tmp_path / "cache"), Listing()
     assert _listed(engine, cache, "image-1", ["/opt"]) == {"/opt/1/file": "a" * 64}
     assert _listed(engine, cache, "image-1", ["/opt"]) == {"/opt/1/file": "a" * 64}
-    assert len(engine.runs) == 1
+    assert [image for image, _, _ in engine.runs] == ["sha256:id-of-image-1"]  # listed by the id it is kept by
     _listed(engine, cache, "image-2", ["/opt"])  # another image is listed
     _listed(engine, cache, "image-1", ["/opt", "/usr"])  # so is another set of paths
     assert len(engine.runs) == 3
@@ -223,12 +241,81 @@ def test_a_folded_image_has_one_layer_for_its_own_and_a_history_that_names_as_ma
     history.insert(2, {"created_by": "ENV x=y", "empty_layer": True})
     config = {"created": "x", "history": history, "rootfs": {"type": "layers", "diff_ids": digests}}
     normal = normalise(saved(layers, config), frozenset(digests[:1]), EPOCH, tmp_path, fold=True)
-    assert sent_layers(normal) == [f"{3:064x}/layer.tar"]
+    (folded_name,) = sent_layers(normal)  # one layer, named by the three folded into it
+    assert folded_name == f"{hashlib.sha256(' '.join(digests[1:]).encode()).hexdigest()}/layer.tar"
     written = json.loads(normal.config)
     assert len(written["rootfs"]["diff_ids"]) == 2
     assert [bool(entry.get("empty_layer")) for entry in written["history"]] == [False, True, True, True, False]
     with tarfile.open(fileobj=io.BytesIO(b"".join(normal.archive()))) as tar:
-        layer_tar = tar.extractfile(f"{3:064x}/layer.tar")
+        layer_tar = tar.extractfile(folded_name)
         assert layer_tar is not None
         with tarfile.open(fileobj=layer_tar) as folded_layer:
             assert folded_layer.getnames() == ["opt/0", "opt/1", "opt/2"]
+
+
+def test_what_a_layer_weighs_for_folding_is_what_is_written_of_it() -> None:
+    """A layer whose dropped files (a log, /tmp) would take it past FOLD_BELOW is folded all the same:
+    their size may differ from one build to the next, and the image with it."""
+
+    def sized(*files: tuple[str, int]) -> list[Member]:
+        found: list[Member] = []
+        for name, size in files:
+            info = tarfile.TarInfo(name)
+            info.size = size
+            found.append((info, None))
+        return found
+
+    small = sized(("opt/a", 10))
+    logged = sized(("opt/b", FOLD_BELOW - 100), ("var/log/build.log", 200), ("tmp/x", 200), ("opt/.wh.c", 200))
+    assert fold_groups([small, logged, small]) == [[0, 1, 2]]
+    assert fold_groups([small, sized(("opt/b", FOLD_BELOW)), small]) == [[0], [1], [2]]
+
+
+def names_in(data: IO[bytes] | None) -> list[str]:
+    assert data is not None
+    with tarfile.open(fileobj=data) as tar:
+        return tar.getnames()
+
+
+def test_a_layer_sent_alone_and_in_a_fold_go_under_names_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same built layer folded with another and sent alone: two layers, each under its own name."""
+    monkeypatch.setattr("builder.execute.normalise.FOLD_BELOW", 20)
+    small, large = layer([("opt/s", b"s", LATER)]), layer([("opt/l", b"l" * 40, LATER)])
+    layers = [PARENT, OWN[0], small, large, small]
+    digests = [f"sha256:{hashlib.sha256(data).hexdigest()}" for data in layers]
+    config = {"created": "x", "history": [], "rootfs": {"type": "layers", "diff_ids": digests}}
+    normal = normalise(saved(layers, config), frozenset(digests[:1]), EPOCH, tmp_path, fold=True)
+    with tarfile.open(fileobj=io.BytesIO(b"".join(normal.archive()))) as tar:
+        names = [name for name in tar.getnames() if name.endswith("layer.tar")]
+        contents = [names_in(tar.extractfile(name)) for name in names]
+    assert len(set(names)) == 3
+    assert contents == [["opt/0", "opt/s"], ["opt/l"], ["opt/s"]]
+    assert len(json.loads(normal.config)["rootfs"]["diff_ids"]) == 4
+
+
+def test_a_file_where_a_directory_was_implied_drops_what_was_under_it() -> None:
+    below = hard_linked([("opt/x/a", b"a", None)])  # no entry of its own for opt/x
+    above = hard_linked([("opt/x", b"a file now", None)])
+    assert tree(folded([members(below), members(above)])) == {"opt/x": ("file", b"a file now")}
+
+
+def test_the_data_roots_chains_tell_how_many_layers_it_holds(tmp_path: Path) -> None:
+    first, second = layer([("a", b"a", LATER)]), layer([("b", b"b", LATER)])
+    root, _, config = data_root(tmp_path, [first, second])
+    diff_ids = config["rootfs"]["diff_ids"]  # type: ignore[index]
+    assert held_layers(root, diff_ids) == 2
+    assert held_layers(root, [diff_ids[0], "sha256:" + "1" * 64]) == 1
+    assert held_layers(root, [diff_ids[1], diff_ids[0]]) == 0  # the same layers in another order: other chains
+    assert chain_ids(diff_ids)[0] == diff_ids[0]
+
+
+def test_components_and_final_images_fold_and_the_stages_others_are_built_from_do_not() -> None:
+    golden = golden_plan()
+    assert {name for name, stage in golden.stages.items() if folds(stage)} == {
+        name for name, stage in golden.stages.items() if stage.kind not in ("base", "toolkit")
+    }
+    assert folds(golden.stages["devel-image"]) and not folds(golden.stages["toolkit"])
+    for stage in golden.order():  # nothing is built FROM a stage that folds
+        assert all(child.copies_only(stage.name) for child in golden.children(stage.name)) or not folds(stage)
