@@ -537,16 +537,25 @@ def folded(layers: list[list[Member]]) -> list[Member]:
 
 
 def _unlinked(merged: _Tree, linked: dict[str, Member]) -> None:
-    """Each hard link whose file a later layer replaced or removed, as a file with the data it had."""
+    """The hard links whose file a later layer replaced or removed, as that file with the data it had:
+    the first of them (in path order) holding it, the others linked to that one."""
+    broken: dict[int, tuple[Member, list[str]]] = {}  # by the file they named
     for name, target in linked.items():
         link = merged.entries.get(name)
         if link is None or not link[0].islnk():  # the link itself was replaced or removed
             continue
         now = merged.entries.get(link[0].linkname.removeprefix("./"))
         if now is None or now[0] is not target[0]:
-            file = copy.copy(target[0])
-            file.name = name
-            merged.put(name, (file, target[1]))
+            broken.setdefault(id(target[0]), (target, []))[1].append(name)
+    for (info, opener), names in broken.values():
+        first, *others = sorted(names)
+        file = copy.copy(info)
+        file.name = first
+        merged.put(first, (file, opener))
+        for name in others:
+            again = copy.copy(info)
+            again.name, again.type, again.linkname, again.size = name, tarfile.LNKTYPE, first, 0
+            merged.put(name, (again, None))
 
 
 def _replace(merged: _Tree, name: str, member: tarfile.TarInfo) -> None:

@@ -219,6 +219,10 @@ def test_layers_folded_into_one_give_the_files_they_give_over_what_lies_below() 
     # A hard link whose file a later layer replaced keeps the data it had, as a file of its own.
     assert files["opt/hl"] == ("file", b"x") and files["opt/x"] == ("file", b"new x")
     assert files["usr/.wh..wh..opq"][0] == "file"  # an opaque marker of the last layer stays
+    # Two links to a file replaced later stay linked to each other.
+    linked = hard_linked([("opt/x", b"x", None), ("opt/y", None, "opt/x"), ("opt/z", None, "opt/x")])
+    relinked = tree(folded([members(linked), members(hard_linked([("opt/x", b"new x", None)]))]))
+    assert relinked == {"opt/x": ("file", b"new x"), "opt/y": ("file", b"x"), "opt/z": ("link", "opt/y")}
     # A hard link whose file stays is still a link; a layer alone is what it was.
     kept = tree(folded([members(hard_linked([("a", b"a", None), ("b", None, "a")])), members(third)]))
     assert kept["b"] == ("link", "a")
