@@ -27,14 +27,20 @@ EPOCH = 1_700_000_000
 LATER = EPOCH + 86_400 * 30
 
 
-def layer(entries: list[tuple[str, bytes | None, int]], uname: str = "builder") -> bytes:
-    """A layer tar: (name, data or None for a directory, mtime), in the order given."""
+def layer(
+    entries: list[tuple[str, bytes | None, int]], uname: str = "builder", links: Mapping[str, str] | None = None
+) -> bytes:
+    """A layer tar: (name, data or None for a directory, mtime), in the order given; links: the
+    names written as hard links to another."""
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name, data, mtime in entries:
             info = tarfile.TarInfo(name)
             info.mtime, info.uname, info.uid = mtime, uname, 1000
-            if data is None:
+            if links and name in links:
+                info.type, info.linkname = tarfile.LNKTYPE, links[name]
+                tar.addfile(info)
+            elif data is None:
                 info.type = tarfile.DIRTYPE
                 tar.addfile(info)
             else:

@@ -171,21 +171,9 @@ def tree(entries: list[Member]) -> dict[str, tuple[str, bytes | str | None]]:
 
 
 def hard_linked(entries: list[tuple[str, bytes | None, str | None]]) -> bytes:
-    """A layer tar of (name, data, hard link target)."""
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for name, data, target in entries:
-            info = tarfile.TarInfo(name)
-            if target is not None:
-                info.type, info.linkname = tarfile.LNKTYPE, target
-                tar.addfile(info)
-            elif data is None:
-                info.type = tarfile.DIRTYPE
-                tar.addfile(info)
-            else:
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
+    """A layer tar of (name, data or None for a directory, the file it is a hard link to)."""
+    links = {name: target for name, _, target in entries if target is not None}
+    return layer([(name, data, LATER) for name, data, _ in entries], links=links)
 
 
 def test_layers_folded_into_one_give_the_files_they_give_over_what_lies_below() -> None:
