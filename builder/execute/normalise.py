@@ -46,6 +46,7 @@ from typing import IO, Any
 
 from builder.engine import LayerDirs, overlay
 from builder.engine.overlay import StoredHeaders, StoredLayer, inside_layer, reassembles, sized_chunks
+from builder.model.canonical import code_digest
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
 # /tmp goes too: a stage hands its children files through its image's tree, never /tmp.
@@ -67,9 +68,7 @@ TAR_ENCODING = tarfile.ENCODING  # what tarfile writes names in (the file system
 BUILD_ONLY = ("moby.buildkit.buildinfo.v1", "container", "container_config", "docker_version")
 # What a remembered rewrite was made by: this file and the layer reader (a change to how layers are
 # read or rewritten forgets them), on this Python's tarfile.
-REWRITER = hashlib.sha256(
-    Path(__file__).read_bytes() + Path(overlay.__file__).read_bytes() + repr(sys.version_info[:2]).encode()
-).hexdigest()
+REWRITER = f"{code_digest(sys.modules[__name__], overlay)} {sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def memo_key(built: tuple[str, ...], epoch: int) -> str:

@@ -4,15 +4,13 @@ that merge every component, that no file is installed by two components."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from builder.engine import Engine, EngineError
 from builder.execute.debug import record_failure
 from builder.execute.stage_log import StageLog
 from builder.model.arch import Arch
-from builder.model.canonical import digest
+from builder.model.canonical import code_digest, digest
 from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
 from builder.verify import installs
@@ -21,7 +19,7 @@ from builder.verify.installs import added_files, collisions, installed_files
 from builder.verify.probes import run_probes
 
 # What made a remembered listing: the code that lists (a change to it lists every image again).
-LISTER = hashlib.sha256(Path(installs.__file__).read_bytes()).hexdigest()
+LISTER = code_digest(installs)
 
 
 def drop(engine: Engine, stage: Stage, image_id: str) -> None:

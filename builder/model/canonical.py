@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
+from types import ModuleType
 
 
 def canonical_json(data: object) -> bytes:
@@ -16,3 +18,9 @@ def canonical_json(data: object) -> bytes:
 
 def digest(data: object) -> str:
     return hashlib.sha256(canonical_json(data)).hexdigest()
+
+
+def code_digest(*modules: ModuleType) -> str:
+    """sha256 over the source files of modules: what a result remembered in the cache was made by
+    (a change to that code forgets it)."""
+    return hashlib.sha256(b"".join(Path(str(module.__file__)).read_bytes() for module in modules)).hexdigest()
