@@ -19,7 +19,7 @@ import io
 import json
 import posixpath
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -143,6 +143,12 @@ class StoredHeaders(io.RawIOBase):
         self._size, self._at = end, 0
 
     @property
+    def skeleton(self) -> list[bytes | int]:
+        """The tar as its bytes between files and each file's size (bytes next to each other joined):
+        another tar with the same skeleton and the same files has the same bytes."""
+        return joined_pieces(self._pieces)
+
+    @property
     def file_starts(self) -> list[int]:
         """Where each file's data starts in the tar: where tarfile must find a member's data."""
         return [start for start, piece in zip(self._starts, self._pieces, strict=True) if isinstance(piece, int)]
@@ -170,6 +176,17 @@ class StoredHeaders(io.RawIOBase):
         buffer[:size] = bytes(size) if isinstance(piece, int) else piece[inside : inside + size]
         self._at += size
         return size
+
+
+def joined_pieces(pieces: Iterable[bytes | int]) -> list[bytes | int]:
+    """pieces with the bytes next to each other joined and empty ones left out."""
+    joined: list[bytes | int] = []
+    for piece in pieces:
+        if isinstance(piece, bytes) and joined and isinstance(joined[-1], bytes):
+            joined[-1] += piece
+        elif piece:
+            joined.append(piece)
+    return joined
 
 
 def reassembles(layer: StoredLayer, stop: threading.Event | None = None) -> None:

@@ -3,22 +3,23 @@ the same registry digests): Docker 20.10 has no SOURCE_DATE_EPOCH, so the image 
 (on a local overlay2 engine, each layer's tar reassembled from the data root as `docker save` does,
 else with `docker save`), its own layers and its config rewritten, and loaded back.
 
-In each layer the stage added: entries in path order, mtimes clamped to the lock's source date,
-owner names dropped (numeric uid/gid kept: CANN runs as HwHiAiUser), timestamp .pyc headers
-clamped like their sources (so Python still finds them fresh), the last-change days in
-/etc/shadow clamped, and what only records when and where a build ran (ld.so's aux-cache, apt
-lists and caches, logs) left out; hard links written as their first name in path order, whiteouts
-as bare markers. In the config: every date is the source date, and what names
-the build rather than the image (BuildKit's buildinfo, the classic builder's container) is dropped.
-The parents' layers were normalised when they were built: they are neither rewritten nor sent back
-(the engine has them, and a load skips layers it has); an image built on its parent as built is put
-over the parent's normalised layers (rebased). The layers rewritten from the data root are made
-as they are sent to the load, nothing spooled. A layer is rewritten from its bytes alone, so the
-same built layer (the same diff id: the builder's cache reused its step) gives the same rewrite:
-what it gave is remembered (`memo_key`), and an own layer the engine holds already as rewritten, on
-the same layers below, is neither read nor sent again (`Normalised.known`). A stage no other stage
-is FROM (its children copy files out of it) has its own small layers folded into one (`folded`):
-the engine spends about as long on a layer of a few bytes as on one of megabytes."""
+In each layer the stage added, written as Docker's archiver writes a tar (go_tar: its walk order,
+its headers): mtimes clamped to the lock's source date, owners by number (root by name: CANN runs as
+HwHiAiUser), timestamp .pyc headers clamped like their sources (so Python still finds them fresh),
+the last-change days in /etc/shadow clamped, and what only records when and where a build ran
+(ld.so's aux-cache, apt lists and caches, logs) left out; hard links written as their first name in
+walk order, whiteouts as bare markers. A layer whose files are canonical as built is thereby its own
+rewrite (Sent.canonical): the engine holds it already. In the config: every date is the source date,
+and what names the build rather than the image (BuildKit's buildinfo, the classic builder's
+container) is dropped. The parents' layers were normalised when they were built: they are neither
+rewritten nor sent back (the engine has them, and a load skips layers it has); an image built on its
+parent as built is put over the parent's normalised layers (rebased). The layers rewritten from the
+data root are made as they are sent to the load, nothing spooled. A layer is rewritten from its
+bytes alone, so the same built layer (the same diff id: the builder's cache reused its step) gives
+the same rewrite: what it gave is remembered (`memo_key`), and an own layer the engine holds already
+as rewritten, on the same layers below, is neither read nor sent again (`Normalised.known`). A stage
+no other stage is FROM (its children copy files out of it) has its own small layers folded into one
+(`folded`): the engine spends about as long on a layer of a few bytes as on one of megabytes."""
 
 from __future__ import annotations
 
@@ -45,7 +46,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from builder.engine import LayerDirs, overlay
-from builder.engine.overlay import StoredHeaders, StoredLayer, inside_layer, reassembles, sized_chunks
+from builder.engine.overlay import (
+    StoredHeaders,
+    StoredLayer,
+    inside_layer,
+    joined_pieces,
+    reassembles,
+    sized_chunks,
+)
+from builder.execute import go_tar
 from builder.model.canonical import code_digest
 
 # Files that only record a build's time or machine; a stage that writes them leaves the parent's.
@@ -66,9 +75,9 @@ SECONDS_PER_DAY = 86400
 TAR_ENCODING = tarfile.ENCODING  # what tarfile writes names in (the file system's encoding)
 # Config keys that name the build, not the image.
 BUILD_ONLY = ("moby.buildkit.buildinfo.v1", "container", "container_config", "docker_version")
-# What a remembered rewrite was made by: this file and the layer reader (a change to how layers are
-# read or rewritten forgets them), on this Python's tarfile.
-REWRITER = f"{code_digest(sys.modules[__name__], overlay)} {sys.version_info[0]}.{sys.version_info[1]}"
+# What a remembered rewrite was made by: this file, the header writer and the layer reader (a change
+# to how layers are read or rewritten forgets them), on this Python's tarfile.
+REWRITER = f"{code_digest(sys.modules[__name__], overlay, go_tar)} {sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def memo_key(built: tuple[str, ...], epoch: int) -> str:
@@ -88,6 +97,9 @@ class Sent:
     size: int
     chunks: Callable[[], Iterator[bytes]]
     built: tuple[str, ...]
+    # Its rewrite is the built layer byte for byte (its files canonical as built): the engine may
+    # hold it already.
+    canonical: bool = False
 
 
 @dataclass
@@ -251,8 +263,8 @@ class Entry:
 
 
 def canonical_entries(members: Iterable[Member], epoch: int, changed: list[str] | None = None) -> list[Entry]:
-    """The members as a canonical tar writes them: cleaned, in path order, hard links after the files
-    they name, /etc/shadow's days clamped (its size can change: it is read here); every member is
+    """The members as a canonical tar writes them: cleaned, in walk order, each hard link set's first
+    name holding the data, /etc/shadow's days clamped (its size can change: it is read here); every member is
     read before any is returned, so a layer that proves unreadable has nothing written yet. changed
     gets the files left out, a shadow whose days change and each .pyc whose stamp does."""
     entries: dict[str, tuple[tarfile.TarInfo, Opener | None]] = {}
@@ -267,8 +279,7 @@ def canonical_entries(members: Iterable[Member], epoch: int, changed: list[str] 
         changed += sorted(left_out)
     written = []
     for info, opener in sorted(
-        (entries[name] for name in entries if name not in left_out),
-        key=lambda entry: (entry[0].islnk(), entry[0].name),
+        (entries[name] for name in entries if name not in left_out), key=lambda entry: walk_order(entry[0].name)
     ):
         if opener is not None and info.isfile() and info.name == "etc/shadow":
             with opener() as data:
@@ -284,24 +295,65 @@ def canonical_entries(members: Iterable[Member], epoch: int, changed: list[str] 
                 head = data.read(16)
             if _pyc(head, epoch) != head:
                 changed.append(info.name)
-        written.append(Entry(info, info.tobuf(tarfile.PAX_FORMAT, TAR_ENCODING, "surrogateescape"), opener))
+        written.append(Entry(info, _header(info, entries), opener))
     return written
+
+
+def walk_order(name: str) -> tuple[bytes, ...]:
+    """Where name comes in a layer tar Docker's archiver writes: a directory, then its entries by name
+    (filepath.Walk), each whole before the next."""
+    return tuple(part.encode(TAR_ENCODING, "surrogateescape") for part in name.split("/"))
+
+
+def _header(info: tarfile.TarInfo, entries: Mapping[str, tuple[tarfile.TarInfo, Opener | None]]) -> bytes:
+    """info's header as Docker's archiver writes it: a directory's name ends with "/"; the mode has the
+    file type's bits (a hard link its file's), but a whiteout's (Docker makes it a plain 0600 file)."""
+    if _is_whiteout(info.name):
+        bits = 0
+    elif info.islnk():
+        target = entries.get(info.linkname)
+        bits = go_tar.TYPE_BITS.get(target[0].type if target else tarfile.REGTYPE, 0)
+    else:
+        bits = go_tar.TYPE_BITS.get(info.type, 0)
+    xattrs = {key.removeprefix("SCHILY.xattr."): value for key, value in info.pax_headers.items()}
+    return go_tar.header(
+        info.name + ("/" if info.isdir() else ""),
+        info.type,
+        info.mode | bits,
+        info.uid,
+        info.gid,
+        info.size,
+        int(info.mtime),
+        info.linkname,
+        info.devmajor,
+        info.devminor,
+        xattrs,
+    )
 
 
 def layer_size(entries: list[Entry]) -> int:
     """The size of the tar layer_chunks writes, known before it is written (the load's archive names it first)."""
-    size = _body_size(entries) + 2 * tarfile.BLOCKSIZE  # the end: two zero blocks, then whole records
-    return size + -size % tarfile.RECORDSIZE
+    return _body_size(entries) + len(go_tar.END)
 
 
 def _body_size(entries: list[Entry]) -> int:
     return sum(len(entry.header) + entry.info.size + -entry.info.size % tarfile.BLOCKSIZE for entry in entries)
 
 
+def skeleton(entries: list[Entry]) -> list[bytes | int]:
+    """The canonical tar of entries as its bytes between files and each file's size (overlay's
+    StoredHeaders.skeleton): equal to a stored layer's, the tar is that layer's."""
+    pieces: list[bytes | int] = []
+    for entry in entries:
+        pieces.append(entry.header)
+        if entry.opener is not None and entry.info.size:
+            pieces += [entry.info.size, tarfile.NUL * (-entry.info.size % tarfile.BLOCKSIZE)]
+    return joined_pieces([*pieces, go_tar.END])
+
+
 def layer_chunks(entries: list[Entry], epoch: int) -> Iterator[bytes]:
-    """The canonical tar of entries, byte for byte as tarfile writes it (PAX, records of RECORDSIZE),
-    each file's data read from its opener as it is written; ValueError when a file is not the size
-    its entry says."""
+    """The canonical tar of entries, byte for byte as Docker's archiver writes it (go_tar), each file's
+    data read from its opener as it is written; ValueError when a file is not the size its entry says."""
     for entry in entries:
         yield entry.header
         if entry.opener is None or not entry.info.size:
@@ -315,7 +367,7 @@ def layer_chunks(entries: list[Entry], epoch: int) -> Iterator[bytes]:
             else:
                 yield from sized_chunks(data, entry.info.size, entry.info.name)
         yield tarfile.NUL * (-entry.info.size % tarfile.BLOCKSIZE)
-    yield tarfile.NUL * (layer_size(entries) - _body_size(entries))
+    yield go_tar.END
 
 
 def _bytes_opener(body: bytes) -> Opener:
@@ -323,7 +375,7 @@ def _bytes_opener(body: bytes) -> Opener:
 
 
 def _relink(entries: dict[str, tuple[tarfile.TarInfo, Opener | None]], left_out: set[str]) -> None:
-    """Each set of hard links written as its first kept name (in path order) holding the data and the
+    """Each set of hard links written as its first kept name (in walk order) holding the data and the
     other kept names linking to it, whichever name the layer wrote first; a set with no kept name
     left out whole."""
     groups: dict[str, list[str]] = {}
@@ -331,7 +383,7 @@ def _relink(entries: dict[str, tuple[tarfile.TarInfo, Opener | None]], left_out:
         if info.islnk() and info.linkname in entries:
             groups.setdefault(info.linkname, [info.linkname]).append(name)
     for target, names in groups.items():
-        kept = sorted(name for name in names if name not in left_out)
+        kept = sorted((name for name in names if name not in left_out), key=walk_order)
         left_out.update(names)
         if not kept:
             continue
@@ -356,8 +408,8 @@ def _clean(member: tarfile.TarInfo, name: str, epoch: int) -> tarfile.TarInfo:
         # mode) says nothing about the image.
         info.type, info.mode, info.mtime = tarfile.REGTYPE, 0o600, epoch
         return info
-    # A sparse file's data comes expanded: it is written as a regular file.
-    info.type = tarfile.REGTYPE if member.type == tarfile.GNUTYPE_SPARSE else member.type
+    # A sparse file's data comes expanded: it is written as a regular file, as any other kind of one.
+    info.type = tarfile.REGTYPE if member.isreg() else member.type
     info.mode, info.uid, info.gid = member.mode & 0o7777, member.uid, member.gid
     info.linkname, info.devmajor, info.devminor = (
         member.linkname.removeprefix("./") if member.islnk() else member.linkname,
@@ -537,7 +589,7 @@ def folded(layers: list[list[Member]]) -> list[Member]:
 
 def _unlinked(merged: _Tree, linked: dict[str, Member]) -> None:
     """The hard links whose file a later layer replaced or removed, as that file with the data it had:
-    the first of them (in path order) holding it, the others linked to that one."""
+    the first of them (in walk order) holding it, the others linked to that one."""
     broken: dict[int, tuple[Member, list[str]]] = {}  # by the file they named
     for name, target in linked.items():
         link = merged.entries.get(name)
@@ -547,7 +599,7 @@ def _unlinked(merged: _Tree, linked: dict[str, Member]) -> None:
         if now is None or now[0] is not target[0]:
             broken.setdefault(id(target[0]), (target, []))[1].append(name)
     for (info, opener), names in broken.values():
-        first, *others = sorted(names)
+        first, *others = sorted(names, key=walk_order)
         file = copy.copy(info)
         file.name = first
         merged.put(first, (file, opener))
@@ -644,14 +696,19 @@ def normalise_dirs(
     own = range(inherited(built, parent_layers) if own_from is None else own_from, len(built))
     diff_ids, sent_paths = built[: own.start], paths[: own.start]
     try:
-        layers = [list(_stored_members(image.layers[index])) for index in own]
+        stored = [_stored(image.layers[index]) for index in own]
+        layers = [members for members, _ in stored]
         groups = fold_groups(layers) if fold else [[n] for n in range(len(layers))]
         for group in groups:
+            before = len(changed)
             entries = canonical_entries(_members([layers[n] for n in group]), epoch, changed)
             links += [entry.info.name for entry in entries if entry.info.issym()]
             chunks = functools.partial(layer_chunks, entries, epoch)
             path = _sent_path(paths, built, own, group)
-            sent.append(Sent(path, len(diff_ids), layer_size(entries), chunks, tuple(built[own[n]] for n in group)))
+            # Nothing left out or changed, and the same bytes between the same files: it is the built layer.
+            canonical = len(group) == 1 and len(changed) == before and skeleton(entries) == stored[group[0]][1]
+            size, from_layers = layer_size(entries), tuple(built[own[n]] for n in group)
+            sent.append(Sent(path, len(diff_ids), size, chunks, from_layers, canonical))
             diff_ids.append("")  # known once it was sent
             sent_paths.append(path)
     except (OSError, ValueError, EOFError, tarfile.TarError):
@@ -660,19 +717,20 @@ def normalise_dirs(
     return Normalised(config, diff_ids, sent_paths, sent, epoch, changed, unchecked, links, _folded(own, groups))
 
 
-def _stored_members(layer: StoredLayer) -> Iterator[Member]:
+def _stored(layer: StoredLayer) -> tuple[list[Member], list[bytes | int]]:
     """A stored layer's entries, read from its headers alone (Normalised.archive checks the files'
     bytes reassemble to the layer as they are sent), each file's data opened from the layer's
-    directory when it is written (not spooled)."""
-    headers, found = StoredHeaders(layer), []
+    directory when it is written (not spooled); and its tar's skeleton."""
+    headers, found, members = StoredHeaders(layer), [], []
     with io.BufferedReader(headers, 1 << 16) as reader, tarfile.open(fileobj=reader, mode="r:") as tar:
         for member in tar:
             path = layer.directory / inside_layer(member.name)
             if member.isfile() and member.size:
                 found.append(member.offset_data)
-            yield member, _opener(path) if member.isfile() and member.size else None
+            members.append((member, _opener(path) if member.isfile() and member.size else None))
     if found != headers.file_starts:  # a member list cut short, or data read where a header was
         raise ValueError(f"layer {layer.diff_id}'s headers do not read as its stored tar")
+    return members, headers.skeleton
 
 
 def _opener(path: Path) -> Opener:

@@ -169,7 +169,9 @@ def _sent_from_data_root(
     every, normal = normal, _known(engine, cache, normal) if remembered else normal
     how = "from the data root"
     if held := len(every.sent) - len(normal.sent):
-        how += f", {held} of {len(every.sent)} own layer(s) held as rewritten before"
+        canonical = sum(layer.canonical for layer in every.sent if layer not in normal.sent)
+        why = f"({canonical} canonical as built)" if canonical else "as rewritten before"
+        how += f", {held} of {len(every.sent)} own layer(s) held {why}"
     try:
         unread = _loaded_from_data_root(engine, normal, built, keep_built)
     except EngineError as err:
@@ -186,12 +188,15 @@ def _sent_from_data_root(
 
 
 def _known(engine: BuildEngine, cache: Cache, normal: Normalised) -> Normalised:
-    """normal without the bottom run of its own layers that were rewritten before (the same built
-    bytes give the same rewrite) and that the engine holds as rewritten on the same layers below: they
-    are neither read nor sent."""
+    """normal without the bottom run of its own layers whose rewrite is known (canonical as built, or
+    rewritten before: the same built bytes give the same rewrite) and that the engine holds as
+    rewritten on the same layers below: they are neither read nor sent."""
     diff_ids, found = list(normal.diff_ids), {}
     for layer in sorted(normal.sent, key=lambda sent: sent.index):
-        record = cache.read_record(REWRITES, memo_key(layer.built, normal.epoch)) or {}
+        if layer.canonical:
+            record = {"diff_id": layer.built[0]}
+        else:
+            record = cache.read_record(REWRITES, memo_key(layer.built, normal.epoch)) or {}
         if not isinstance(rewritten := record.get("diff_id"), str) or not DIFF_ID.fullmatch(rewritten):
             break
         diff_ids[layer.index] = found[layer.index] = rewritten

@@ -118,7 +118,8 @@ def make_plan(inputs: Inputs) -> Plan:
     for flavor in ("devel", "runtime"):
         name = f"base-{flavor}"
         dockerfile = render.base(flavor, lock, files_of(debs.get(name)))
-        graph.add(name, "base", (), dockerfile, joined(inputs.bases[flavor], debs.get(name)), (python,))
+        located = joined(inputs.bases[flavor], debs.get(name))
+        graph.add(name, "base", (), dockerfile, located, (python,), files=(("etc-hosts", ""),))
     section = lock.section(arch)
     toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages)
     toolkit_probes = probe_specs.toolkit_probes(toolkit_layout(lock.toolkit.version))

@@ -114,7 +114,7 @@ class PackageStep:
     @property
     def path(self) -> str:
         """Where the step finds the installer: in its scratch directory once unzipped, else the mount."""
-        return f'"$work"/{self.installer}' if self.archive else f"/tmp/stackbuild-packages/{self.installer}"
+        return f'"$work"/{self.installer}' if self.archive else f"/mnt/{self.installer}"
 
 
 def package_steps(packages: Sequence[LockedDownload | LockedGenerated]) -> list[PackageStep]:
@@ -146,6 +146,7 @@ def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedDownload | Loc
         packages=package_steps(packages),
         layout=layout,
         version=lock.toolkit.version,
+        source_date_epoch=lock.base.source_date_epoch,
     )
 
 

@@ -8,6 +8,7 @@ the classic builder (each commits layers its own way); and an imported layer as 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import subprocess
 import tarfile
@@ -208,3 +209,46 @@ def test_a_stages_own_layers_folded_into_one_give_the_files_its_layers_give(
         for made in [*loaded, image]:
             with contextlib.suppress(EngineError):
                 engine.remove(made)
+
+
+CANONICAL_STEP = """\
+FROM {base}
+RUN mkdir -p /opt/k/a/b /opt/k/a-c && echo data > /opt/k/a/f && ln /opt/k/a/f /opt/k/a-c/g \
+ && ln -s ../a/f /opt/k/a-c/s && echo x > /opt/k/$(printf 'n%.0s' $(seq 1 120)) && mkfifo /opt/k/fifo \
+ && mkdir -p /opt/k/$(printf 'd%.0s' $(seq 1 99))/e && echo s > /opt/k/suid && chmod 4755 /opt/k/suid \
+ && echo e > /opt/k/$(printf 'caf\\303\\251') && touch -d @1 /opt/k/old \
+ && python3 -c "import os; os.setxattr('/opt/k/a/f', 'security.capability', bytes.fromhex('{v2}'))" {dating}
+"""
+DATING = (
+    "&& find / -xdev \\( -path /proc -o -path /sys -o -path /dev -o -path /etc/hosts -o -path /etc/hostname"
+    " -o -path /etc/resolv.conf \\) -prune -o -newermt @{epoch} -print0 | xargs -0r touch -h -d @{epoch}"
+)
+
+
+@pytest.mark.parametrize("builder", ["buildkit", "classic"])
+def test_a_layer_whose_files_are_canonical_as_built_is_the_layer_normalising_writes(
+    builder: str, workspace: Path, engine: DockerEngine
+) -> None:
+    """A step that dates what it wrote no later than the source date (as the toolkit's install steps
+    do) makes a layer normalising would write byte for byte: it is kept (canonical) and its rewrite
+    has the built layer's diff id. Without the dating it is rewritten."""
+    stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
+    plan = plan_of(workspace, "reftest")
+    base, epoch = plan.stages["base-devel"].tag(), plan.source_date_epoch
+    parents = frozenset(engine.inspect(base).layers)
+    for dating, canonical in ((DATING.format(epoch=epoch), True), ("", False)):
+        with tempfile.TemporaryDirectory() as context:
+            step = CANONICAL_STEP.format(base=base, v2=V2_CAPABILITY, dating=dating)
+            (Path(context) / "Dockerfile").write_text(step)
+            image = connect(builder=builder).build(Path(context), lambda line: None, BuildSpec({}, Arch.host()))
+        try:
+            on_disk = engine.layer_dirs(image)
+            assert on_disk is not None
+            normal = normalise_dirs(on_disk, parents, epoch)
+            assert normal is not None
+            (layer,) = normal.sent
+            assert layer.canonical is canonical
+            rewritten = hashlib.sha256(b"".join(layer.chunks())).hexdigest()
+            assert (f"sha256:{rewritten}" == layer.built[0]) is canonical
+        finally:
+            engine.remove(image)

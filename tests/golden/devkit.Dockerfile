@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f61e627ebdc3c5093a9102f606755318e5ccfecbbf308807625f8f6c9ed845a5
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:136b5a1ffb50c9c3eafa91b99094624cf6857fff1d0048cbaf6ed98879c1f02e
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f61e627ebdc3c5093a9102f606755318e5ccfecbbf308807625f8f6c9ed845a5
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:3b36c66d5eb692210020c0c9155d4028157df64bde4fd4be17b7eca4ea6016f5
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:136b5a1ffb50c9c3eafa91b99094624cf6857fff1d0048cbaf6ed98879c1f02e
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:f8558fd11b78c2485e64765b0322b1370e0810fc6a22485df0e355d8c85ef44a
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

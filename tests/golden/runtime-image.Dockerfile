@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:4dd0ead709eb7ccf3a4a729ec92354fe0c51a444d1049893d3d6ce38de39d7e1
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f61e627ebdc3c5093a9102f606755318e5ccfecbbf308807625f8f6c9ed845a5
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:3b36c66d5eb692210020c0c9155d4028157df64bde4fd4be17b7eca4ea6016f5
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:6e13ea73be11fb8e0355dbcd9d808d6bb65052eccd4a1c9ed8e871dd7d9d01b2
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:87a18697fcc8ea1e0fe754a49f742d8f91528753dcd00cd792f69d886bb4f0d6
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:136b5a1ffb50c9c3eafa91b99094624cf6857fff1d0048cbaf6ed98879c1f02e
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:f8558fd11b78c2485e64765b0322b1370e0810fc6a22485df0e355d8c85ef44a
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:2aecb57cab79cca6f8bba44dd06f62db4001158bad295ae3f26a109be23fb227
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:ce5693a7bce56fb72b970b082adb10a687abf83465a7b375a0f927e4d497aae8
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:d78a40f200e83a39fc6964b778be64c880fb3210f91e2c5fe53a130134d62ada
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh
@@ -9,21 +9,37 @@ FROM base-devel
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # The packages are bind-mounted from the build context for the step that installs each one (read
 # only), so no layer of this image holds them; each step unpacks in its own scratch directory and
-# removes it. RUN --mount needs BuildKit: the classic builder cannot build this stage.
-RUN --mount=type=bind,source=packages,target=/tmp/stackbuild-packages \
-    work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
- && python3 -m zipfile -e /tmp/stackbuild-packages/Ascend-cann-toolkit_8.5.0_linux-x86_64.zip "$work" \
+# removes it. RUN --mount needs BuildKit: the classic builder cannot build this stage. They are
+# mounted on /mnt, which the base has, so the engine makes no mount point in the layer. Each step
+# ends dating what it changed (ctime from 0.1 s before it began: the kernel dates files by a clock
+# up to a tick behind `date`) to the lock's source date, so its layer - the toolkit's gigabytes -
+# is canonical as the engine wrote it and normalising neither rewrites nor loads it again.
+RUN --mount=type=bind,source=packages,target=/mnt \
+    started=$(( $(date +%s%N) - 100000000 )) \
+ && work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
+ && python3 -m zipfile -e /mnt/Ascend-cann-toolkit_8.5.0_linux-x86_64.zip "$work" \
  && bash "$work"/Ascend-cann-toolkit_8.5.0_linux-x86_64.run --full --quiet --install-for-all \
- && rm -rf "$work"
-RUN --mount=type=bind,source=packages,target=/tmp/stackbuild-packages \
-    work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
- && python3 -m zipfile -e /tmp/stackbuild-packages/Ascend-cann-910b-ops_8.5.0_linux-x86_64.zip "$work" \
+ && rm -rf "$work" \
+ && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
+      -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
+    | xargs -0r touch -h -d "@1704067200"
+RUN --mount=type=bind,source=packages,target=/mnt \
+    started=$(( $(date +%s%N) - 100000000 )) \
+ && work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
+ && python3 -m zipfile -e /mnt/Ascend-cann-910b-ops_8.5.0_linux-x86_64.zip "$work" \
  && bash "$work"/Ascend-cann-910b-ops_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
- && rm -rf "$work"
-RUN --mount=type=bind,source=packages,target=/tmp/stackbuild-packages \
-    work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
- && source /usr/local/Ascend/cann/set_env.sh && bash /tmp/stackbuild-packages/Ascend-cann-nnal_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
- && rm -rf "$work"
+ && rm -rf "$work" \
+ && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
+      -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
+    | xargs -0r touch -h -d "@1704067200"
+RUN --mount=type=bind,source=packages,target=/mnt \
+    started=$(( $(date +%s%N) - 100000000 )) \
+ && work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
+ && source /usr/local/Ascend/cann/set_env.sh && bash /mnt/Ascend-cann-nnal_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
+ && rm -rf "$work" \
+ && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
+      -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
+    | xargs -0r touch -h -d "@1704067200"
 WORKDIR /
 RUN source /usr/local/Ascend/cann/set_env.sh \
  && info="${ASCEND_TOOLKIT_HOME}/$(uname -m)-linux/ascend_toolkit_install.info" \

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:90383fd72bcd41ad10b5a0c4e0497f7ec2d37306e6a9f117a47cda424a6e45a1
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:45d5b9aec2a25c9287288e3e754b1abd1e01fd5c80f6ce98f989206453a47691
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:bfee6b4c43614182bd4912a0acae83e086d6e56c76baf7a649e332da89c10de5
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:4096585a27415b7e1815d9f9c21536df8288e096d82a189994f868f61b19b475
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:90383fd72bcd41ad10b5a0c4e0497f7ec2d37306e6a9f117a47cda424a6e45a1
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:45d5b9aec2a25c9287288e3e754b1abd1e01fd5c80f6ce98f989206453a47691
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:9b5c3a7a442092eca6e8a76f62565238a29b5f03852afe41b190856da6ad01fa
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:7e04c16a8ef211214d60278bc574d6e9683e7e8338ffd3af98cd6c1bb511c134
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:bfee6b4c43614182bd4912a0acae83e086d6e56c76baf7a649e332da89c10de5
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:4096585a27415b7e1815d9f9c21536df8288e096d82a189994f868f61b19b475
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:b81559fd9be461e41c4d1687b9c07d2a8afc6c7c8c28af33ad05cc6e975c4857
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:a219eddcac12bc4bfcd6de75301996b041b7fbad3aa14588e10056696f764116
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend

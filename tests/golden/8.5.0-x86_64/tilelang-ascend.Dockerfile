@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:90383fd72bcd41ad10b5a0c4e0497f7ec2d37306e6a9f117a47cda424a6e45a1
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:bfee6b4c43614182bd4912a0acae83e086d6e56c76baf7a649e332da89c10de5
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component tilelang-ascend (git ascendc_pto 95acbd7f7283f57f228aa4d016742ea165c03b84).
 FROM toolkit
