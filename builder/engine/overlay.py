@@ -181,12 +181,14 @@ class StoredHeaders(io.RawIOBase):
 def joined_pieces(pieces: Iterable[bytes | int]) -> list[bytes | int]:
     """pieces with the bytes next to each other joined and empty ones left out."""
     joined: list[bytes | int] = []
+    run: list[bytes] = []  # the bytes since the last size, joined once (not copied again at each piece)
     for piece in pieces:
-        if isinstance(piece, bytes) and joined and isinstance(joined[-1], bytes):
-            joined[-1] += piece
+        if isinstance(piece, bytes):
+            run.append(piece)
         elif piece:
-            joined.append(piece)
-    return joined
+            joined += [b"".join(run), piece] if any(run) else [piece]
+            run = []
+    return [*joined, b"".join(run)] if any(run) else joined
 
 
 def reassembles(layer: StoredLayer, stop: threading.Event | None = None) -> None:

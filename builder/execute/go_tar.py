@@ -6,9 +6,10 @@ allowed). So a layer whose files are canonical already (dated no later than the
 source date, nothing to leave out) is, as the engine built it, the canonical layer: the same diff id,
 and it need not be written or loaded again (`tests/docker/test_overlay.py` compares with the engine).
 
-What this does not need to match Docker in (a whiteout's date, owner names other than root's, which
-Docker 20.10 looks up on its host) it still writes one way, so the canonical bytes never depend on
-the host; a layer that differs from them in that is rewritten."""
+What it need not match Docker in it still writes one way, so the canonical bytes never depend on the
+engine or the host, and a layer that differs from them there is rewritten: whiteouts and opaque
+markers (their place, date, mode and links: a step cannot date them anyway), and owner names other
+than root's (Docker 20.10 writes what its host names an id; Docker 23 and later write none)."""
 
 from __future__ import annotations
 

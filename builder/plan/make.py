@@ -17,6 +17,7 @@ from builder.verify import probes as probe_specs
 from builder.verify.probes import ProbeSpec
 
 NO_CONTEXT = Located((), ContextInput("", ""))
+SCRIPT_MODE, PLAIN_MODE = 0o755, 0o644  # a stage's own files: scripts, or plain data (add's plain)
 
 
 class _Graph:
@@ -44,10 +45,13 @@ class _Graph:
         network: bool = False,
         bake: Bake | None = None,
         source: ContextInput | None = None,
+        plain: frozenset[str] = frozenset(),
     ) -> None:
         files = files + (bake.files() if bake else ())
         dockerfile = _parents_header(parents, self.stages) + dockerfile
-        definition = digest({"Dockerfile": dockerfile, **dict(files)}) if files else sha256_text(dockerfile)
+        # The key covers each file's text, and which are written plain (not executable): all of its content.
+        named = {"Dockerfile": dockerfile, **dict(files), **({"plain files": sorted(plain)} if plain else {})}
+        definition = digest(named) if files else sha256_text(dockerfile)
         inputs = StageInputs(
             dockerfile=definition,
             context=located.content,
@@ -56,7 +60,10 @@ class _Graph:
             probes=digest({"probes": list(probes), "runner": probe_specs.RUNNER_SHA256}) if probes else "",
             network=network,
         )
-        items = (*located.items, *(BytesItem(path, text.encode()) for path, text in files))
+        items = (
+            *located.items,
+            *(BytesItem(path, text.encode(), PLAIN_MODE if path in plain else SCRIPT_MODE) for path, text in files),
+        )
         reads = parent_reads(dockerfile, parents)
         self.stages[name] = Stage(
             name, kind, parents, dockerfile, items, inputs, files, probes, workdir, bake, source=source, reads=reads
@@ -119,7 +126,8 @@ def make_plan(inputs: Inputs) -> Plan:
         name = f"base-{flavor}"
         dockerfile = render.base(flavor, lock, files_of(debs.get(name)))
         located = joined(inputs.bases[flavor], debs.get(name))
-        graph.add(name, "base", (), dockerfile, located, (python,), files=(("etc-hosts", ""),))
+        hosts = (("etc-hosts", ""),)  # /etc/hosts: see base.Dockerfile.j2
+        graph.add(name, "base", (), dockerfile, located, (python,), files=hosts, plain=frozenset({"etc-hosts"}))
     section = lock.section(arch)
     toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages)
     toolkit_probes = probe_specs.toolkit_probes(toolkit_layout(lock.toolkit.version))

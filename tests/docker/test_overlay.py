@@ -227,20 +227,24 @@ DATING = (
 
 @pytest.mark.parametrize("builder", ["buildkit", "classic"])
 def test_a_layer_whose_files_are_canonical_as_built_is_the_layer_normalising_writes(
-    builder: str, workspace: Path, engine: DockerEngine
+    builder: str, workspace: Path, engine: DockerEngine, tmp_path: Path
 ) -> None:
     """A step that dates what it wrote no later than the source date (as the toolkit's install steps
-    do) makes a layer normalising would write byte for byte: it is kept (canonical) and its rewrite
-    has the built layer's diff id. Without the dating it is rewritten."""
+    do) makes a layer normalising would write byte for byte: its rewrite has the built layer's diff
+    id, and normalising keeps it as the engine holds it (not sent), giving the image that sending
+    every layer rewritten gives. Without the dating it is rewritten and sent."""
     stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
     plan = plan_of(workspace, "reftest")
-    base, epoch = plan.stages["base-devel"].tag(), plan.source_date_epoch
+    base, epoch, stage = plan.stages["base-devel"].tag(), plan.source_date_epoch, plan.stages["toolkit"]
     parents = frozenset(engine.inspect(base).layers)
+    lines: list[str] = []
+    log = StageLog(stage.name, tmp_path / "log", lines.append)
     for dating, canonical in ((DATING.format(epoch=epoch), True), ("", False)):
         with tempfile.TemporaryDirectory() as context:
             step = CANONICAL_STEP.format(base=base, v2=V2_CAPABILITY, dating=dating)
             (Path(context) / "Dockerfile").write_text(step)
             image = connect(builder=builder).build(Path(context), lambda line: None, BuildSpec({}, Arch.host()))
+        made = [image]
         try:
             on_disk = engine.layer_dirs(image)
             assert on_disk is not None
@@ -250,5 +254,15 @@ def test_a_layer_whose_files_are_canonical_as_built_is_the_layer_normalising_wri
             assert layer.canonical is canonical
             rewritten = hashlib.sha256(b"".join(layer.chunks())).hexdigest()
             assert (f"sha256:{rewritten}" == layer.built[0]) is canonical
+            cache = Cache(tmp_path / f"cache-{canonical}")
+            kept = normalised(engine, cache, plan, stage, image, [Parent(base, base)], log, keep_built=True)
+            made.append(kept)
+            assert ("1 of 1 own layer(s) held (1 canonical as built)" in lines[-1]) is canonical, lines[-1]
+            engine.remove(kept)
+            every = [Parent(base, base)]
+            assert normalised(engine, cache, plan, stage, image, every, log, keep_built=True, remembered=False) == kept
+            assert "held" not in lines[-1]
         finally:
-            engine.remove(image)
+            for reference in made:
+                with contextlib.suppress(EngineError):
+                    engine.remove(reference)

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:136b5a1ffb50c9c3eafa91b99094624cf6857fff1d0048cbaf6ed98879c1f02e
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:f8558fd11b78c2485e64765b0322b1370e0810fc6a22485df0e355d8c85ef44a
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:9bd4463c26bcec8b0f73db2097d2c3c811f0ba78579dc4691e9bb20ef9613d5d
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:a1de3842898077763cc198bdab2425b85841e326b8c0e663bdc0814aa43086d2
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

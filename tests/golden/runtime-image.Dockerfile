@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:87a18697fcc8ea1e0fe754a49f742d8f91528753dcd00cd792f69d886bb4f0d6
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:136b5a1ffb50c9c3eafa91b99094624cf6857fff1d0048cbaf6ed98879c1f02e
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:f8558fd11b78c2485e64765b0322b1370e0810fc6a22485df0e355d8c85ef44a
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:2aecb57cab79cca6f8bba44dd06f62db4001158bad295ae3f26a109be23fb227
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:169a9126643a1fffa2fd97204c51449918b1c1d2a333a537bff5322db8c91754
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:9bd4463c26bcec8b0f73db2097d2c3c811f0ba78579dc4691e9bb20ef9613d5d
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:a1de3842898077763cc198bdab2425b85841e326b8c0e663bdc0814aa43086d2
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:51a7d06be7813573c0def737da7cfa0a79175cdf6647ae17c3af0620b0e99e13
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit

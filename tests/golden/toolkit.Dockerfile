@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:d78a40f200e83a39fc6964b778be64c880fb3210f91e2c5fe53a130134d62ada
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:1fbeffd1019fab188b99eb959e790e0f5ae108d76489b7ec4881cd739ef96323
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.engine.overlay import StoredLayer, StoredTar, image_layer_dirs
+from builder.engine.overlay import StoredLayer, StoredTar, image_layer_dirs, joined_pieces
 from builder.execute.normalise import normalise, normalise_dirs
 from tests.unit.test_normalise import EPOCH, LATER, layer, saved
 
@@ -137,3 +137,9 @@ def test_an_image_not_in_the_data_root_or_not_matching_it_is_none(tmp_path: Path
     first = next((root / "image/overlay2/layerdb/sha256").glob("*/diff"))
     first.write_text("sha256:" + "9" * 64)
     assert image_layer_dirs(root, image_id) is None  # the store disagrees with the config
+
+
+def test_a_skeleton_joins_the_bytes_between_files_and_leaves_out_empty_pieces() -> None:
+    """Two tars with the same skeleton are the same tar whatever pieces their records split it in."""
+    assert joined_pieces([b"head", b"", b"er", 3, b"", 0, 5, b"pad", b"end"]) == [b"header", 3, 5, b"padend"]
+    assert joined_pieces([b"", 0]) == [] and joined_pieces([7]) == [7]

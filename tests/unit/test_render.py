@@ -13,6 +13,7 @@ from builder import lock as lock_io
 from builder import manifest
 from builder.cli import main
 from builder.execute import chain
+from builder.inputs.contexts import BytesItem
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
 from builder.plan.resolve import Request, resolve_inputs
@@ -150,3 +151,12 @@ def test_changed_manifest_needs_a_relock(tmp_path: Path) -> None:
     )
     with pytest.raises(Exception, match=r"changed since it was locked: run `stackbuild lock golden`"):
         resolve_inputs(golden_request(tmp_path / "golden.yaml"), say=print)
+
+
+def test_the_bases_empty_etc_hosts_is_a_plain_file() -> None:
+    """The engine mounts its own /etc/hosts over it in every step and container; the image's is data,
+    not a script (0644)."""
+    stage = golden_plan().stages["base-devel"]
+    (hosts,) = [item for item in stage.context if isinstance(item, BytesItem) and item.arcname == "etc-hosts"]
+    assert (hosts.data, hosts.mode) == (b"", 0o644)
+    assert 'COPY ["etc-hosts", "/etc/hosts"]' in stage.dockerfile

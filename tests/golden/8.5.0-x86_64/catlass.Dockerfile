@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:bfee6b4c43614182bd4912a0acae83e086d6e56c76baf7a649e332da89c10de5
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:4096585a27415b7e1815d9f9c21536df8288e096d82a189994f868f61b19b475
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:b62e6744b4bf537d08890e629d3eb14952b91e4f2a64dc1c7b54d7e5bc319a41
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:577def3c2d91047e2fcfa0d079a99f17e54aa9a5c9dfc8bc5cbe24a96a3e1877
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:bfee6b4c43614182bd4912a0acae83e086d6e56c76baf7a649e332da89c10de5
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:4096585a27415b7e1815d9f9c21536df8288e096d82a189994f868f61b19b475
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:b81559fd9be461e41c4d1687b9c07d2a8afc6c7c8c28af33ad05cc6e975c4857
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:a219eddcac12bc4bfcd6de75301996b041b7fbad3aa14588e10056696f764116
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:b62e6744b4bf537d08890e629d3eb14952b91e4f2a64dc1c7b54d7e5bc319a41
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:577def3c2d91047e2fcfa0d079a99f17e54aa9a5c9dfc8bc5cbe24a96a3e1877
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:2a0f0be3291fc2f4fc715b68a4023b95a2d6620f81926832a4c67bdff1024e1c
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:d1ed026a8570be87b8d40401601ba7250af42358f949d77ecba38674afa90147
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:62f9e83a4080b16a1dd69acdf51405df2d37709d7fc9a5ac220ab23fe6285dac
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:a10264fe2f2c7410442d10bf308fa5aa10c1a6a45b7125824ac177af17b50198
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh
