@@ -51,11 +51,14 @@ class FakeEngine:
 
     image_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # image -> its labels
     tag_times: dict[str, float] = field(default_factory=dict)  # ref -> when it was tagged (unset: never)
+    image_layers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ref -> its diff ids (unset: none)
 
     def inspect(self, ref: str) -> ImageFacts:
-        """Facts of any ref (a test gives the labels and tag times it needs); no layers."""
+        """Facts of any ref (a test gives the labels, tag times and layers it needs)."""
         found = self.image_id(ref) or f"sha256:facts-{ref}"
-        return ImageFacts(found, self.image_labels.get(ref, {}), 1, (), self.tag_times.get(ref))
+        return ImageFacts(
+            found, self.image_labels.get(ref, {}), 1, self.image_layers.get(ref, ()), self.tag_times.get(ref)
+        )
 
     def tag(self, image_id: str, ref: str) -> None:
         self.tagged[ref] = image_id

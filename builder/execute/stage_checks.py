@@ -20,6 +20,7 @@ from builder.verify.probes import run_probes
 
 # What made a remembered listing: the code that lists (a change to it lists every image again).
 LISTER = code_digest(installs)
+LISTINGS = "install-listings"  # cache records: an image's installed files, by its id (gc drops them with it)
 
 
 def drop(engine: Engine, stage: Stage, image_id: str) -> None:
@@ -93,10 +94,10 @@ def _listed(engine: Engine, cache: Cache, image: str, paths: Sequence[str]) -> d
     if image_id is None:
         return installed_files(engine, image, paths)
     key = digest({"image": image_id, "paths": sorted(paths), "lister": LISTER})
-    known = cache.read_record("install-listings", key)
+    known = cache.read_record(LISTINGS, key)
     if known is not None and isinstance(files := known.get("files"), dict):
         return {str(path): str(sha) for path, sha in files.items()}
     listed = installed_files(engine, image_id, paths)  # by id: the image the record is named by
     with contextlib.suppress(OSError):  # a full disk only forgets it
-        cache.write_record({"files": listed}, "install-listings", key)
+        cache.write_record({"files": listed, "image": image_id}, LISTINGS, key)
     return listed

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from builder.engine import BuildEngine, Engine, EngineError
 from builder.execute.history import BUILDS_LOCK, RUN_KIND, BuildRun, build_runs
+from builder.execute.stage_checks import LISTINGS
+from builder.execute.stage_normalise import REWRITES
 from builder.model.errors import StackbuildError
 from builder.plan.stage import FAILED_REPOSITORY, PENDING_REPOSITORY, STAGE_REPOSITORY
 from builder.store.cache import Cache
@@ -118,6 +120,22 @@ def _unused_inputs(cache: Cache, kept: Iterable[BuildRun]) -> tuple[tuple[Path, 
     return tuple(sorted(found))
 
 
+def stale_records(engine: Engine, cache: Cache) -> list[tuple[str, str]]:
+    """The records of what was computed once from images the engine no longer holds as stage images
+    (kind, name): a layer's rewrite whose result no stage image has (it would be sent again anyway),
+    an image's install listing (by its id)."""
+    images: set[str] = set()
+    layers: set[str] = set()
+    for tag in (*engine.tags(f"{STAGE_REPOSITORY}/*"), *engine.tags(f"{PENDING_REPOSITORY}/*")):
+        with contextlib.suppress(EngineError):  # removed meanwhile
+            facts = engine.inspect(tag)
+            images.add(facts.id)
+            layers.update(facts.layers)
+    stale = [(REWRITES, name) for name, data in cache.records(REWRITES).items() if data.get("diff_id") not in layers]
+    stale += [(LISTINGS, name) for name, data in cache.records(LISTINGS).items() if data.get("image") not in images]
+    return stale
+
+
 def _tree_size(path: Path) -> int:
     return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file())
 
@@ -131,6 +149,8 @@ def collect(engine: BuildEngine, cache: Cache, garbage: Garbage) -> int:
     freed = max(0, before - engine.disk_usage())
     for run in garbage.dropped:
         cache.remove_record(RUN_KIND, run.name)
+    for kind, name in stale_records(engine, cache):
+        cache.remove_record(kind, name)
     for path, size in (*garbage.inputs, *garbage.scratch):
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)

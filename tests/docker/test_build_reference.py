@@ -109,12 +109,13 @@ def test_touching_harness_rebuilds_harness_and_finals(workspace: Path) -> None:
 def test_a_stage_built_on_its_parents_as_built_is_the_image_built_on_them_normalised(
     workspace: Path, engine: DockerEngine
 ) -> None:
-    """Children start on their parents' images as built, while those are normalised, and are put
-    over the normalised ones: the same image ids as when built on their parents normalised (tagged
-    before the run). Rebuilt in turn, BuildKit's cache emptied before each: every stage but the
-    bases (the components FROM the toolkit as built, copying from each other as built), the
-    components (on the toolkit normalised), the harness and the finals (the harness copying from
-    the other components normalised), the finals alone (copying from them all normalised)."""
+    """Children start on their parents' images as built, while those are normalised, and are put over
+    the normalised ones (the toolkit's are its layers as built): the same image ids as when built on
+    their parents normalised (tagged before the run). Rebuilt in turn, BuildKit's cache emptied
+    before each: every stage but the bases (the components FROM the toolkit as built, copying from
+    each other as built), the components (on the toolkit normalised), the harness and the finals
+    (the harness copying from the other components normalised), the finals alone (copying from them
+    all normalised)."""
     stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
     stages = plan_of(workspace, "reftest").order()
     rebuilt = [s for s in stages if s.kind != "base"]
@@ -133,10 +134,14 @@ def test_a_stage_built_on_its_parents_as_built_is_the_image_built_on_them_normal
         for stage in components:
             ids[stage.name].append(engine.image_id(stage.tag()))
         if removed is rebuilt:
-            first_log = (logs / "ascend-c.log").read_text()
+            first_log, toolkit_log = (logs / "ascend-c.log").read_text(), (logs / "toolkit.log").read_text()
     assert {name: len(set(found)) for name, found in ids.items()} == dict.fromkeys(ids, 1), ids
+    # The toolkit's layers are canonical as built and kept: its normalised image has the layers the
+    # components were built on, so none is put over another (were they rewritten, each would be).
+    kept = r"^# normalised to \S+ in \S+ from the data root, 2 of 2 own layer\(s\) held \(2 canonical as built\)"
+    assert re.search(kept, toolkit_log, re.M), toolkit_log
     over = r"^# normalised to \S+ in \S+ from the data root, over its parent as normalised"
-    assert re.search(over, first_log, re.M), first_log
+    assert not re.search(over, first_log, re.M), first_log
 
 
 def test_the_classic_builder_builds_what_buildkit_builds(workspace: Path, engine: DockerEngine) -> None:

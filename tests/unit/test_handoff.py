@@ -13,9 +13,11 @@ import pytest
 
 from builder.cli import handing, locking, tidying, vendoring
 from builder.execute.history import BUILDS_LOCK, build_runs, record_run, running_build
+from builder.execute.stage_checks import LISTINGS
+from builder.execute.stage_normalise import REWRITES
 from builder.handoff.compare import Change, compare
 from builder.handoff.contents import handing_over, read_contents, run_lines, summary
-from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running
+from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running, stale_records
 from builder.lock import io as lock_io
 from builder.lock.model import Lock, LockedPath
 from builder.manifest import load
@@ -271,3 +273,20 @@ def test_the_handover_commands_through_the_cli_on_the_fake_engine(
     code, out, err = run_cli(capsys, "gc", "--dry-run", "--include-recent")
     assert code == 0 and f"would remove stackbuild/stage/toolkit:{'0' * 64}" in out, out + err
     assert "stackbuild/stage/toolkit:" + "0" * 64 not in engine.removed
+
+
+def test_gc_forgets_the_rewrites_and_listings_of_what_no_stage_image_holds(tmp_path: Path) -> None:
+    """A layer's remembered rewrite is of use while a stage image has the rewritten layer, an install
+    listing while the image it lists is a stage image: gc drops the others (a listing written before
+    listings named their image too)."""
+    cache, engine = Cache(tmp_path / "cache"), FakeEngine()
+    stage = "stackbuild/stage/harness:" + "1" * 64
+    engine.tag("sha256:kept", stage)
+    engine.image_layers[stage] = ("sha256:base", "sha256:held")
+    for name, diff_id in (("a", "sha256:held"), ("b", "sha256:gone")):
+        cache.write_record({"diff_id": diff_id}, REWRITES, name)
+    for name, listed in (("c", {"image": "sha256:kept"}), ("d", {"image": "sha256:gone"}), ("e", {})):
+        cache.write_record({"files": {}, **listed}, LISTINGS, name)
+    assert sorted(stale_records(engine, cache)) == [(LISTINGS, "d"), (LISTINGS, "e"), (REWRITES, "b")]
+    collect(engine, cache, find_garbage(engine, cache, keep=1, inputs=False))
+    assert set(cache.records(REWRITES)) == {"a"} and set(cache.records(LISTINGS)) == {"c"}
