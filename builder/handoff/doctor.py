@@ -63,16 +63,16 @@ def disk_checks(places: Mapping[str, Path], need_gb: float, subject: str) -> lis
     for what, path in places.items():
         existing = next((p for p in (path, *path.parents) if p.exists()), Path("/"))
         free = shutil.disk_usage(existing).free / GB
-        shown = str(path) if len(str(path)) <= 30 else f"…{str(path)[-29:]}"  # a line of 100 columns
-        detail = f"{free:.1f} GB free for {what} at {shown}, {need_gb:.0f} GB needed"
+        detail = f"{free:.1f} GB free for {what} at {_short(path)}, {need_gb:.0f} GB for {subject}"
         verdict: Verdict = "ok" if free >= need_gb else "warn" if free >= need_gb / 4 else "fail"
-        remedy = (
-            ""
-            if verdict == "ok"
-            else f"a build of {subject} takes about {need_gb:.0f} GB: `stackbuild gc`, or free space under {existing}"
-        )
+        remedy = "" if verdict == "ok" else f"`stackbuild gc`, or free space under {_short(existing)}"
         checks.append(Check("disk", verdict, detail, remedy))
     return checks
+
+
+def _short(path: Path) -> str:
+    """path in at most 24 characters (its end): a doctor's line fits 100 columns."""
+    return str(path) if len(str(path)) <= 24 else f"…{str(path)[-23:]}"
 
 
 def binfmt_checks(manifest: Manifest | None, binfmt: Path = BINFMT) -> list[Check]:

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:9bd4463c26bcec8b0f73db2097d2c3c811f0ba78579dc4691e9bb20ef9613d5d
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:de6ee4a5e700650b87a155977aef7eb8ab1936aa30aa2ea4dbd1a4a06da52c69
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:9bd4463c26bcec8b0f73db2097d2c3c811f0ba78579dc4691e9bb20ef9613d5d
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:a1de3842898077763cc198bdab2425b85841e326b8c0e663bdc0814aa43086d2
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:de6ee4a5e700650b87a155977aef7eb8ab1936aa30aa2ea4dbd1a4a06da52c69
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:65d190c8f0c3f2ab6af8fbfd596049a079a61585ab6cb0d578271893f69daf6b
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

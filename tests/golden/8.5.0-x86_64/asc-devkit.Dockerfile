@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:b62e6744b4bf537d08890e629d3eb14952b91e4f2a64dc1c7b54d7e5bc319a41
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e637f9cf6c96245d8ece4ba1e05d217076c7e2e8b06e91663d0ae10a82ee5ba7
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component asc-devkit (git v8.5.0 cc982f3abd7628a2ba3ef61063a0c220c9340c53).
 FROM toolkit

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:b62e6744b4bf537d08890e629d3eb14952b91e4f2a64dc1c7b54d7e5bc319a41
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:577def3c2d91047e2fcfa0d079a99f17e54aa9a5c9dfc8bc5cbe24a96a3e1877
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e637f9cf6c96245d8ece4ba1e05d217076c7e2e8b06e91663d0ae10a82ee5ba7
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:5b33c06ceb40df3ee9e9863535114acb9865821b9e747dbfa54d2a44cbf7f58c
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:b62e6744b4bf537d08890e629d3eb14952b91e4f2a64dc1c7b54d7e5bc319a41
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:577def3c2d91047e2fcfa0d079a99f17e54aa9a5c9dfc8bc5cbe24a96a3e1877
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:2a0f0be3291fc2f4fc715b68a4023b95a2d6620f81926832a4c67bdff1024e1c
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:d1ed026a8570be87b8d40401601ba7250af42358f949d77ecba38674afa90147
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e637f9cf6c96245d8ece4ba1e05d217076c7e2e8b06e91663d0ae10a82ee5ba7
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:5b33c06ceb40df3ee9e9863535114acb9865821b9e747dbfa54d2a44cbf7f58c
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:cb62a1278ee6e748af150aa08c819e5196a226f1aa3e785382e54df825298b26
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:dcb86099e3d5553684ec9cd3fb8d2b833ba8b94614399a5d1ccc25c600f34e6e
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend

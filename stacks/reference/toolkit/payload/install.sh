@@ -12,7 +12,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
 . "$here/package.info"
 
-log() { echo "[Toolkit] [$1] ${*:2}"; }
+# CANN's installers log to /var/log/ascend_seclog/ (ascend_install.log, and operation.log for the
+# operation's outcome) as root, $HOME/var/log/ascend_seclog/ otherwise, quiet or not (hicann/runtime
+# scripts/package/runtime/scripts/install.sh, log_dir= and its logfile lines): so does this one.
+if [ "$(id -u)" = 0 ]; then log_dir=/var/log/ascend_seclog; else log_dir=$HOME/var/log/ascend_seclog; fi
+mkdir -p "$log_dir"
+log() { echo "[Toolkit] [$1] ${*:2}"; echo "[Toolkit] [$(date '+%Y-%m-%d %H:%M:%S')] [$1] ${*:2}" >> "$log_dir/ascend_install.log"; }
 die() { log ERROR "$*" >&2; exit 1; }
 
 usage() {
@@ -136,3 +141,4 @@ if [ "$for_all" = 1 ]; then
     chmod -R o=g,o-w "$dest" "$set_env_file"
 fi
 log INFO "${PACKAGE_NAME} ${VERSION} installed; run: source ${set_env}"
+echo "[$(date '+%Y-%m-%d %H:%M:%S')] $(id -un) Install ${PACKAGE_NAME} ${VERSION} success" >> "$log_dir/operation.log"
