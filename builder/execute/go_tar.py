@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import tarfile
 from collections.abc import Mapping
+from typing import NamedTuple
 
 BLOCK = tarfile.BLOCKSIZE
 END = bytes(2 * BLOCK)  # Go's Writer.Close: two zero blocks, no padding to a record
@@ -73,10 +74,10 @@ def header(
         # path.Split at the last "/" (a directory's name ends there: no file part), then path.Join.
         directory, _, file = name.rpartition("/")
         pax_name = "/".join(part for part in (directory.rstrip("/"), PAX_DIRECTORY, file) if part)
-        out += _block(_ascii(pax_name)[:NAME].rstrip(b"/"), b"x", 0, 0, 0, len(data), 0, b"", b"", b"", None)
+        out += _block(Fields(_ascii(pax_name)[:NAME].rstrip(b"/"), b"x", 0, 0, 0, len(data), 0, b""), b"", b"", None)
         out += data + bytes(-len(data) % BLOCK)
-    fields = (_ascii(name), type_, mode, uid, gid, size, mtime, _ascii(linkname))
-    return out + _block(*fields, _ascii(owner_name(uid)), _ascii(owner_name(gid)), (devmajor, devminor), prefix)
+    fields = Fields(_ascii(name), type_, mode, uid, gid, size, mtime, _ascii(linkname))
+    return out + _block(fields, _ascii(owner_name(uid)), _ascii(owner_name(gid)), (devmajor, devminor), prefix)
 
 
 def _ustar_split(name: bytes) -> tuple[bytes, bytes] | None:
@@ -95,30 +96,30 @@ def _ustar_split(name: bytes) -> tuple[bytes, bytes] | None:
     return name[:cut], name[cut + 1 :]
 
 
-def _block(
-    name: bytes,
-    type_: bytes,
-    mode: int,
-    uid: int,
-    gid: int,
-    size: int,
-    mtime: int,
-    linkname: bytes,
-    uname: bytes,
-    gname: bytes,
-    devices: tuple[int, int] | None,
-    prefix: bytes = b"",
-) -> bytes:
+class Fields(NamedTuple):
+    """A header's fields every kind of header has (V7's), as written."""
+
+    name: bytes
+    type_: bytes
+    mode: int
+    uid: int
+    gid: int
+    size: int
+    mtime: int
+    linkname: bytes
+
+
+def _block(fields: Fields, uname: bytes, gname: bytes, devices: tuple[int, int] | None, prefix: bytes = b"") -> bytes:
     """templateV7Plus then SetFormat(FormatPAX); writeRawFile's extended header has no device fields."""
     block = bytearray(BLOCK)
-    _string(block, 0, NAME, name)
-    _octal(block, 100, 8, mode)
-    _octal(block, 108, 8, uid)
-    _octal(block, 116, 8, gid)
-    _octal(block, 124, 12, size)
-    _octal(block, 136, 12, mtime)
-    block[156:157] = type_
-    _string(block, 157, LINK, linkname)
+    _string(block, 0, NAME, fields.name)
+    _octal(block, 100, 8, fields.mode)
+    _octal(block, 108, 8, fields.uid)
+    _octal(block, 116, 8, fields.gid)
+    _octal(block, 124, 12, fields.size)
+    _octal(block, 136, 12, fields.mtime)
+    block[156:157] = fields.type_
+    _string(block, 157, LINK, fields.linkname)
     block[257:265] = b"ustar\x0000"
     _string(block, 265, OWNER_NAME, uname)
     _string(block, 297, OWNER_NAME, gname)
