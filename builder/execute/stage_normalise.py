@@ -193,11 +193,10 @@ def _known(engine: BuildEngine, cache: Cache, normal: Normalised) -> Normalised:
     rewritten on the same layers below: they are neither read nor sent."""
     diff_ids, found = list(normal.diff_ids), {}
     for layer in sorted(normal.sent, key=lambda sent: sent.index):
-        if layer.canonical:
-            record = {"diff_id": layer.built[0]}
-        else:
-            record = cache.read_record(REWRITES, memo_key(layer.built, normal.epoch)) or {}
-        if not isinstance(rewritten := record.get("diff_id"), str) or not DIFF_ID.fullmatch(rewritten):
+        # A canonical layer's rewrite is the built layer itself; another's, what it was rewritten to before.
+        record = {} if layer.canonical else cache.read_record(REWRITES, memo_key(layer.built, normal.epoch)) or {}
+        rewritten = layer.built[0] if layer.canonical else record.get("diff_id")
+        if not isinstance(rewritten, str) or not DIFF_ID.fullmatch(rewritten):
             break
         diff_ids[layer.index] = found[layer.index] = rewritten
     if not found:
