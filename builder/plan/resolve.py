@@ -175,10 +175,16 @@ def _drift_message(flavor: Flavor, made: bootstrap.BaseTarball, locked: LockedTa
     changed = sorted(
         p for p in set(made.packages) | set(locked.packages) if made.packages.get(p) != locked.packages.get(p)
     )
+    # The same versions in other bytes: the mirror did not move. mmdebstrap copies the host's
+    # /etc/resolv.conf and /etc/hostname in (its manual, SOURCE_DATE_EPOCH): bases differ by machine.
+    why = (
+        f"the Debian mirror moved on: {len(changed)} package versions differ, e.g. {', '.join(changed[:5])}"
+        if changed
+        else f"the same {len(made.packages)} package versions in other bytes: bootstraps differ by machine"
+    )
     return (
         f"base-{flavor}: the bootstrap gives sha256 {made.sha256}, the lock pins {locked.sha256} "
-        f"(the Debian mirror moved on: {len(changed)} package versions differ, e.g. "
-        f"{', '.join(changed[:5])}); relock with `stackbuild lock {stack}`"
+        f"({why}); relock with `stackbuild lock {stack}`"
     )
 
 

@@ -838,3 +838,19 @@ def test_every_command_that_builds_passes_the_preflight(tmp_path: Path) -> None:
     lock.write(complete.sealed(), root / "lockfiles" / "8.5.0.lock.json")
     for stack in stacks:
         assert preflight(ctx, stack, False, frozen=True, arch=Arch.X86_64) is True
+
+
+def test_a_base_drift_names_its_cause_mirror_or_bytes() -> None:
+    """A bootstrap that differs from the lock's is blamed on the mirror only when package versions
+    differ; the same versions in other bytes say so (it read "0 package versions differ, e.g. ")."""
+    from builder.inputs.bootstrap import BaseTarball
+    from builder.lock.model import LockedTarball
+    from builder.plan.resolve import _drift_message
+
+    locked = LockedTarball(sha256="a" * 64, packages={"bash": "5.2.15-2", "dpkg": "1.21.22"})
+    moved = _drift_message("devel", BaseTarball("b" * 64, {"bash": "5.2.15-2", "dpkg": "1.21.23"}), locked, "ref")
+    assert "the Debian mirror moved on: 1 package versions differ, e.g. dpkg)" in moved
+    same = _drift_message("devel", BaseTarball("b" * 64, dict(locked.packages)), locked, "ref")
+    assert "mirror" not in same
+    assert "the same 2 package versions in other bytes: bootstraps differ by machine" in same
+    assert same.endswith("relock with `stackbuild lock ref`")
