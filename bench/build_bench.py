@@ -226,6 +226,13 @@ class Bench:
         for sha in before - installer_blobs(self.root, stack):
             self.cache.blob(sha).unlink(missing_ok=True)
 
+    def forget_installers(self, stacks: list[str]) -> None:
+        """The padded installers the sweep's stacks pin, out of the cache (each run packs its own: left
+        there, a run of the 4 GiB point leaves several GiB behind)."""
+        for stack in stacks:
+            for sha in installer_blobs(self.root, stack):
+                self.cache.blob(sha).unlink(missing_ok=True)
+
     def peers(self, stack: str) -> tuple[Path, Path]:
         """The DAG peer's and the hand-written peer's contexts for the stack as locked now."""
         plan = plan_of(self.root, stack)
@@ -483,17 +490,25 @@ def main() -> int:
         same, path, times = small_stack(bench, args.repeat)
         say(f"second machine, small stack ({args.repeat}x)")
         second = {0.0: second_machine(bench, SMALL, args.repeat)}
-        for size in sizes:
-            sweep_point(bench, size, args.repeat)
-            if size == args.second_gib:
-                say(f"second machine at {size:g} GiB ({args.repeat}x)")
-                second[size] = second_machine(bench, stack_name(size), args.repeat)
-                bench.make_cold()
+        stopped = ""
+        try:
+            for size in sizes:
+                sweep_point(bench, size, args.repeat)
+                if size == args.second_gib:
+                    say(f"second machine at {size:g} GiB ({args.repeat}x)")
+                    second[size] = second_machine(bench, stack_name(size), args.repeat)
+                    bench.make_cold()
+        except (SystemExit, KeyboardInterrupt) as halted:  # a build failed (a full disk) or ^C: what was measured stays
+            reason = str(halted.code).splitlines()[0] if isinstance(halted, SystemExit) else "interrupted"
+            stopped = f"the sweep stopped at {size:g} GiB ({reason}); its later figures are missing"
+            say(stopped)
+        finally:
+            bench.forget_installers([stack_name(size) for size in sizes])
         bench.make_cold()
-        report(bench, same, path, times, second, sizes, disk_note, args)
+        report(bench, same, path, times, second, sizes, "; ".join(filter(None, (disk_note, stopped))), args)
         if args.plot:
             plot(bench.results, sizes, args.plot)
-    return 0
+    return 1 if stopped else 0
 
 
 def fmt(value: float | None) -> str:
