@@ -499,8 +499,11 @@ def main() -> int:
                     second[size] = second_machine(bench, stack_name(size), args.repeat)
                     bench.make_cold()
         except (SystemExit, KeyboardInterrupt) as halted:  # a build failed (a full disk) or ^C: what was measured stays
-            reason = str(halted.code).splitlines()[0] if isinstance(halted, SystemExit) else "interrupted"
-            stopped = f"the sweep stopped at {size:g} GiB ({reason}); its later figures are missing"
+            failure = str(halted.code) if isinstance(halted, SystemExit) else "interrupted"
+            say(failure)  # whole: the failed build's own lines
+            lines = [line.strip() for line in failure.splitlines() if line.strip()]
+            reason = [line for line in lines if not line.startswith("bench-maxrss-kb")][-1]
+            stopped = f"the sweep stopped at {size:g} GiB ({reason[:200]}); its later figures are missing"
             say(stopped)
         finally:
             bench.forget_installers([stack_name(size) for size in sizes])
