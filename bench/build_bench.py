@@ -502,8 +502,8 @@ def main() -> int:
             failure = str(halted.code) if isinstance(halted, SystemExit) else "interrupted"
             say(failure)  # whole: the failed build's own lines
             lines = [line.strip() for line in failure.splitlines() if line.strip()]
-            reason = [line for line in lines if not line.startswith("bench-maxrss-kb")][-1]
-            stopped = f"the sweep stopped at {size:g} GiB ({reason[:200]}); its later figures are missing"
+            reason = [line for line in lines if not line.startswith("bench-maxrss-kb")][-1:] or ["no output"]
+            stopped = f"the sweep stopped at {size:g} GiB ({reason[0][:200]}); its later figures are missing"
             say(stopped)
         finally:
             bench.forget_installers([stack_name(size) for size in sizes])
