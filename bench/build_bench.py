@@ -223,15 +223,13 @@ class Bench:
         bench's own, one per edit: at 4 GiB they would fill the disk)."""
         before = installer_blobs(self.root, stack)
         self.run_stackbuild(stack, "lock", size=-1.0)  # not a build: its peaks are not reported
-        for sha in before - installer_blobs(self.root, stack):
-            self.cache.blob(sha).unlink(missing_ok=True)
+        self.forget(before - installer_blobs(self.root, stack))
 
-    def forget_installers(self, stacks: list[str]) -> None:
-        """The padded installers the sweep's stacks pin, out of the cache (each run packs its own: left
-        there, a run of the 4 GiB point leaves several GiB behind)."""
-        for stack in stacks:
-            for sha in installer_blobs(self.root, stack):
-                self.cache.blob(sha).unlink(missing_ok=True)
+    def forget(self, installers: set[str]) -> None:
+        """The bench's own installers (by sha256) out of the cache: one per edit and size, packed by
+        each run, they would fill the disk at 4 GiB."""
+        for sha in installers:
+            self.cache.blob(sha).unlink(missing_ok=True)
 
     def peers(self, stack: str) -> tuple[Path, Path]:
         """The DAG peer's and the hand-written peer's contexts for the stack as locked now."""
@@ -506,7 +504,7 @@ def main() -> int:
             stopped = f"the sweep stopped at {size:g} GiB ({reason[0][:200]}); its later figures are missing"
             say(stopped)
         finally:
-            bench.forget_installers([stack_name(size) for size in sizes])
+            bench.forget({sha for size in sizes for sha in installer_blobs(root, stack_name(size))})
         bench.make_cold()
         report(bench, same, path, times, second, sizes, "; ".join(filter(None, (disk_note, stopped))), args)
         if args.plot:
