@@ -1,9 +1,9 @@
-"""Base root filesystems bootstrapped with mmdebstrap, bit-identical run to run.
+"""Base root filesystems bootstrapped with mmdebstrap, bit-identical run to run and machine to machine.
 
-SOURCE_DATE_EPOCH fixes every timestamp mmdebstrap and dpkg write, so the same spec on the
-same mirror state gives the same tarball (checked: two runs, same sha256). Tarballs go into
-the cache; a record per spec remembers which blob it produced, so a relock does not
-bootstrap again.
+SOURCE_DATE_EPOCH fixes every timestamp mmdebstrap and dpkg write, and the host files mmdebstrap copies
+in are replaced by empty ones, so the same spec on the same mirror state gives the same tarball
+(checked: two runs, same sha256). Tarballs go into the cache; a record per spec remembers which blob
+it produced, so a relock does not bootstrap again.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ SOURCE_DATE_EPOCH = 1704067200  # 2024-01-01T00:00:00Z; any fixed value works
 # Keyrings stackbuild ships, for archives a Debian host does not trust. ubuntu-keyring-2018-archive.gpg is
 # ubuntu-keyring 2021.03.26's (archive key 2018: F6EC B376 2474 EDA9 D21B  7022 8719 20D1 991B C93C).
 SHIPPED_KEYRINGS = Path(__file__).parent / "keyrings"
+HOST_FILES = ("etc/resolv.conf", "etc/hostname")
 Flavor = Literal["devel", "runtime"]
 FLAVORS: tuple[Flavor, ...] = ("devel", "runtime")
 T = TypeVar("T")
@@ -73,6 +74,8 @@ def spec_key(spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None) 
         "packages": sorted(packages),
         "arch": arch.value,
         "epoch": SOURCE_DATE_EPOCH,
+        # Bootstraps from before the host's resolv.conf and hostname were replaced carry this host's copies.
+        "host_files": "emptied",
     }
     # Only what differs from the defaults, so the keys of existing specs stay what they were.
     if spec.components != ["main"]:
@@ -118,6 +121,9 @@ def _command(spec: Bootstrap, arch: Arch, flavor: Flavor, out: Path, mirror: str
         "--dpkgopt=path-exclude=/usr/share/doc/*",
         "--dpkgopt=path-exclude=/usr/share/man/*",
         '--customize-hook=rm -rf "$1"/var/lib/apt/lists/*',
+        # mmdebstrap copies the host's resolv.conf and hostname in (its manual, "SOURCE_DATE_EPOCH"), which
+        # would make the tarball differ by machine; the engine mounts its own over both at run time.
+        *(f'--customize-hook=rm -f "$1"/{f} && : > "$1"/{f} && chmod 0644 "$1"/{f}' for f in HOST_FILES),
     ]
     if keyfile is not None:
         # The base trusts its own archive afterwards, as the distribution's images do.

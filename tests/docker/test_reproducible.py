@@ -2,17 +2,22 @@
 of the checkout elsewhere (another origin, another commit of the same lock, files touched, another
 umask and time zone) on another daemon, gives the same image for every stage and the same registry
 digests, on a bootstrapped base and on an image pinned by digest; a component that writes the time
-does not, and is named with its file. (The reference stack's run is measured outside CI: docs/reproducibility.md.)"""
+does not, and is named with its file; a bootstrapped base holds nothing of the machine that made it.
+(The reference stack's run is measured outside CI: docs/reproducibility.md.)"""
 
 from __future__ import annotations
 
 import json
 import re
+import tarfile
 import tempfile
 from pathlib import Path
 
 import docker
 
+from builder.inputs.bootstrap import HOST_FILES
+from builder.model.arch import Arch
+from builder.store.cache import Cache, default_root
 from tests.docker.conftest import SecondDaemon, emu_workspace, plan_of, push_by_digest, stackbuild
 from tests.helpers import git, registry
 
@@ -34,6 +39,18 @@ def committed(root: Path) -> str:
     git("add", "README.md", cwd=root)
     git("commit", "-q", "-m", "a README", cwd=root)
     return git("rev-parse", "HEAD~1", cwd=root)
+
+
+def test_a_bootstrapped_base_holds_no_file_of_the_machine_that_made_it(workspace: Path) -> None:
+    """mmdebstrap copies the host's resolv.conf and hostname in; left there, a base's sha256 (and every
+    digest above it) would depend on the machine that bootstrapped it."""
+    locked = json.loads((workspace / "lockfiles" / "reftest.lock.json").read_text())
+    for flavor, pinned in locked["architectures"][Arch.host().value]["base"].items():
+        with tarfile.open(Cache(default_root()).blob(pinned["sha256"])) as tar:
+            members = {m.name.removeprefix("./"): m for m in tar.getmembers()}
+            for name in HOST_FILES:
+                member = members[name]
+                assert (member.isfile(), member.size, member.mode) == (True, 0, 0o644), (flavor, name)
 
 
 def test_two_builds_from_nothing_give_the_same_images_and_registry_digests(tmp_path: Path) -> None:

@@ -724,7 +724,9 @@ def test_the_committed_8_5_0_lock_pins_upstreams_commits_and_renders_hadolint_cl
     assert llvm["size"] is None
     x86 = data["architectures"]["x86_64"]
     assert not x86["python"] and not data["architectures"]["aarch64"]["base"]
-    assert {(d["name"], d["version"]) for d in x86["system"]["stack"]} >= {("libssl3", "3.0.2-0ubuntu1.30")}
+    # -security's libssl3 (3.0.2-0ubuntu1.N), not the release pocket's 3.0.2-0ubuntu1
+    (libssl,) = [d["version"] for d in x86["system"]["stack"] if d["name"] == "libssl3"]
+    assert libssl.startswith("3.0.2-0ubuntu1.")
     for arch in ("x86_64", "aarch64"):
         out = tmp_path / "rendered" / arch
         code, _, err = run_cli(capsys, "--root", str(ROOT), "render", "8.5.0", "--arch", arch, "-o", str(out))

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e637f9cf6c96245d8ece4ba1e05d217076c7e2e8b06e91663d0ae10a82ee5ba7
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:5b33c06ceb40df3ee9e9863535114acb9865821b9e747dbfa54d2a44cbf7f58c
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:09e44ac1e78d16a679d59afd6627f8a5e8cf55d797a1fb9ffab92775c1789f65
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:735e31ffed23f9c8b9e525d7591eec1b79b58124249d2abeb48fba5ae23e9be2
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

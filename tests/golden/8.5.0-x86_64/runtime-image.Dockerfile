@@ -1,9 +1,9 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:28547533dee8f609f2631e0c3df5f0b1f9e466328880cda417a68e453754ec09
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e637f9cf6c96245d8ece4ba1e05d217076c7e2e8b06e91663d0ae10a82ee5ba7
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:5b33c06ceb40df3ee9e9863535114acb9865821b9e747dbfa54d2a44cbf7f58c
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:cb62a1278ee6e748af150aa08c819e5196a226f1aa3e785382e54df825298b26
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:dcb86099e3d5553684ec9cd3fb8d2b833ba8b94614399a5d1ccc25c600f34e6e
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:13c0c9c8e5d7768fe6821ca09b6de23ad9b683ff852c98c0c2afc9378480364c
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:09e44ac1e78d16a679d59afd6627f8a5e8cf55d797a1fb9ffab92775c1789f65
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:735e31ffed23f9c8b9e525d7591eec1b79b58124249d2abeb48fba5ae23e9be2
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:1756009d4277085e39169a50fa93f63777b8283909a41481339092ed8d834880
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:6407f1039b6a7ac0074bd5a5df15617d9849d6b73dd9af9538b0356f798934d3
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
@@ -26,7 +26,7 @@ COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="8.5.0 runtime image" \
       org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10-runtime" \
       org.opencontainers.image.created="2024-01-01T00:00:00Z" \
-      org.stackbuild.lock.sha256="39b3f9f9f3f144824e39f1a31c0797df56e829c4fa958af10acdcd2b62c38524" \
+      org.stackbuild.lock.sha256="67a415b4980297bdde47d2bdf8840b2441006d4e5fc00778dfae43a39f7cfbb6" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \
       org.stackbuild.host.driver="25.5.0" \

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e637f9cf6c96245d8ece4ba1e05d217076c7e2e8b06e91663d0ae10a82ee5ba7
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:09e44ac1e78d16a679d59afd6627f8a5e8cf55d797a1fb9ffab92775c1789f65
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component tilelang-ascend (git ascendc_pto 95acbd7f7283f57f228aa4d016742ea165c03b84).
 FROM toolkit

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:a10264fe2f2c7410442d10bf308fa5aa10c1a6a45b7125824ac177af17b50198
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:63ac2a627025a09ba7644532c8409f7e6bc525ea71d096299beb4cb27cca91d4
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh
