@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -142,6 +143,43 @@ def test_a_stage_built_on_its_parents_as_built_is_the_image_built_on_them_normal
     assert re.search(kept, toolkit_log, re.M), toolkit_log
     over = r"^# normalised to \S+ in \S+ from the data root, over its parent as normalised"
     assert not re.search(over, first_log, re.M), first_log
+
+
+def test_children_put_over_a_toolkit_rewritten_by_normalising_are_the_images_built_on_it_normalised(
+    workspace: Path, engine: DockerEngine
+) -> None:
+    """A toolkit whose layer is not canonical as built (a file of another owner than root: Docker names
+    it from its host, the canonical tar does not) is rewritten. The components start on it as built
+    (an owner's name is nothing a build sees) and are put over it normalised: the same image ids as
+    when built on the normalised toolkit, BuildKit's cache emptied in between."""
+    reference = workspace / "stacks" / "reference"
+    shutil.copytree(reference / "toolkit", reference / "toolkit-owned", ignore=shutil.ignore_patterns("__pycache__"))
+    install = reference / "toolkit-owned" / "payload" / "install.sh"
+    install.write_text(install.read_text() + '\ntouch "$dest/owned-by-daemon" && chown 1:1 "$dest/owned-by-daemon"\n')
+    name = write_variant(workspace, "reftest-owned", [("reference/toolkit/pack.py", "reference/toolkit-owned/pack.py")])
+    stackbuild(workspace, "lock", name, check=True)
+    stages = plan_of(workspace, name).order()
+    for stage in stages:  # what an earlier run left: this one builds the toolkit and all above it
+        if stage.kind != "base":
+            engine.remove(stage.tag())
+    stackbuild(workspace, "build", name, "--no-smoke", check=True)
+    components = [s for s in stages if s.kind == "component"]
+    logs = workspace / ".stackbuild" / "logs" / name / Arch.host().value
+    normalised = re.search(r"^# normalised to (\S+) .* \(was (\S+)\)$", (logs / "toolkit.log").read_text(), re.M)
+    assert normalised and normalised[1] != normalised[2]  # its image was rewritten
+    over = r"^# normalised to \S+ .*, over its parent as normalised"
+    put_over = [s.name for s in components if re.search(over, (logs / f"{s.name}.log").read_text(), re.M)]
+    assert put_over, "no component was built on the toolkit as built"
+    # Both finals too: with them tagged, nothing asks for the components.
+    rebuilt = [s for s in stages if s.kind not in ("base", "toolkit")]
+    first = {s.name: engine.image_id(s.tag()) for s in rebuilt}
+    for stage in rebuilt:
+        engine.remove(stage.tag())
+    prune = subprocess.run([str(buildkit.find_cli()), "builder", "prune", "-af"], capture_output=True, text=True)
+    assert prune.returncode == 0, prune.stderr
+    run = stackbuild(workspace, "build", name, "--no-smoke", check=True)
+    assert {n for n, state in states(run.stderr).items() if state == "built"} == set(first)
+    assert {s.name: engine.image_id(s.tag()) for s in rebuilt} == first
 
 
 def test_the_classic_builder_builds_what_buildkit_builds(workspace: Path, engine: DockerEngine) -> None:
