@@ -204,6 +204,24 @@ class Bench:
         sh(self.cli, "builder", "prune", "-af", env={"DOCKER_BUILDKIT": "1"})
         self.engine.client.images.prune(filters={"dangling": True})
 
+    def drop_superseded(self, stack: str, unused_for: float) -> None:
+        """Not timed, after a touch repetition: what its edits replaced, on every side (stackbuild's stage
+        images of earlier keys, the peers' untagged images, BuildKit's records this repetition did not
+        use). At 4 GiB each repetition adds a toolkit's worth of each; kept, they fill the disk."""
+        keep = {stage.tag() for name in (stack, SMALL) for stage in plan_of(self.root, name).order()}
+        for tag in self.engine.tags("stackbuild/stage/*") - keep:
+            self.engine.remove(tag)
+        self.engine.client.images.prune(filters={"dangling": True})
+        sh(
+            self.cli,
+            "builder",
+            "prune",
+            "-f",
+            "--filter",
+            f"unused-for={int(unused_for)}s",
+            env={"DOCKER_BUILDKIT": "1"},
+        )
+
     def largest_layer(self, stack: str) -> int:
         """The largest layer of the stack's stage images but the bases' (the toolkit's, padded)."""
         plan = plan_of(self.root, stack)
@@ -423,6 +441,7 @@ def sweep_point(bench: Bench, size: float, repeat: int) -> None:
     bench.build_stackbuild(stack, size)
     for n in range(repeat):
         say(f"{size:g} GiB: touch-harness and touch-toolkit, repetition {n + 1}/{repeat}")
+        started = time.monotonic()
         dag, hand = bench.root / "peers" / stack / "dag", bench.root / "peers" / stack / "hand"
         touch(bench.root / "stacks" / HARNESS_SOURCE, dag / "harness" / "src" / "harness" / "__init__.py",
               hand / "harness" / "src" / "harness" / "__init__.py")  # fmt: skip
@@ -430,6 +449,7 @@ def sweep_point(bench: Bench, size: float, repeat: int) -> None:
         for side, (_, tag) in sides.items():
             results.add(side, size, "touch harness", bench.build_peer(bench.root / "peers" / stack / side, tag))
         touch_toolkit(bench, stack, size, sides)
+        bench.drop_superseded(stack, time.monotonic() - started)
     bench.make_cold()
 
 
