@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import re
@@ -201,7 +202,11 @@ class Bench:
         for repository in ("stackbuild/bench*", f"{PEER}*", f"{HAND}*", CLASSIC.split(":")[0]):
             for tag in self.engine.tags(repository):
                 self.engine.remove(tag)
-        sh(self.cli, "builder", "prune", "-af", env={"DOCKER_BUILDKIT": "1"})
+        self.prune("-af")
+
+    def prune(self, *options: str) -> None:
+        """The engine's untagged images and BuildKit's records (those options select)."""
+        sh(self.cli, "builder", "prune", *options, env={"DOCKER_BUILDKIT": "1"})
         self.engine.client.images.prune(filters={"dangling": True})
 
     def drop_superseded(self, stack: str, unused_for: float) -> None:
@@ -211,16 +216,8 @@ class Bench:
         keep = {stage.tag() for name in (stack, SMALL) for stage in plan_of(self.root, name).order()}
         for tag in self.engine.tags("stackbuild/stage/*") - keep:
             self.engine.remove(tag)
-        self.engine.client.images.prune(filters={"dangling": True})
-        sh(
-            self.cli,
-            "builder",
-            "prune",
-            "-f",
-            "--filter",
-            f"unused-for={int(unused_for)}s",
-            env={"DOCKER_BUILDKIT": "1"},
-        )
+        # Rounded up, and a second more: a record this repetition used in its first instant stays.
+        self.prune("-f", "--filter", f"unused-for={math.ceil(unused_for) + 1}s")
 
     def largest_layer(self, stack: str) -> int:
         """The largest layer of the stack's stage images but the bases' (the toolkit's, padded)."""

@@ -66,23 +66,24 @@ def keyring(spec: Bootstrap, manifest_dir: Path) -> Keyring | None:
 
 
 def spec_key(spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None) -> str:
-    packages = spec.packages if flavor == "devel" else spec.runtime_packages
+    """What the tarball is made from: every argument mmdebstrap gets but where it writes and how it
+    gains root (neither changes a byte), and the keyring's bytes. The mirror is the manifest's: the
+    lock records this key, which stays the same behind any site rewrite."""
+    keyfile = Path(keys.name) if keys is not None else None
+    command = _command(spec, arch, flavor, Path("OUT"), spec.mirror_for(arch), keyfile)
     data: dict[str, object] = {
-        "suite": spec.suite,
-        "mirror": spec.mirror_for(arch),
-        "variant": spec.variant,
-        "packages": sorted(packages),
-        "arch": arch.value,
+        "command": [part for part in command if not part.startswith("--mode=")],
         "epoch": SOURCE_DATE_EPOCH,
-        # Bootstraps from before the host's resolv.conf and hostname were replaced carry this host's copies.
-        "host_files": "emptied",
     }
-    # Only what differs from the defaults, so the keys of existing specs stay what they were.
-    if spec.components != ["main"]:
-        data["components"] = spec.components
     if keys is not None:
         data["keyring"] = hashlib.sha256(keys.data).hexdigest()
     return digest(data)
+
+
+def record_key(spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, mirror: str) -> str:
+    """The cache's record of a bootstrap: its spec, and the mirror it came from after site rewrites
+    (mmdebstrap writes that one into the base's apt sources)."""
+    return digest({"spec": spec_key(spec, arch, flavor, keys), "mirror": mirror})
 
 
 def dpkg_versions(tarball: Path) -> dict[str, str]:
@@ -99,9 +100,11 @@ def dpkg_versions(tarball: Path) -> dict[str, str]:
     return dict(sorted(versions.items()))
 
 
-def recorded(spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache) -> BaseTarball | None:
-    """The tarball this spec last produced here, if it is still in the cache."""
-    known = cache.read_record("base", spec_key(spec, arch, flavor, keys))
+def recorded(
+    spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache, mirror: str
+) -> BaseTarball | None:
+    """The tarball this spec last produced here from mirror, if it is still in the cache."""
+    known = cache.read_record("base", record_key(spec, arch, flavor, keys, mirror))
     if known is None or not isinstance(known.get("packages"), dict) or not cache.has(str(known.get("sha256"))):
         return None
     return BaseTarball(known["sha256"], known["packages"])
@@ -180,14 +183,14 @@ def bootstrap(
 ) -> BaseTarball:
     """The base tarball for arch ('devel' or 'runtime' package set) from mirror (the spec's for arch,
     after site rewrites), bootstrapping if not cached (its progress to say)."""
-    with cache.lock(f"base-{spec_key(spec, arch, flavor, keys)}"):
+    with cache.lock(f"base-{record_key(spec, arch, flavor, keys, mirror)}"):
         return _bootstrap(spec, arch, flavor, keys, cache, mirror, _Progress(f"base {arch} {flavor}", say))
 
 
 def _bootstrap(
     spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache, mirror: str, progress: _Progress
 ) -> BaseTarball:
-    if (known := recorded(spec, arch, flavor, keys, cache)) is not None:
+    if (known := recorded(spec, arch, flavor, keys, cache, mirror)) is not None:
         return known
     if not shutil.which("mmdebstrap"):
         raise StackbuildError("mmdebstrap is not installed: run `python -m builder.hostsetup --docker`")
@@ -217,5 +220,5 @@ def _bootstrap(
             raise StackbuildError(f"mmdebstrap {spec.suite} ({arch}, {flavor}) failed:\n{tail}")
         versions = dpkg_versions(out)
         sha = cache.add_part(out, None, "base tarball")
-    cache.write_record({"sha256": sha, "packages": versions}, "base", spec_key(spec, arch, flavor, keys))
+    cache.write_record({"sha256": sha, "packages": versions}, "base", record_key(spec, arch, flavor, keys, mirror))
     return BaseTarball(sha, versions)

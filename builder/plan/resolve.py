@@ -175,12 +175,13 @@ def _drift_message(flavor: Flavor, made: bootstrap.BaseTarball, locked: LockedTa
     changed = sorted(
         p for p in set(made.packages) | set(locked.packages) if made.packages.get(p) != locked.packages.get(p)
     )
-    # The same versions in other bytes: the mirror did not move. mmdebstrap copies the host's
-    # /etc/resolv.conf and /etc/hostname in (its manual, SOURCE_DATE_EPOCH): bases differ by machine.
+    # The same versions in other bytes: the packages did not move, what wrote them did.
     why = (
         f"the Debian mirror moved on: {len(changed)} package versions differ, e.g. {', '.join(changed[:5])}"
         if changed
-        else f"the same {len(made.packages)} package versions in other bytes: bootstraps differ by machine"
+        else f"the same {len(made.packages)} package versions in other bytes: a site rewrite of the mirror "
+        "(mmdebstrap writes the mirror it used into the base's apt sources), another mmdebstrap or apt, "
+        "or a lock made by an older stackbuild"
     )
     return (
         f"base-{flavor}: the bootstrap gives sha256 {made.sha256}, the lock pins {locked.sha256} "
@@ -195,10 +196,10 @@ def _base_tarball(request: Request, spec: Bootstrap, flavor: Flavor, say: Say | 
     if request.cache.has(locked.sha256):
         return locked.sha256
     keys = bootstrap.keyring(spec, request.manifest_dir)
-    made = bootstrap.recorded(spec, request.arch, flavor, keys, request.cache)
+    mirror = request.site.rewrite(spec.mirror_for(request.arch))
+    made = bootstrap.recorded(spec, request.arch, flavor, keys, request.cache, mirror)
     if made is None and say is not None:
         say(f"[stackbuild] base-{flavor}: bootstrapping {spec.suite} with mmdebstrap (not in the cache)")
-        mirror = request.site.rewrite(spec.mirror_for(request.arch))
         made = bootstrap.bootstrap(spec, request.arch, flavor, keys, request.cache, mirror, say)
     if made is None or made.sha256 == locked.sha256:
         return locked.sha256

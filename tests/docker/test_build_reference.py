@@ -128,8 +128,7 @@ def test_a_stage_built_on_its_parents_as_built_is_the_image_built_on_them_normal
     for removed in (rebuilt, components, harness + finals, finals):
         for stage in removed:
             engine.remove(stage.tag())
-        prune = subprocess.run([str(buildkit.find_cli()), "builder", "prune", "-af"], capture_output=True, text=True)
-        assert prune.returncode == 0, prune.stderr
+        _empty_buildkit_cache()
         run = stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
         assert {n for n, state in states(run.stderr).items() if state == "built"} == {s.name for s in removed}
         for stage in components:
@@ -145,11 +144,18 @@ def test_a_stage_built_on_its_parents_as_built_is_the_image_built_on_them_normal
     assert not re.search(over, first_log, re.M), first_log
 
 
+def _empty_buildkit_cache() -> None:
+    """BuildKit's cache emptied: the next build runs every step again."""
+    prune = subprocess.run([str(buildkit.find_cli()), "builder", "prune", "-af"], capture_output=True, text=True)
+    assert prune.returncode == 0, prune.stderr
+
+
 def test_children_put_over_a_toolkit_rewritten_by_normalising_are_the_images_built_on_it_normalised(
     workspace: Path, engine: DockerEngine
 ) -> None:
-    """A toolkit whose layer is not canonical as built (a file of another owner than root: Docker names
-    it from its host, the canonical tar does not) is rewritten. The components start on it as built
+    """A toolkit whose layer is not canonical as built (a file of another owner than root: Docker 20.10
+    names it from its host's /etc/passwd, the canonical tar does not; the test checks that premise,
+    the toolkit rewritten, before relying on it) is rewritten. The components start on it as built
     (an owner's name is nothing a build sees) and are put over it normalised: the same image ids as
     when built on the normalised toolkit, BuildKit's cache emptied in between."""
     reference = workspace / "stacks" / "reference"
@@ -175,8 +181,7 @@ def test_children_put_over_a_toolkit_rewritten_by_normalising_are_the_images_bui
     first = {s.name: engine.image_id(s.tag()) for s in rebuilt}
     for stage in rebuilt:
         engine.remove(stage.tag())
-    prune = subprocess.run([str(buildkit.find_cli()), "builder", "prune", "-af"], capture_output=True, text=True)
-    assert prune.returncode == 0, prune.stderr
+    _empty_buildkit_cache()
     run = stackbuild(workspace, "build", name, "--no-smoke", check=True)
     assert {n for n, state in states(run.stderr).items() if state == "built"} == set(first)
     assert {s.name: engine.image_id(s.tag()) for s in rebuilt} == first

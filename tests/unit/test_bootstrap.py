@@ -1,5 +1,5 @@
 """Bootstrapped bases without running mmdebstrap: the command a spec gives, where its keyring comes
-from, and that the cache keys of specs written before the Ubuntu fields did not move."""
+from, and what their keys cover (the lock's, and the cache's records)."""
 
 from __future__ import annotations
 
@@ -72,14 +72,45 @@ def test_the_shipped_ubuntu_key_is_the_ubuntu_archive_signing_key_2018(tmp_path:
     assert fingerprints == ["F6ECB3762474EDA9D21B7022871920D1991BC93C"]  # published by Ubuntu (ftpmaster)
 
 
-def test_cache_keys_of_specs_without_the_ubuntu_fields_did_not_move() -> None:
-    """The reference lock's tarballs were recorded before components/mirrors/keyring existed."""
-    spec = manifest.load(ROOT / "stacks" / "reference.yaml").base
-    assert isinstance(spec, BootstrapBase)
-    lock = json.loads((ROOT / "lockfiles" / "reference.lock.json").read_text())
-    for arch, section in lock["architectures"].items():
-        for flavor, tarball in section["base"].items():
-            assert bootstrap.spec_key(spec.bootstrap, Arch(arch), flavor, None) == tarball["spec_key"]
+def test_the_locks_name_their_tarballs_by_the_spec_key_the_code_gives() -> None:
+    """A lock keeps its tarballs across relocks while their spec key is the code's: a lock whose keys
+    the code no longer gives bootstraps again (or, with the mirror unreachable, leaves its base unresolved)."""
+    for stack in ("reference", "reference-8.5", "8.5.0"):
+        spec = manifest.load(ROOT / "stacks" / f"{stack}.yaml").base
+        assert isinstance(spec, BootstrapBase)
+        keys = bootstrap.keyring(spec.bootstrap, ROOT / "stacks")
+        lock = json.loads((ROOT / "lockfiles" / f"{stack}.lock.json").read_text())
+        for arch, section in lock["architectures"].items():
+            for flavor, tarball in section["base"].items():
+                expected = bootstrap.spec_key(spec.bootstrap, Arch(arch), flavor, keys)
+                assert expected == tarball["spec_key"], (stack, arch, flavor)
+
+
+def test_the_host_files_are_emptied_before_the_keyring_goes_in_and_every_option_is_in_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hooks that replace the host's resolv.conf and hostname, exactly (a quoting slip here would
+    leave the host's files in, or fail the bootstrap); a change to any fixed option, one to the
+    manifest's mirror, or the keyring's bytes makes another spec key, so no record of other bytes is
+    reused. A site rewrite of the mirror is in the cache record's key, never in the lock's spec key."""
+    keyfile = tmp_path / "ubuntu-keyring-2018-archive.gpg"
+    command = bootstrap._command(UBUNTU, Arch.X86_64, "devel", tmp_path / "out.tar", UBUNTU.mirror, keyfile)
+    hooks = [part for part in command if part.startswith("--customize-hook=")]
+    assert hooks == [
+        '--customize-hook=rm -rf "$1"/var/lib/apt/lists/*',
+        '--customize-hook=rm -f "$1"/etc/resolv.conf && : > "$1"/etc/resolv.conf && chmod 0644 "$1"/etc/resolv.conf',
+        '--customize-hook=rm -f "$1"/etc/hostname && : > "$1"/etc/hostname && chmod 0644 "$1"/etc/hostname',
+        f"--customize-hook=copy-in {keyfile} /etc/apt/trusted.gpg.d/",
+    ]
+    keys = bootstrap.keyring(UBUNTU, tmp_path)
+    key = bootstrap.spec_key(UBUNTU, Arch.X86_64, "devel", keys)
+    other_mirror = UBUNTU.model_copy(update={"mirror": "http://mirror.example/ubuntu"})
+    assert bootstrap.spec_key(other_mirror, Arch.X86_64, "devel", keys) != key
+    assert bootstrap.spec_key(UBUNTU, Arch.X86_64, "devel", bootstrap.Keyring(UBUNTU.keyring or "", b"x")) != key
+    monkeypatch.setattr(bootstrap, "HOST_FILES", bootstrap.HOST_FILES[:1])  # one hook fewer: other bytes
+    assert bootstrap.spec_key(UBUNTU, Arch.X86_64, "devel", keys) != key
+    records = {bootstrap.record_key(UBUNTU, Arch.X86_64, "devel", keys, m) for m in (UBUNTU.mirror, "http://local/u")}
+    assert len(records) == 2
 
 
 def test_bootstrap_progress_shows_phases_and_package_counts(monkeypatch: pytest.MonkeyPatch) -> None:

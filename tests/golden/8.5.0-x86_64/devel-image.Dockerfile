@@ -32,7 +32,7 @@ COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="8.5.0 devel image" \
       org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10" \
       org.opencontainers.image.created="2024-01-01T00:00:00Z" \
-      org.stackbuild.lock.sha256="67a415b4980297bdde47d2bdf8840b2441006d4e5fc00778dfae43a39f7cfbb6" \
+      org.stackbuild.lock.sha256="3c65d7342eb0dfbec97eb8fa7a68f7c22f694851dc27c6a8b95e4a89754cf5d4" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \
       org.stackbuild.host.driver="25.5.0" \
