@@ -18,6 +18,9 @@ The peers, built by the same BuildKit from stackbuild's own rendered stages (ben
 - BuildKit DAG: the stack's graph as one multi-stage Dockerfile with each stage's probes as a RUN
   step (it checks what stackbuild checks), both final images built with `docker build --target`;
 - hand-written: the same Dockerfile without the probe steps (what a user would write instead);
+- hand-written, one build per stage (small stack only): that file built in stackbuild's order, one
+  `docker build --target` per stage, those of one depth at once; what stackbuild's structure costs
+  before anything it adds (probes, normalising, environments);
 - classic linear (small stack only): bench/baseline.Dockerfile, each stage FROM the previous one,
   the classic builder.
 
@@ -47,6 +50,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +75,7 @@ from tests.helpers import registry  # noqa: E402
 
 SMALL = "benchref"
 PEER, HAND, CLASSIC = "stackbuild-bench/peer", "stackbuild-bench/hand", "stackbuild-bench/classic:latest"
+LEVELS = "stackbuild-bench/levels"  # the hand-written file built one stage at a time (Bench.build_levels)
 # Runs the CLI in-process, as the `stackbuild` command does (builder.__main__.entry: the collector
 # paused for start-up), so the builder's own peak RSS can be read at the end.
 WITH_RSS = (
@@ -189,6 +194,29 @@ class Bench:
 
         return timed(both)
 
+    def build_levels(self, context: Path, plan: Plan) -> float:
+        """The hand-written file built in stackbuild's order: one `docker build --target` per stage,
+        a stage once every parent is built, those of one depth at once; nothing probed, normalised or
+        read. What stackbuild's one build per stage costs before anything it adds."""
+        depth: dict[str, int] = {}
+        for stage in plan.order():
+            depth[stage.name] = 1 + max((depth[p] for p in stage.parents), default=-1)
+        levels: dict[int, list[str]] = {}
+        for stage in plan.order():
+            if stage.kind != "base":
+                levels.setdefault(depth[stage.name], []).append(stage.name)
+
+        def one(target: str) -> None:
+            sh(self.cli, "build", "-q", "--target", target, "-t", f"{LEVELS}:{target}", str(context),
+               env={"DOCKER_BUILDKIT": "1"})  # fmt: skip
+
+        def all_levels() -> None:
+            for _, targets in sorted(levels.items()):
+                with ThreadPoolExecutor(len(targets)) as pool:
+                    list(pool.map(one, targets))
+
+        return timed(all_levels)
+
     def build_classic(self, context: Path, base_image: str) -> float:
         command = ["docker", "build", "-q", "-f", str(context / "baseline.Dockerfile")]
         command += ["--build-arg", f"BASE={base_image}", "-t", CLASSIC, str(context)]
@@ -199,7 +227,7 @@ class Bench:
         for tag in self.engine.tags("stackbuild/stage/*"):
             if not tag.split(":")[0].endswith(("base-devel", "base-runtime")):
                 self.engine.remove(tag)
-        for repository in ("stackbuild/bench*", f"{PEER}*", f"{HAND}*", CLASSIC.split(":")[0]):
+        for repository in ("stackbuild/bench*", f"{PEER}*", f"{HAND}*", f"{LEVELS}*", CLASSIC.split(":")[0]):
             for tag in self.engine.tags(repository):
                 self.engine.remove(tag)
         self.prune("-af")
@@ -387,11 +415,14 @@ def small_stack(bench: Bench, repeat: int) -> tuple[bool, list[str], dict[str, S
             bench.make_cold()
             results.add(side, 0.0, "cold", bench.build_peer(context, tag))
         bench.make_cold()
+        results.add("levels", 0.0, "cold", bench.build_levels(hand, plan_of(root, SMALL)))
+        bench.make_cold()
         results.add("classic", 0.0, "cold", bench.build_classic(root / "stacks", base_image))
+    plan = plan_of(root, SMALL)
     for context, tag in ((dag, PEER), (hand, HAND)):
         bench.build_peer(context, tag)
+    bench.build_levels(hand, plan)
     bench.build_stackbuild(SMALL, 0.0)
-    plan = plan_of(root, SMALL)
     same = bench.tree_digest(plan.final_tags["devel-image"]) == bench.tree_digest(f"{PEER}:devel-image")
     for n in range(repeat):
         say(f"small stack, no-op and touch-harness, repetition {n + 1}/{repeat}")
@@ -404,6 +435,7 @@ def small_stack(bench: Bench, repeat: int) -> tuple[bool, list[str], dict[str, S
         results.add("stackbuild", 0.0, "touch harness", bench.build_stackbuild(SMALL, 0.0))
         results.add("dag", 0.0, "touch harness", bench.build_peer(dag, PEER))
         results.add("hand", 0.0, "touch harness", bench.build_peer(hand, HAND))
+        results.add("levels", 0.0, "touch harness", bench.build_levels(hand, plan))
         results.add("classic", 0.0, "touch harness", bench.build_classic(root / "stacks", base_image))
     return same, critical_path(plan, times), times
 
@@ -555,11 +587,13 @@ def report(
     )
     lines = [f"machine: {machine}", f"medians of {args.repeat} runs, wall time of the whole process", ""]
     header = ("scenario", "stackbuild (s)", "DAG peer (s)", "ratio", "hand-written (s)", "ratio", "classic linear (s)")
+    header += ("hand-written, one build per stage (s)", "ratio to hand-written")
     rows = []
     for scenario in ("cold", "touch harness", "no-op"):
         sb, dag, hand = (results.median(side, 0.0, scenario) for side in ("stackbuild", "dag", "hand"))
-        classic = results.median("classic", 0.0, scenario)
-        rows.append((scenario, fmt(sb), fmt(dag), ratio(sb, dag), fmt(hand), ratio(sb, hand), fmt(classic)))
+        classic, levels = results.median("classic", 0.0, scenario), results.median("levels", 0.0, scenario)
+        against_peers = (fmt(sb), fmt(dag), ratio(sb, dag), fmt(hand), ratio(sb, hand))
+        rows.append((scenario, *against_peers, fmt(classic), fmt(levels), ratio(levels, hand)))
     lines += ["Small stack (the reference toolkit, unpadded):", "", *table(header, rows, args.markdown)]
     if sizes:
         header = ("toolkit", "scenario", "stackbuild (s)", "DAG peer (s)", "ratio", "hand-written (s)", "ratio")
