@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -7,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from builder.store import http
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "stacks" / "reference"
@@ -51,3 +54,11 @@ def native_stack(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     stack_env = dict(line.split("=", 1) for line in dump.split("\0") if "=" in line)
     stack_env["STACK_PREFIX"] = str(prefix)
     return stack_env
+
+
+@pytest.fixture
+def preflight_without_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host's pre-flight check (builder.store.http.must_answer) with its attempts but without the
+    wait between them: a test that sends hosts to loopback ports where nothing listens would otherwise
+    sleep half a second a check, and what it proves (an outage told apart and said) does not depend on it."""
+    monkeypatch.setattr(http, "PREFLIGHT", dataclasses.replace(http.PREFLIGHT, backoff=0.0))
