@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import os
 import shutil
 import subprocess
@@ -35,19 +36,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def native_stack(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The reference stack built natively (no Docker) once per session; its environment."""
+    """The reference stack built natively (no Docker) once per run; its environment. The tests only
+    read it, so xdist's workers share one build: the first to need it builds it, the others wait."""
     for tool in ("cc", "make", "cmake"):
         if not shutil.which(tool):
             pytest.fail(f"{tool} is needed to build the reference stack natively (run the host setup step)")
-    prefix = tmp_path_factory.mktemp("native")
-    env = dict(os.environ, PYTHON=sys.executable)
-    build = subprocess.run(
-        ["bash", str(REFERENCE / "build-native.sh"), str(prefix)],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    # A worker's base temp is <this run's>/popen-gwN: its parent is this run's alone, shared by its workers.
+    run = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run = run.parent
+    prefix = run / "native"
+    with (run / "native.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (prefix / "env.sh").exists():  # the script's last step: a failed build is built again
+            env = dict(os.environ, PYTHON=sys.executable)
+            build = subprocess.run(
+                ["bash", str(REFERENCE / "build-native.sh"), str(prefix)],
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     dump = subprocess.run(
         ["bash", "-c", f"source {prefix}/env.sh && env -0"], capture_output=True, check=True
     ).stdout.decode()
