@@ -404,7 +404,6 @@ APT_REPO = "apt_repositories:\n  - {url: 'http://apt.example/debian', suite: boo
 APT_REPO += "runtime_system_packages:"
 
 
-@pytest.mark.usefixtures("preflight_without_waits")
 def test_a_base_or_apt_repository_that_gives_no_answer_is_unresolved_kept_for_others_and_dropped_when_moot(
     tmp_path: Path,
 ) -> None:
