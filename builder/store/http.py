@@ -87,10 +87,14 @@ class NoAnswer(Unreachable):
         self.reason = message
 
 
+# must_answer's patience: one more try after a short wait, not a download's minute.
+PREFLIGHT = RetryPolicy(attempts=2, longest=10.0)
+
+
 def must_answer(url: str, what: str, source: str) -> None:
     """Raise NoAnswer (naming what needs it) unless url's host answers; before work that would fail
     deep inside another tool (apt, pip, mmdebstrap) with its own words for an outage."""
-    if (reason := HttpClient(RetryPolicy(attempts=2, longest=10.0), timeout=10.0).no_answer(url)) is not None:
+    if (reason := HttpClient(PREFLIGHT, timeout=10.0).no_answer(url)) is not None:
         raise NoAnswer(f"{what}: {reason}", source)
 
 

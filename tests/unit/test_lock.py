@@ -280,6 +280,7 @@ def unanswering() -> str:
     return "".join(f"  - {{from: '{host}', to: 'http://127.0.0.1:{free_port()}/'}}\n" for host in hosts)
 
 
+@pytest.mark.usefixtures("preflight_without_waits")
 def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -651,6 +652,7 @@ def test_build_stack_puts_an_unsupported_combination_before_any_host_setup(
     assert "preflight: reference can be built here once the host is set up" in capsys.readouterr().out
 
 
+@pytest.mark.usefixtures("preflight_without_waits")
 def test_an_official_cann_image_as_base_with_the_toolkit_preinstalled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

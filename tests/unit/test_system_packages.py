@@ -331,6 +331,7 @@ smoke: {command: "true", expect: ""}
 """
 
 
+@pytest.mark.usefixtures("preflight_without_waits")
 def test_what_no_source_answers_for_is_left_unresolved_and_a_site_line_resolves_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -449,6 +450,7 @@ def test_a_base_or_apt_repository_that_gives_no_answer_is_unresolved_kept_for_ot
 ARM_MIRROR = "mirror: http://deb.debian.org/debian\n    mirrors: {aarch64: 'http://ports.example/debian'}"
 
 
+@pytest.mark.usefixtures("preflight_without_waits")
 def test_a_relock_whose_sources_give_no_answer_keeps_the_locks_pins(tmp_path: Path) -> None:
     """Locked once; then the base's mirror, the Python index and a fetch: URL give no answer, on a
     machine whose cache lacks the fetched file: each part keeps the lock's pin (its spec unchanged),
