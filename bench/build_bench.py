@@ -200,18 +200,13 @@ class Bench:
         stackbuild finds the others by their tags), a stage once its parents are built, those of one
         depth at once; nothing probed, normalised or read. What stackbuild's one build per stage
         costs before anything it adds."""
-        wanted = {stage.name for stage in plan.order() if stage.kind != "base"}
-        if edited is not None:
-            wanted = {edited}
-            for stage in plan.order():
-                if wanted & set(stage.parents):
-                    wanted.add(stage.name)
+        wanted = {edited} if edited is not None else set()
         depth: dict[str, int] = {}
-        for stage in plan.order():
-            depth[stage.name] = 1 + max((depth[p] for p in stage.parents), default=-1)
         levels: dict[int, list[str]] = {}
-        for stage in plan.order():
-            if stage.name in wanted:
+        for stage in plan.order():  # parents first
+            depth[stage.name] = 1 + max((depth[p] for p in stage.parents), default=-1)
+            if (edited is None and stage.kind != "base") or wanted & {stage.name, *stage.parents}:
+                wanted.add(stage.name)
                 levels.setdefault(depth[stage.name], []).append(stage.name)
 
         def one(target: str) -> None:
@@ -403,7 +398,8 @@ def small_stack(bench: Bench, repeat: int) -> tuple[bool, list[str], dict[str, S
     critical path and stage times in its last cold run."""
     root, results = bench.root, bench.results
     dag, hand = bench.peers(SMALL)
-    base_image = plan_of(root, SMALL).stages["base-devel"].tag()
+    plan = plan_of(root, SMALL)
+    base_image = plan.stages["base-devel"].tag()
     baseline = (ROOT / "bench" / "baseline.Dockerfile").read_text()
     toolkit_env = "ENV " + " \\\n    ".join(
         f"{name}={json.dumps(value)}" for name, value in sorted(bench.env["toolkit"].items())
@@ -423,10 +419,9 @@ def small_stack(bench: Bench, repeat: int) -> tuple[bool, list[str], dict[str, S
             bench.make_cold()
             results.add(side, 0.0, "cold", bench.build_peer(context, tag))
         bench.make_cold()
-        results.add("levels", 0.0, "cold", bench.build_levels(hand, plan_of(root, SMALL)))
+        results.add("levels", 0.0, "cold", bench.build_levels(hand, plan))
         bench.make_cold()
         results.add("classic", 0.0, "cold", bench.build_classic(root / "stacks", base_image))
-    plan = plan_of(root, SMALL)
     for context, tag in ((dag, PEER), (hand, HAND)):
         bench.build_peer(context, tag)
     bench.build_levels(hand, plan)
