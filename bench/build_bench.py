@@ -54,6 +54,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -102,10 +103,35 @@ def sh(*cmd: str, env: dict[str, str] | None = None) -> subprocess.CompletedProc
     return run
 
 
-def timed(action: Callable[[], object]) -> float:
-    start = time.monotonic()
-    action()
-    return time.monotonic() - start
+class Took(NamedTuple):
+    """One timed build: its wall time, and the CPU time every core of the machine was busy meanwhile
+    (the engine's, its containers' and the client's alike: on a machine whose cores are all busy,
+    wall time follows it)."""
+
+    wall: float
+    busy: float
+
+
+def busy_seconds() -> float:
+    """CPU seconds this machine's cores spent on anything but idling and waiting, since boot (/proc/stat)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def measuring(took: list[Took]) -> Iterator[None]:
+    """The block's Took, appended to took."""
+    start, busy = time.monotonic(), busy_seconds()
+    yield
+    took.append(Took(time.monotonic() - start, busy_seconds() - busy))
+
+
+def timed(action: Callable[[], object]) -> Took:
+    took: list[Took] = []
+    with measuring(took):
+        action()
+    return took[0]
 
 
 def scratch_bytes(directory: Path) -> int:
@@ -142,18 +168,22 @@ def sampling_disk(directory: Path, peak: list[int]) -> Iterator[None]:
 
 @dataclass
 class Results:
-    """Wall times by (side, size in GiB, scenario); stackbuild's peaks."""
+    """Wall times by (side, size in GiB, scenario), and the machine's busy CPU time then; stackbuild's
+    peaks; what one build costs the engine before it does anything (Bench.per_build)."""
 
     times: dict[tuple[str, float, str], list[float]] = field(default_factory=dict)
+    busy: dict[tuple[str, float, str], list[float]] = field(default_factory=dict)
+    per_build: Took | None = None
     rss_kb: dict[float, int] = field(default_factory=dict)
     disk: dict[float, int] = field(default_factory=dict)
     largest_layer: dict[float, int] = field(default_factory=dict)  # of the stage images a cold build changes
 
-    def add(self, side: str, size: float, scenario: str, seconds: float) -> None:
-        self.times.setdefault((side, size, scenario), []).append(seconds)
+    def add(self, side: str, size: float, scenario: str, took: Took) -> None:
+        self.times.setdefault((side, size, scenario), []).append(took.wall)
+        self.busy.setdefault((side, size, scenario), []).append(took.busy)
 
-    def median(self, side: str, size: float, scenario: str) -> float | None:
-        found = self.times.get((side, size, scenario))
+    def median(self, side: str, size: float, scenario: str, busy: bool = False) -> float | None:
+        found = (self.busy if busy else self.times).get((side, size, scenario))
         return statistics.median(found) if found else None
 
 
@@ -173,20 +203,19 @@ class Bench:
             if stage.bake is not None:
                 self.env[stage.name] = environment.read(self.engine, stage.tag(), stage.bake)
 
-    def run_stackbuild(self, stack: str, *args: str, size: float = 0.0) -> float:
-        start, peak = time.monotonic(), [0]
-        with sampling_disk(self.cache.root / "tmp", peak):
+    def run_stackbuild(self, stack: str, *args: str, size: float = 0.0) -> Took:
+        peak, took = [0], list[Took]()
+        with measuring(took), sampling_disk(self.cache.root / "tmp", peak):
             run = sh(sys.executable, "-c", WITH_RSS, "--root", str(self.root), *args, stack, env=STACKBUILD_ENV)
-        wall = time.monotonic() - start
         if match := re.search(r"bench-maxrss-kb (\d+)", run.stderr):
             self.results.rss_kb[size] = max(self.results.rss_kb.get(size, 0), int(match.group(1)))
         self.results.disk[size] = max(self.results.disk.get(size, 0), peak[0])
-        return wall
+        return took[0]
 
-    def build_stackbuild(self, stack: str, size: float) -> float:
+    def build_stackbuild(self, stack: str, size: float) -> Took:
         return self.run_stackbuild(stack, "build", "--no-smoke", size=size)
 
-    def build_peer(self, context: Path, tag: str) -> float:
+    def build_peer(self, context: Path, tag: str) -> Took:
         def both() -> None:
             for target in ("devel-image", "runtime-image"):
                 env = {"DOCKER_BUILDKIT": "1"}
@@ -194,7 +223,7 @@ class Bench:
 
         return timed(both)
 
-    def build_levels(self, context: Path, plan: Plan, edited: str | None = None) -> float:
+    def build_levels(self, context: Path, plan: Plan, edited: str | None = None) -> Took:
         """The hand-written file built in stackbuild's order: one `docker build --target` per stage
         to build (every one but the bases; after an edit, the edited stage and those above it, as
         stackbuild finds the others by their tags), a stage once its parents are built, those of one
@@ -220,10 +249,20 @@ class Bench:
 
         return timed(all_levels)
 
-    def build_classic(self, context: Path, base_image: str) -> float:
+    def build_classic(self, context: Path, base_image: str) -> Took:
         command = ["docker", "build", "-q", "-f", str(context / "baseline.Dockerfile")]
         command += ["--build-arg", f"BASE={base_image}", "-t", CLASSIC, str(context)]
         return timed(lambda: sh(*command, env={"DOCKER_BUILDKIT": "0"}))
+
+    def per_build(self, image: str, repeat: int = 5) -> Took:
+        """A BuildKit build with nothing to do (FROM image, no step), the median of repeat: what every
+        `docker build` costs before its first step, on every side."""
+        with tempfile.TemporaryDirectory(prefix="stackbuild-bench-empty.") as empty:
+            (Path(empty) / "Dockerfile").write_text(f"FROM {image}\n")
+            took = [
+                timed(lambda: sh(self.cli, "build", "-q", empty, env={"DOCKER_BUILDKIT": "1"})) for _ in range(repeat)
+            ]
+        return Took(statistics.median(t.wall for t in took), statistics.median(t.busy for t in took))
 
     def make_cold(self) -> None:
         """No stage image but the bases, no final tag, BuildKit's cache pruned: cold for every side."""
@@ -539,6 +578,7 @@ def main() -> int:
         bench.lock(SMALL)
         bench.build_stackbuild(SMALL, 0.0)
         bench.read_env(SMALL)
+        bench.results.per_build = bench.per_build(plan_of(root, SMALL).stages["base-devel"].tag())
         same, path, times = small_stack(bench, args.repeat)
         say(f"second machine, small stack ({args.repeat}x)")
         second = {0.0: second_machine(bench, SMALL, args.repeat)}
@@ -564,6 +604,19 @@ def main() -> int:
         if args.plot:
             plot(bench.results, sizes, args.plot)
     return 1 if stopped else 0
+
+
+def emulators_registered() -> list[str]:
+    """The binfmt_misc handlers enabled on this machine (qemu's run foreign binaries)."""
+    found = []
+    for entry in sorted(Path("/proc/sys/fs/binfmt_misc").glob("*")):
+        if entry.name not in ("register", "status"):
+            try:
+                if entry.read_text().startswith("enabled"):
+                    found.append(entry.name)
+            except OSError:
+                continue
+    return found
 
 
 def fmt(value: float | None) -> str:
@@ -600,6 +653,29 @@ def report(
         against_peers = (fmt(sb), fmt(dag), ratio(sb, dag), fmt(hand), ratio(sb, hand))
         rows.append((scenario, *against_peers, fmt(classic), fmt(levels), ratio(levels, hand)))
     lines += ["Small stack (the reference toolkit, unpadded):", "", *table(header, rows, args.markdown)]
+    header = (
+        "scenario",
+        "stackbuild (CPU s)",
+        "DAG peer (CPU s)",
+        "hand-written (CPU s)",
+        "one build per stage (CPU s)",
+    )
+    rows = [
+        (
+            scenario,
+            *(fmt(results.median(side, 0.0, scenario, busy=True)) for side in ("stackbuild", "dag", "hand", "levels")),
+        )
+        for scenario in ("cold", "touch harness", "no-op")
+    ]
+    lines += ["", f"The same builds' busy CPU time, every core of the machine ({os.cpu_count()} cores):", ""]
+    lines += table(header, rows, args.markdown)
+    if results.per_build is not None:
+        emulators = sum(name.startswith("qemu-") for name in emulators_registered())
+        lines += [
+            "",
+            f"A BuildKit build with nothing to do (FROM a base, no step): {results.per_build.wall:.2f} s and "
+            f"{results.per_build.busy:.2f} CPU s, paid by every `docker build` ({emulators} qemu emulators registered)",
+        ]
     if sizes:
         header = ("toolkit", "scenario", "stackbuild (s)", "DAG peer (s)", "ratio", "hand-written (s)", "ratio")
         rows = []
