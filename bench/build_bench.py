@@ -24,6 +24,10 @@ The peers, built by the same BuildKit from stackbuild's own rendered stages (ben
 - classic linear (small stack only): bench/baseline.Dockerfile, each stage FROM the previous one,
   the classic builder.
 
+Beside each wall time, the CPU time the machine's cores were busy meanwhile (on a machine whose
+cores are all busy, wall time follows it), and what one `docker build` with nothing to do costs
+here (every side pays it once per build).
+
 Also reported: stackbuild's critical path in the last cold run (from its stage logs: context and
 build of each stage on it, then the last one's normalising; children start on a parent as built,
 its normalising and probes run beside them), its peak RSS, its peak temporary disk (its own
@@ -678,11 +682,15 @@ def report(
         ]
     if sizes:
         header = ("toolkit", "scenario", "stackbuild (s)", "DAG peer (s)", "ratio", "hand-written (s)", "ratio")
+        header += ("stackbuild (CPU s)", "DAG peer (CPU s)", "hand-written (CPU s)")
         rows = []
         for size in sizes:
             for scenario in ("cold", "touch toolkit", "touch harness"):
                 sb, dag, hand = (results.median(side, size, scenario) for side in ("stackbuild", "dag", "hand"))
-                rows.append((f"{size:g} GiB", scenario, fmt(sb), fmt(dag), ratio(sb, dag), fmt(hand), ratio(sb, hand)))
+                busy = (fmt(results.median(side, size, scenario, busy=True)) for side in ("stackbuild", "dag", "hand"))
+                rows.append(
+                    (f"{size:g} GiB", scenario, fmt(sb), fmt(dag), ratio(sb, dag), fmt(hand), ratio(sb, hand), *busy)
+                )
         lines += ["", "Size sweep (the toolkit padded):", "", *table(header, rows, args.markdown)]
         if disk_note:
             lines += ["", f"Note: {disk_note}."]
