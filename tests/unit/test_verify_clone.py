@@ -201,7 +201,11 @@ def _gone(pid: int, seconds: float) -> bool:
 def test_the_second_builds_process_ends_with_the_one_that_started_it(tmp_path: Path, how: int) -> None:
     """Killed (a CI cancel) or interrupted (Ctrl-C to it alone), the caller takes its spawned build with it."""
     pid_file = tmp_path / "child.pid"
+    # Ctrl-C reaches a process whose SIGINT is Python's own: not one started in the background, which
+    # inherits SIGINT ignored (a test run under `nohup ... &` would otherwise wait on a caller that
+    # cannot be interrupted).
     code = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
         "import sys; from pathlib import Path; from builder.execute.reproduce import Conditions, under; "
         "from tests.unit.test_verify_clone import _sleeps; under(Conditions(), _sleeps, Path(sys.argv[1]))"
     )
