@@ -55,7 +55,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -172,23 +172,21 @@ def sampling_disk(directory: Path, peak: list[int]) -> Iterator[None]:
 
 @dataclass
 class Results:
-    """Wall times by (side, size in GiB, scenario), and the machine's busy CPU time then; stackbuild's
-    peaks; what one build costs the engine before it does anything (Bench.per_build)."""
+    """Timed builds by (side, size in GiB, scenario); stackbuild's peaks; what one build costs the
+    engine before it does anything (Bench.per_build)."""
 
-    times: dict[tuple[str, float, str], list[float]] = field(default_factory=dict)
-    busy: dict[tuple[str, float, str], list[float]] = field(default_factory=dict)
+    times: dict[tuple[str, float, str], list[Took]] = field(default_factory=dict)
     per_build: Took | None = None
     rss_kb: dict[float, int] = field(default_factory=dict)
     disk: dict[float, int] = field(default_factory=dict)
     largest_layer: dict[float, int] = field(default_factory=dict)  # of the stage images a cold build changes
 
     def add(self, side: str, size: float, scenario: str, took: Took) -> None:
-        self.times.setdefault((side, size, scenario), []).append(took.wall)
-        self.busy.setdefault((side, size, scenario), []).append(took.busy)
+        self.times.setdefault((side, size, scenario), []).append(took)
 
     def median(self, side: str, size: float, scenario: str, busy: bool = False) -> float | None:
-        found = (self.busy if busy else self.times).get((side, size, scenario))
-        return statistics.median(found) if found else None
+        found = self.times.get((side, size, scenario))
+        return statistics.median(t.busy if busy else t.wall for t in found) if found else None
 
 
 class Bench:
@@ -610,17 +608,13 @@ def main() -> int:
     return 1 if stopped else 0
 
 
-def emulators_registered() -> list[str]:
-    """The binfmt_misc handlers enabled on this machine (qemu's run foreign binaries)."""
-    found = []
-    for entry in sorted(Path("/proc/sys/fs/binfmt_misc").glob("*")):
-        if entry.name not in ("register", "status"):
-            try:
-                if entry.read_text().startswith("enabled"):
-                    found.append(entry.name)
-            except OSError:
-                continue
-    return found
+def qemu_emulators() -> int:
+    """How many qemu binfmt_misc handlers are enabled on this machine (they run foreign binaries)."""
+    enabled = 0
+    for entry in Path("/proc/sys/fs/binfmt_misc").glob("qemu-*"):
+        with suppress(OSError):
+            enabled += entry.read_text().startswith("enabled")
+    return enabled
 
 
 def fmt(value: float | None) -> str:
@@ -674,7 +668,7 @@ def report(
     lines += ["", f"The same builds' busy CPU time, every core of the machine ({os.cpu_count()} cores):", ""]
     lines += table(header, rows, args.markdown)
     if results.per_build is not None:
-        emulators = sum(name.startswith("qemu-") for name in emulators_registered())
+        emulators = qemu_emulators()
         lines += [
             "",
             f"A BuildKit build with nothing to do (FROM a base, no step): {results.per_build.wall:.2f} s and "
@@ -703,7 +697,7 @@ def report(
         ),
         "normalising the last stage on the path": on_path[-1].normalise if on_path else 0.0,
     }
-    wall = results.times[("stackbuild", 0.0, "cold")][-1]
+    wall = results.times[("stackbuild", 0.0, "cold")][-1].wall
     rest = "the rest (start-up, planning, bases checked, the last stage waiting for its parents' normalising, tags)"
     parts[rest] = wall - sum(parts.values())
     lines += ["", f"stackbuild's critical path in the last small cold run ({wall:.2f} s): {' -> '.join(path)}", ""]
