@@ -159,11 +159,16 @@ def test_host_setup_mounts_binfmt_misc_and_checks_emulation(monkeypatch: pytest.
     hostsetup.ensure_foreign("aarch64")
     assert ran == [
         ["mount", "-t", "binfmt_misc", "binfmt_misc", str(tmp_path / "binfmt_misc")],
-        ["update-binfmts", "--enable"],
+        ["update-binfmts", "--enable", "qemu-aarch64"],  # that one alone: BuildKit runs each enabled one per build
         ["arch-test", "arm64"],
     ]
-    monkeypatch.setattr("builder.hostsetup.subprocess.run", lambda cmd, **_: subprocess.CompletedProcess(cmd, 1))
+    ran.clear()  # mounted, the handler enabled: nothing to do but the check
     (tmp_path / "binfmt_misc").mkdir()
     (tmp_path / "binfmt_misc" / "status").write_text("enabled")
+    (tmp_path / "binfmt_misc" / "qemu-aarch64").write_text("enabled")
+    hostsetup.ensure_foreign("aarch64")
+    assert ran == [["arch-test", "arm64"]]
+    (tmp_path / "binfmt_misc" / "qemu-aarch64").unlink()
+    monkeypatch.setattr("builder.hostsetup.subprocess.run", lambda cmd, **_: subprocess.CompletedProcess(cmd, 1))
     with pytest.raises(hostsetup.SetupError, match="aarch64 binaries do not run here"):
         hostsetup.ensure_foreign("aarch64")
