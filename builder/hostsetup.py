@@ -75,10 +75,13 @@ def ensure_foreign(arch: str) -> None:
             raise SetupError(f"binfmt_misc is not mounted: as root, mount -t binfmt_misc binfmt_misc {BINFMT}")
         say(f"mounting binfmt_misc on {BINFMT}")
         subprocess.run(["mount", "-t", "binfmt_misc", "binfmt_misc", str(BINFMT)], check=True)
-    handler = f"qemu-{Arch(arch).value}"  # the name qemu-user-static gives it (/usr/share/binfmts)
-    if not (BINFMT / handler).exists():
-        say(f"enabling the {handler} binfmt handler")
-        subprocess.run(["update-binfmts", "--enable", handler], check=False, capture_output=True)
+    handler = BINFMT / f"qemu-{Arch(arch).value}"  # the name qemu-user-static gives it (/usr/share/binfmts)
+    if not handler.exists():
+        say(f"enabling the {handler.name} binfmt handler")
+        subprocess.run(["update-binfmts", "--enable", handler.name], check=False, capture_output=True)
+    elif handler.read_text().startswith("disabled"):  # registered but switched off: update-binfmts leaves it so
+        say(f"switching the {handler.name} binfmt handler on")
+        handler.write_text("1")
     debian = Arch(arch).debian
     if subprocess.run(["arch-test", debian], capture_output=True).returncode != 0:
         raise SetupError(f"{arch} binaries do not run here even with qemu-user-static: see `arch-test {debian}`")

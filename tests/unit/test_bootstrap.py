@@ -168,6 +168,10 @@ def test_host_setup_mounts_binfmt_misc_and_checks_emulation(monkeypatch: pytest.
     (tmp_path / "binfmt_misc" / "qemu-aarch64").write_text("enabled")
     hostsetup.ensure_foreign("aarch64")
     assert ran == [["arch-test", "arm64"]]
+    (tmp_path / "binfmt_misc" / "qemu-aarch64").write_text("disabled\ninterpreter /usr/libexec/qemu-binfmt/aarch64\n")
+    hostsetup.ensure_foreign("aarch64")  # registered but switched off: switched on, as the kernel takes it
+    assert (tmp_path / "binfmt_misc" / "qemu-aarch64").read_text() == "1"
+    assert ran == [["arch-test", "arm64"]] * 2
     (tmp_path / "binfmt_misc" / "qemu-aarch64").unlink()
     monkeypatch.setattr("builder.hostsetup.subprocess.run", lambda cmd, **_: subprocess.CompletedProcess(cmd, 1))
     with pytest.raises(hostsetup.SetupError, match="aarch64 binaries do not run here"):
