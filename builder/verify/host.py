@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from builder.engine import DeviceAccess
 from builder.model.errors import InputError
 from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS
 
@@ -27,9 +28,10 @@ class HostAccess:
     notes: tuple[str, ...] = ()
 
     def docker_run_flags(self) -> list[str]:
-        """The flags of CANN's canonical `docker run`: --device per node, -v per driver path."""
-        flags = [flag for device in self.devices for flag in ("--device", device)]
-        return flags + [flag for path in self.mounts for flag in ("-v", f"{path}:{path}")]
+        """The flags of CANN's canonical `docker run` (--device per node, -v per driver path), with each
+        driver path read-only: CANN's line mounts them writable, and a root container given the host's
+        npu-smi or driver libraries writable could replace them for the host (issue 48)."""
+        return DeviceAccess(self.devices, self.mounts).docker_run_flags()
 
 
 def npus(root: Path) -> dict[int, str]:

@@ -1,8 +1,11 @@
 """`stackbuild run --print` against a fake host tree standing in for /dev and /usr/local/Ascend:
-exactly the flags of CANN's canonical docker run (ascend-facts: cann-container-image README)."""
+exactly the flags of CANN's canonical docker run (ascend-facts: cann-container-image README), but
+every host path read-only (issue 48: CANN's line mounts the driver writable into a root container)."""
 
 from __future__ import annotations
 
+import itertools
+import shlex
 from pathlib import Path
 
 import pytest
@@ -13,11 +16,38 @@ IMAGE = "stackbuild/reference:8.3.rc1-910b-debian12-py3.11-x86_64"
 # The canonical flags for /dev/davinci0, in the facts' order.
 CANONICAL = (
     "--device /dev/davinci0 --device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc "
-    "-v /usr/local/dcmi:/usr/local/dcmi -v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi "
-    "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ "
-    "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info "
-    "-v /etc/ascend_install.info:/etc/ascend_install.info"
+    "-v /usr/local/dcmi:/usr/local/dcmi:ro -v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi:ro "
+    "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/:ro "
+    "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info:ro "
+    "-v /etc/ascend_install.info:/etc/ascend_install.info:ro"
 )
+
+
+def writable_host_mounts(line: str) -> list[str]:
+    """The host mounts of a docker run line that a container could write: -v/--volume without the ro
+    option, --mount type=bind without readonly, as docker reads its flags."""
+    words = shlex.split(line)
+    writable = []
+    for flag, value in itertools.pairwise(words):
+        if flag in ("-v", "--volume"):
+            options = value.split(":")[2].split(",") if value.count(":") >= 2 else []
+            if "ro" not in options:
+                writable.append(value)
+        elif flag == "--mount":
+            fields = dict(field.partition("=")[::2] for field in value.split(","))
+            if fields.get("type") == "bind" and not {"readonly", "ro"} & fields.keys():
+                writable.append(value)
+    return writable
+
+
+def test_run_print_mounts_no_host_path_writable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(ascend_host(tmp_path)))
+    code, out, err = run_cli(capsys, "run", "--print", IMAGE, "--", "id")
+    assert code == 0, err
+    assert out.count(" -v ") == 5, out  # every driver path of the fake host is mounted
+    assert writable_host_mounts(out) == []
 
 
 def test_one_picked_npu_gives_exactly_the_canonical_flags(
