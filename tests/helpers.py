@@ -113,7 +113,7 @@ def serving(handler: Callable[..., http.server.BaseHTTPRequestHandler], tls: Pat
         thread.join()
 
 
-def git(*args: str, cwd: Path) -> str:
+def git(*args: str, cwd: Path, stdin: str | None = None) -> str:
     env = {
         "GIT_AUTHOR_NAME": "t",
         "GIT_AUTHOR_EMAIL": "t@t",
@@ -122,7 +122,8 @@ def git(*args: str, cwd: Path) -> str:
         "PATH": "/usr/bin:/bin",
         "HOME": str(cwd),
     }
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+    run = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True, input=stdin)
+    return run.stdout.strip()
 
 
 def make_repo(path: Path, content: str = "v1") -> str:

@@ -112,7 +112,7 @@ def _fill(
     commits = []
     for url, fetch_url, commit in git_sources(lock, site):
         name = _store_name(url)
-        _copy_commit(git.mirror(fetch_url, commit, cache), staging / name, commit)
+        _copy_commit(git.mirror(fetch_url, commit, cache, site.skipped_checks(url)), staging / name, commit)
         commits.append({"url": url, "commit": commit, "path": name})
     say(f"[stackbuild] vendor: {len(commits)} git commits")
     shutil.copyfile(lock_path, staging / "lock.json")

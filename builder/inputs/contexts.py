@@ -48,6 +48,7 @@ class GitTree:
     commit: str
     submodules: tuple[GitTree, ...] = ()
     keep_git: bool = False  # a checkout with .git instead of the files alone
+    skipped_checks: tuple[str, ...] = ()  # git object checks the site lets through for it (SiteConfig.fsck_skip)
 
 
 @dataclass(frozen=True)
@@ -77,14 +78,15 @@ def _add_git_tree(tar: tarfile.TarFile, tree: GitTree, cache: Cache) -> None:
             _checkout(tree, tmp / "src", tree.prefix, cache)
             tar.add(tmp / "src", arcname=tree.prefix.rstrip("/"))
         return
-    git.add_commit_tree(tar, git.mirror(tree.url, tree.commit, cache), tree.commit, tree.prefix, cache)
+    store = git.mirror(tree.url, tree.commit, cache, tree.skipped_checks)
+    git.add_commit_tree(tar, store, tree.commit, tree.prefix, cache)
     for sub in tree.submodules:
         _add_git_tree(tar, sub, cache)
 
 
 def _checkout(tree: GitTree, dest: Path, root_prefix: str, cache: Cache) -> None:
     """A shallow checkout of tree at its commit, its tags and its submodules' (their git dirs absorbed)."""
-    git.shallow_checkout(git.mirror(tree.url, tree.commit, cache), tree.url, tree.commit, dest)
+    git.shallow_checkout(git.mirror(tree.url, tree.commit, cache, tree.skipped_checks), tree.url, tree.commit, dest)
     listed = {sub.prefix.removeprefix(tree.prefix).rstrip("/") for sub in tree.submodules}
     for sub in tree.submodules:
         _checkout(sub, dest / sub.prefix.removeprefix(tree.prefix).rstrip("/"), root_prefix, cache)

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import tarfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from builder.model.errors import StackbuildError
@@ -20,6 +21,10 @@ _BAD_REF = re.compile(r"^$|^/|(^|/)[.-]|\.\.|[^\x21-\x7e]|[~^:?*\[\\]|@\{|//|/$|
 
 class SourceError(StackbuildError):
     pass
+
+
+class ObjectRefused(SourceError):
+    """git's object checks (fsck) refused an object a fetch brought: a malformed or hostile tree."""
 
 
 class SourceUnreachable(SourceError):
@@ -52,6 +57,19 @@ SAFE_CONFIG = (
 )
 
 
+# git's object checks (fsck) on every fetch into a mirror: a tree with duplicate entries, `..` or
+# `.git` components or another malformed object is refused as it arrives, before anything reads it
+# (a symlink and a directory of one name let `git archive` write through the link: issue 48).
+OBJECT_CHECKS = ("-c", "transfer.fsckObjects=true")
+# An fsck message id as git names them (duplicateEntries, missingSpaceBeforeDate, ...).
+FSCK_MESSAGE = re.compile(r"^[a-z][A-Za-z]{2,63}\Z")
+# How fetch ("error: object <id>: ...") and fsck ("error in tree <id>: ...") say which object failed which check.
+_REFUSED = re.compile(r"^error(?: in [a-z]+|: object) ([0-9a-f]{40}): ([A-Za-z]+): (.*)$", re.MULTILINE)
+# Set in a store whose every object was checked (as it arrived, or once, for a store an earlier
+# stackbuild fetched without checks).
+CHECKED_MARK = "stackbuild.objectsChecked"
+
+
 def git(*args: str, cwd: Path | None = None, timeout: float = 120, stdin: str | None = None) -> str:
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C", GIT_PROTOCOL_FROM_USER="0")
     try:
@@ -72,6 +90,12 @@ def git(*args: str, cwd: Path | None = None, timeout: float = 120, stdin: str | 
     except subprocess.TimeoutExpired as err:
         raise SourceError(f"git {args[0]} timed out after {timeout:.0f}s") from err
     if run.returncode != 0:
+        if refused := _REFUSED.search(run.stderr):
+            sha, message, text = refused.groups()
+            raise ObjectRefused(
+                f"git's object check refused {sha[:12]}: {message}: {scrub(text)} (fsck_skip in the site "
+                f"configuration lets {message} through for this repository, if it is known to be harmless)"
+            )
         last = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"git {args[0]} failed"
         raise SourceError(scrub(last))
     return run.stdout
@@ -148,26 +172,57 @@ def tags_pointing_at(repository: Path, commit: str) -> list[str]:
     return [ref for ref in listing.splitlines() if safe_tag_ref(ref)]
 
 
-def mirror(url: str, commit: str, cache: Cache) -> Path:
+def object_checks(skipped: Sequence[str] = (), command: str = "fetch") -> list[str]:
+    """git's options for a fetch (or an fsck) with every object checked, but for the message ids in
+    skipped (a site setting, for one repository: never all of them)."""
+    for message in skipped:
+        if not FSCK_MESSAGE.match(message):
+            raise SourceError(f"{message[:60]!r} is not a git fsck message id (such as missingSpaceBeforeDate)")
+    prefix = "fetch.fsck" if command == "fetch" else "fsck"
+    return [*OBJECT_CHECKS, *(arg for message in skipped for arg in ("-c", f"{prefix}.{message}=ignore"))]
+
+
+def _checked_store(path: Path, url: str, skipped: Sequence[str]) -> None:
+    """Mark path's objects as checked, checking them first if an earlier stackbuild fetched them unchecked."""
+    try:
+        git("-C", str(path), "config", "--get", CHECKED_MARK)
+        return
+    except SourceError:  # not marked
+        pass
+    try:
+        git(*object_checks(skipped, "fsck"), "-C", str(path), "fsck", "--no-dangling", "--no-progress", timeout=1800)
+    except ObjectRefused as err:
+        raise SourceError(f"{redact(url)}: the cache's copy: {err}") from None
+    git("-C", str(path), "config", CHECKED_MARK, "true")
+
+
+def mirror(url: str, commit: str, cache: Cache, skipped_checks: Sequence[str] = ()) -> Path:
     """The cache's object store for url, holding commit (depth 1) and the tags on it, fetched now if missing.
 
     Only the pinned commits are fetched, not every ref: a repository with years of history and
-    hundreds of branches costs one commit's objects."""
+    hundreds of branches costs one commit's objects. Every object is checked as it arrives (but
+    for the fsck message ids in skipped_checks)."""
     checked_commit(commit, redact(url))
     path = cache.git_mirror(url)
     with cache.lock(f"git-{path.stem}"):
         if not path.is_dir():
             with cache.temp_dir() as tmp:  # an init cut short never looks like a store
                 git("init", "--quiet", "--bare", "--", str(tmp / "store.git"))
+                git("-C", str(tmp / "store.git"), "config", CHECKED_MARK, "true")  # no object yet, each checked
                 path.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp / "store.git", path)
+        _checked_store(path, url, skipped_checks)
         if not _has_commit(path, commit):
-            fetch = ["-C", str(path), "fetch", "--quiet", "--no-tags", "--depth", "1", "--", url]
+            checks = object_checks(skipped_checks)
+            fetch = [*checks, "-C", str(path), "fetch", "--quiet", "--no-tags", "--depth", "1", "--", url]
             try:
                 tags = _tags_at(url, commit)
             except SourceError as err:  # the repository does not answer at all: an outage, not a missing commit
                 raise SourceUnreachable(f"{redact(url)}: cannot list refs: {err}") from err
-            git(*fetch, commit, *(f"+{tag}:{tag}" for tag in tags), timeout=1800)
+            try:
+                git(*fetch, commit, *(f"+{tag}:{tag}" for tag in tags), timeout=1800)
+            except ObjectRefused as err:
+                raise SourceError(f"{redact(url)} at {commit}: {err}") from None
     return path
 
 

@@ -16,6 +16,8 @@ Found in this order (the first that exists wins): $STACKBUILD_SITE_CONFIG,
       ascend-c: https://git.team.internal/npu/ascend-c.git
     headers:                  # sent to that host only (host or host:port), never to another
       mirror.internal: {X-Mirror-Group: npu-team}
+    fsck_skip:                # git object checks let through for one repository (as the manifest or a
+      https://git.team.internal/old.git: [missingSpaceBeforeDate]   # .gitmodules names it), by message id
 
 Credentials never go here: registries use Docker's config (docker login) or the
 environment, git uses its credential helpers.
@@ -30,6 +32,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from builder.inputs.git import FSCK_MESSAGE
 from builder.manifest import yamlpos
 from builder.manifest.types import GitUrl, Line, no_option, one_line
 from builder.model.errors import InputError, ManifestError
@@ -49,6 +52,13 @@ HEADER_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}(:[0-9]{1,5})?")
 HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}")  # an HTTP token (RFC 9110)
 # A header that carries a credential (Authorization, X-Api-Key, Cookie, X-Auth-Token, a session id).
 SECRET_HEADER = re.compile(r"(auth|token|key|secret|pass|cookie|session|credential|api)", re.IGNORECASE)
+
+
+def fsck_message(value: str) -> str:
+    """An fsck message id (git's names: duplicateEntries, missingSpaceBeforeDate, ...): one check, never all."""
+    if not FSCK_MESSAGE.match(value):
+        raise ValueError(f"{value[:80]!r} is not a git fsck message id (such as missingSpaceBeforeDate)")
+    return value
 
 
 def header_table(value: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
@@ -87,6 +97,7 @@ class SiteConfig(BaseModel):
     cache_push: bool = False
     repos: dict[str, GitUrl] = Field(default_factory=dict)
     headers: Annotated[dict[str, dict[str, str]], AfterValidator(header_table)] = Field(default_factory=dict)
+    fsck_skip: dict[GitUrl, list[Annotated[str, AfterValidator(fsck_message)]]] = Field(default_factory=dict)
     path: Path | None = Field(default=None, exclude=True)
 
     def rewrite(self, url: str) -> str:
@@ -109,6 +120,10 @@ class SiteConfig(BaseModel):
                 )
             url = self.repos[name]
         return self.rewrite(url)
+
+    def skipped_checks(self, url: str) -> tuple[str, ...]:
+        """The git object checks this site lets through for the repository a manifest or .gitmodules names url."""
+        return tuple(self.fsck_skip.get(url, ()))
 
 
 def _secret_in_value(data: object, path: str) -> str | None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from builder.inputs import git
+from builder.inputs.site import SiteConfig
 from builder.store.cache import Cache
 from builder.store.http import redact
 
@@ -61,14 +62,14 @@ def _reason(error: str) -> str:
 
 
 def resolve(
-    url: str, fetch_url: str, commit: str, cache: Cache, rewrite: Callable[[str], str], skip: Sequence[str] = ()
+    url: str, fetch_url: str, commit: str, cache: Cache, site: SiteConfig, skip: Sequence[str] = ()
 ) -> tuple[Submodule, ...]:
     """The submodules of url at commit (fetched through fetch_url, the site-rewritten URL), recursively,
     but those whose path from the root is in skip (each must name one).
 
     Relative submodule URLs are read against url (or fetch_url when url is a site:NAME)."""
     skipped: set[str] = set()
-    found = _resolve(url, fetch_url, commit, cache, rewrite, _Skip(frozenset(skip), skipped))
+    found = _resolve(url, fetch_url, commit, cache, site, _Skip(frozenset(skip), skipped))
     if unknown := sorted(set(skip) - skipped):
         raise git.SourceError(f"skip_submodules: {', '.join(unknown)} is not a submodule of {url} at {commit[:12]}")
     return found
@@ -93,12 +94,12 @@ class _Skip:
 
 
 def _resolve(
-    url: str, fetch_url: str, commit: str, cache: Cache, rewrite: Callable[[str], str], skip: _Skip
+    url: str, fetch_url: str, commit: str, cache: Cache, site: SiteConfig, skip: _Skip
 ) -> tuple[Submodule, ...]:
     if skip.depth > MAX_DEPTH:
         raise git.SourceError(f"submodules nested more than {MAX_DEPTH} deep under {url}")
     try:
-        mirror = str(git.mirror(fetch_url, commit, cache))
+        mirror = str(git.mirror(fetch_url, commit, cache, site.skipped_checks(url)))
     except git.SourceError as err:
         if not skip.depth:
             raise
@@ -133,7 +134,7 @@ def _resolve(
                 "not a server's URL (a path on this host?): only a file:// repository may have file:// submodules"
             )
         git.checked_commit(sub_commit, f"submodule {skip.prefix}{path}")
-        sub_fetch = rewrite(sub_url)
-        nested = _resolve(sub_url, sub_fetch, sub_commit, cache, rewrite, skip.under(path))
+        sub_fetch = site.rewrite(sub_url)
+        nested = _resolve(sub_url, sub_fetch, sub_commit, cache, site, skip.under(path))
         found.append(Submodule(path, sub_url, sub_commit, nested))
     return tuple(found)

@@ -76,7 +76,7 @@ class Resolver:
             case GitSource(git=url, ref=ref, skip_submodules=skip):
                 fetch_url = self.site.repo_url(url)
                 commit = git.resolve_ref(fetch_url, ref)
-                found = submodules.resolve(url, fetch_url, commit, self.cache, self.site.rewrite, skip)
+                found = submodules.resolve(url, fetch_url, commit, self.cache, self.site, skip)
                 try:
                     return LockedGit(
                         url=url, ref=ref, commit=commit, submodules=[_locked(s) for s in found], skip_submodules=skip

@@ -94,7 +94,8 @@ def _source(request: Request, source: LockedGit | LockedPath, keep_git: bool) ->
     match source:
         case LockedGit(url=url, ref=ref, commit=commit, submodules=subs):
             sub_trees = _submodule_trees(request, "src/", subs)
-            tree = GitTree("src/", request.site.repo_url(url), commit, sub_trees, keep_git)
+            checks = request.site.skipped_checks(url)
+            tree = GitTree("src/", request.site.repo_url(url), commit, sub_trees, keep_git, checks)
             content = commit
             if subs or keep_git:
                 content = digest({"commit": commit, "submodules": [s.model_dump() for s in subs], "git": keep_git})
@@ -139,6 +140,7 @@ def _submodule_trees(request: Request, prefix: str, subs: list[LockedSubmodule])
             request.site.rewrite(s.url),
             s.commit,
             _submodule_trees(request, f"{prefix}{s.path}/", s.submodules),
+            skipped_checks=request.site.skipped_checks(s.url),
         )
         for s in subs
     )

@@ -55,13 +55,16 @@ FENCED: dict[tuple[str, str], str] = {
     ("builder/inputs/debs.py", "closure"): "install -s / --print-uris / show with -- before the packages",
     ("builder/inputs/debs.py", "resolve"): "update: no value",
     ("builder/inputs/git.py", "_existing_refs"): "ls-remote --symref -- URL",
+    ("builder/inputs/git.py", "_checked_store"): "config of a fixed key; fsck with -c fsck.ID=ignore, each ID "
+    "matching FSCK_MESSAGE (letters only)",
     ("builder/inputs/git.py", "_has_commit"): "cat-file -e COMMIT^{commit}, commit checked 40 hex",
     ("builder/inputs/git.py", "_tags_at"): "ls-remote --tags -- URL",
     ("builder/inputs/git.py", "add_commit_tree"): "archive --prefix=P -o OUT COMMIT, commit checked 40 hex",
     ("builder/inputs/git.py", "git"): "the wrapper: SAFE_CONFIG first, argv (no shell)",
     ("builder/inputs/git.py", "gitmodules"): "show COMMIT:.gitmodules (checked 40 hex)",
     ("builder/inputs/git.py", "parse_gitmodules"): "config --no-includes --file - (the text on stdin)",
-    ("builder/inputs/git.py", "mirror"): "init -- PATH; fetch -- URL COMMIT +refs/tags/X:refs/tags/X (checked)",
+    ("builder/inputs/git.py", "mirror"): "init -- PATH; fetch -- URL COMMIT +refs/tags/X:refs/tags/X (checked), "
+    "with -c fetch.fsck.ID=ignore for each ID matching FSCK_MESSAGE",
     ("builder/inputs/git.py", "resolve_ref"): "ls-remote -- URL REF...",
     ("builder/inputs/git.py", "shallow_checkout"): "init --; fetch -- URL COMMIT; checkout COMMIT --; update-ref -- "
     "refs/tags/X (never `git tag X`); remote add origin -- URL",

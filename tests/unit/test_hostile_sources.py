@@ -283,12 +283,13 @@ def test_a_served_repository_cannot_point_a_submodule_at_this_hosts_files(tmp_pa
     served = "https://git.example.invalid/lib.git"  # fetched from there (its mirror is the local work tree)
     cache = Cache(tmp_path / "c")
     with pytest.raises(git.SourceError, match=r"not a server's URL \(a path on this host\?\)"):
-        submodules.resolve(served, f"file://{tmp_path}/lib", lib, cache, lambda u: u)
+        submodules.resolve(served, f"file://{tmp_path}/lib", lib, cache, SiteConfig())
     assert [p.name for p in cache.git_mirrors()] == [cache.git_mirror(f"file://{tmp_path}/lib").name]  # nothing fetched
     if how != "file://{repo}":
         return
     # The same tree as a file:// repository of this host keeps its file:// submodule.
-    found = submodules.resolve(f"file://{tmp_path}/lib", f"file://{tmp_path}/lib", lib, Cache(tmp_path / "c"), str)
+    lib_url = f"file://{tmp_path}/lib"
+    found = submodules.resolve(lib_url, lib_url, lib, Cache(tmp_path / "c"), SiteConfig())
     assert [s.url for s in found] == [f"file://{host_repo}"]
 
 
@@ -300,7 +301,7 @@ def test_a_tree_of_too_many_submodules_is_one_clear_error(tmp_path: Path, monkey
         add_submodule(tmp_path / "lib", f"file://{dep}", f"3rdparty/d{n}")
     lib = git_commit(tmp_path / "lib")
     with pytest.raises(git.SourceError, match="more than 3 submodules in its tree"):
-        submodules.resolve(f"file://{tmp_path}/lib", f"file://{tmp_path}/lib", lib, Cache(tmp_path / "c"), str)
+        submodules.resolve(f"file://{tmp_path}/lib", f"file://{tmp_path}/lib", lib, Cache(tmp_path / "c"), SiteConfig())
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving the bundle's store to another user needs root")

@@ -209,7 +209,7 @@ def test_a_submodule_that_cannot_be_fetched_is_named_without_its_credentials(tmp
             f"file://{tmp_path}/lib",
             git("rev-parse", "HEAD", cwd=tmp_path / "lib"),
             Cache(tmp_path / "c"),
-            lambda u: u,
+            SiteConfig(),
         )
     message = str(failed.value)
     assert message.startswith("submodule 3rdparty/x (https://") and "cannot be fetched from" in message
