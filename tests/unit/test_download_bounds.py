@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from builder.cli import tidying
+from builder.lock import io as lock_io
 from builder.model.retry import RetryPolicy
 from builder.store.cache import Cache
 from builder.store.http import DownloadError, HttpClient, SizeLimit
@@ -178,8 +179,16 @@ def test_vendor_stops_a_locked_fetch_that_streams_forever_at_its_locked_size(
         root = _project(tmp_path, url)
         code, _, err = run_cli(capsys, "--root", str(root), "lock", "fetching")
         assert code == 0, err
-        (fetched,) = json.loads((root / "lockfiles" / "fetching.lock.json").read_text())["components"][0]["fetched"]
+        lock_file = root / "lockfiles" / "fetching.lock.json"
+        (fetched,) = json.loads(lock_file.read_text())["components"][0]["fetched"]
         assert fetched["size"] == len(payload)
+        # A lock made before sizes were recorded gets the size of the file it keeps when relocked.
+        older = lock_io.read(lock_file)
+        component = older.components[0]
+        without = component.model_copy(update={"fetched": [component.fetched[0].model_copy(update={"size": None})]})
+        lock_io.write(older.model_copy(update={"components": [without]}).sealed(), lock_file)
+        assert run_cli(capsys, "--root", str(root), "lock", "fetching")[0] == 0
+        assert lock_io.read(lock_file).components[0].fetched[0].size == len(payload)
         # Another machine (nothing cached) vendors the stack while the URL streams forever.
         monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "elsewhere"))
         server.instead = Endless()
