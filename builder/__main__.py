@@ -9,8 +9,9 @@ def entry() -> None:
     # cyclic collector is paused while it is made and then kept off it (builder.cli._run), which
     # saves about 0.1 s of every command, at start-up and at exit.
     gc.disable()
-    from builder.cli import main
+    from builder.cli import main, terminate_on_sigterm
 
+    terminate_on_sigterm()
     sys.exit(main())
 
 

@@ -12,16 +12,19 @@ import datetime
 import functools
 import gc
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 from builder import __version__
 from builder.cli import commands, dispatch
 from builder.cli.common import Context, project_root
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
 from builder.model.registry import registry_of
+from builder.store.cache import remove_live_scratch
 
 EPILOG = """\
 `stackbuild COMMAND --help` says all a command does and takes. A manifest
@@ -30,7 +33,7 @@ EPILOG = """\
 Run from anywhere in a project: the nearest directory from here up holding stacks/.
 Exit codes: 0 done; 1 a failure (one line naming its log); 2 bad input (a stack, path,
 lockfile or option value; one line, no log); 3 a source did not answer (lock, build, publish,
-lock --check).
+lock --check); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 """
 
 
@@ -81,7 +84,9 @@ def _run(ctx: Context, args: argparse.Namespace) -> int:
             return run(ctx, args)
         from builder.execute.history import running_build  # only commands that use the cache pay for it
 
-        with running_build(ctx.cache()):  # gc refuses to run meanwhile
+        cache = ctx.cache()
+        with running_build(cache):  # gc refuses to run meanwhile
+            cache.sweep_scratch()  # what a killed command left in tmp/ (a kill -9 unwinds nothing)
             return run(ctx, args)
 
 
@@ -135,6 +140,20 @@ def _where_the_traceback_is(ctx: Context) -> str:
     return f"traceback in {path}"
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread: it unwinds as Ctrl-C does (temporary directories removed)."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it at once
+    raise Terminated
+
+
+def terminate_on_sigterm() -> None:
+    """SIGTERM raises Terminated: for the command's own process (builder.__main__), not a caller of main()."""
+    signal.signal(signal.SIGTERM, _terminate)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     ctx = Context(
@@ -160,13 +179,16 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`stackbuild render | head`): nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet too
         return 141  # as a shell reports a command SIGPIPE ended
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         # Stage images are tagged only after their probes pass, so stopping here leaves nothing
-        # that looks built; exit at once instead of waiting for builds still in flight.
-        print("stackbuild: interrupted; nothing unfinished is tagged, run the command again to go on", file=sys.stderr)
+        # that looks built; exit at once instead of waiting for builds still in flight (their
+        # temporary directories go first: this thread's are unwound already, theirs are not).
+        remove_live_scratch()
+        how, code = ("terminated", 143) if isinstance(err, Terminated) else ("interrupted", 130)
+        print(f"stackbuild: {how}; nothing unfinished is tagged, run the command again to go on", file=sys.stderr)
         sys.stderr.flush()
         sys.stdout.flush()
-        os._exit(130)
+        os._exit(code)
     except Exception as err:  # the boundary: anything else is a bug, reported in one line plus a log
         if ctx.debug:
             traceback.print_exc()

@@ -29,7 +29,7 @@ class Garbage:
     dropped: tuple[BuildRun, ...]  # older builds: their records go with their images
     images: tuple[tuple[str, int], ...]  # (tag, size in bytes)
     inputs: tuple[tuple[Path, int], ...]  # cached files and git mirrors no kept build names (with --inputs)
-    scratch: tuple[tuple[Path, int], ...] = ()  # cache/tmp entries: a dead process's (no command runs)
+    scratch: tuple[tuple[Path, int], ...] = ()  # cache/tmp entries no live process holds: a killed one's
     recent: tuple[str, ...] = ()  # tags no record here names, tagged in the last day: left alone
 
     @property
@@ -64,10 +64,10 @@ def find_garbage(
     engine: Engine, cache: Cache, keep: int, inputs: bool, include_recent: bool = False, now: float | None = None
 ) -> Garbage:
     """What gc would remove, keeping the last `keep` builds of each stack and architecture. Call it
-    within no_build_running: no build uses this cache, so its pending images are a killed build's and
-    its scratch files a dead process's. An image tagged in the last day after this cache's last build
-    that names it began may be a build's using another cache on this engine: it stays unless
-    include_recent."""
+    within no_build_running: no build uses this cache, so its pending images are a killed build's (its
+    scratch entries are those no live process holds). An image tagged in the last day after this
+    cache's last build that names it began may be a build's using another cache on this engine: it
+    stays unless include_recent."""
     runs = build_runs(cache)
     kept, dropped = _recent(runs, keep)
     used = frozenset().union(*(run.images for run in kept))
@@ -151,10 +151,12 @@ def collect(engine: BuildEngine, cache: Cache, garbage: Garbage) -> int:
         cache.remove_record(RUN_KIND, run.name)
     for kind, name in stale_records(engine, cache):
         cache.remove_record(kind, name)
-    for path, size in (*garbage.inputs, *garbage.scratch):
+    for path, size in garbage.inputs:
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
         freed += size
+    # Each checked again under its lock: one listed as it was made, before its maker locked it, stays.
+    freed += sum(size for path, size in garbage.scratch if cache.remove_scratch(path))
     return freed

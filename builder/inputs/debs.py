@@ -24,7 +24,7 @@ from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
-from builder.store.http import DownloadError, HttpClient, must_answer, redact
+from builder.store.http import DownloadError, HttpClient, SizeLimit, must_answer, redact
 
 DEB_FILE = r"^[A-Za-z0-9][A-Za-z0-9.+~%_-]*\.deb$"
 _INST = re.compile(r"^Inst (\S+) (?:\[[^\]]*\] )?\((\S+) .*\[([a-z0-9-]+)\]\)", re.M)
@@ -344,7 +344,8 @@ def fetch(deb: Deb, cache: Cache, deb_dirs: Sequence[Path], mirrors: Sequence[st
             return cache.add_file(candidate, deb.sha256)
     for base in mirrors:
         try:
-            return client.download(f"{base.rstrip('/')}/{quote(deb.path)}", cache, deb.sha256)
+            url = f"{base.rstrip('/')}/{quote(deb.path)}"
+            return client.download(url, cache, deb.sha256, limit=SizeLimit(deb.size, locked=True))
         except DownloadError:
             continue
     return None

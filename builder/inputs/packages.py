@@ -13,7 +13,7 @@ from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
-from builder.store.http import HttpClient, NoAnswer, Progress, Unreachable, must_answer
+from builder.store.http import HttpClient, NoAnswer, Progress, SizeLimit, Unreachable, must_answer
 
 
 def generate(command: str, file: str, manifest_dir: Path, cache: Cache, expected: str | None = None) -> str:
@@ -95,9 +95,12 @@ def at_hand(file: str, sha256: str, site: SiteConfig, cache: Cache) -> Path | No
     return cache.blob(sha256)
 
 
-def download(url: str, file: str, sha256: str | None, site: SiteConfig, cache: Cache, say: Say, vendor: str) -> str:
+def download(
+    url: str, file: str, sha256: str | None, site: SiteConfig, cache: Cache, say: Say, vendor: str, *, size: int | None
+) -> str:
     """The package in the cache: from an installer directory if there, else downloaded with the
-    headers the vendor's own downloader sends (and the site's for that host); its sha256."""
+    headers the vendor's own downloader sends (and the site's for that host); its sha256. size: the
+    lock's for it (the download stops there), None: the site's download_limit bounds it."""
     if sha256 and cache.has(sha256):
         return sha256
     if (local := find_installer(site, file, sha256)) is not None:
@@ -106,7 +109,10 @@ def download(url: str, file: str, sha256: str | None, site: SiteConfig, cache: C
     try:
         must_answer(site.rewrite(url), file, url)  # seconds, where a download's retries take a minute
         client = HttpClient(headers=site.headers)
-        return client.download(site.rewrite(url), cache, sha256, Progress(file, say), catalog.vendor_headers(vendor))
+        limit = SizeLimit.of(size, site.download_limit)
+        return client.download(
+            site.rewrite(url), cache, sha256, Progress(file, say), catalog.vendor_headers(vendor), limit=limit
+        )
     except NoAnswer as err:  # its host is down or out of reach: the lock records the part unresolved
         missing = NoAnswer(_missing(file, site, err), url)
         missing.reason = err.reason

@@ -18,6 +18,7 @@ Found in this order (the first that exists wins): $STACKBUILD_SITE_CONFIG,
       mirror.internal: {X-Mirror-Group: npu-team}
     fsck_skip:                # git object checks let through for one repository (as the manifest or a
       https://git.team.internal/old.git: [missingSpaceBeforeDate]   # .gitmodules names it), by message id
+    download_limit: 16GiB     # the most a download whose size the lock does not record may be
 
 Credentials never go here: registries use Docker's config (docker login) or the
 environment, git uses its credential helpers.
@@ -30,7 +31,7 @@ import re
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ByteSize, ConfigDict, Field, ValidationError
 
 from builder.inputs.git import FSCK_MESSAGE
 from builder.manifest import yamlpos
@@ -98,6 +99,9 @@ class SiteConfig(BaseModel):
     repos: dict[str, GitUrl] = Field(default_factory=dict)
     headers: Annotated[dict[str, dict[str, str]], AfterValidator(header_table)] = Field(default_factory=dict)
     fsck_skip: dict[GitUrl, list[Annotated[str, AfterValidator(fsck_message)]]] = Field(default_factory=dict)
+    # Bytes, or a size ("16GiB", "500MB"): the most a download the lock records no size for may be
+    # (an endless body stops there); the default is above any CANN package (the largest are a few GB).
+    download_limit: ByteSize = Field(default=ByteSize(16 << 30), gt=0)
     path: Path | None = Field(default=None, exclude=True)
 
     def rewrite(self, url: str) -> str:

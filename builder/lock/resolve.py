@@ -54,7 +54,7 @@ from builder.model.canonical import digest
 from builder.model.errors import StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
-from builder.store.http import HttpClient, NoAnswer, Progress, redact
+from builder.store.http import HttpClient, NoAnswer, Progress, SizeLimit, redact
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,7 @@ class Resolver:
             self.cache,
             progress=Progress(f"  {file}", self.say),
             headers=catalog.vendor_headers(vendor),
+            limit=SizeLimit(self.site.download_limit),
         )
         packages.check_archive(self.cache.blob(sha), file, f"{redact(url)} gives another file: fix the url")
         return sha, self.cache.blob(sha).stat().st_size
@@ -132,15 +133,19 @@ class Resolver:
     def fetched(self, wanted: Fetch, previous: LockedFetch | None) -> LockedFetch:
         """A file a component's build needs, in the cache: the previous lock's while it is the same file
         and cached, else from installer_dirs or downloaded (site rewrites apply, as for toolkit
-        packages), checked against its pin (the manifest's, else the previous lock's) or pinned now."""
+        packages), checked against its pin (the manifest's, else the previous lock's) or pinned now;
+        with its size (what bounds a later download of it)."""
         pin = wanted.sha256
         if previous is not None and (previous.url, previous.to) == (wanted.url, wanted.to):
             if pin in (None, previous.sha256) and self.cache.has(previous.sha256):
-                return previous
+                # A lock made before sizes were recorded gets its size now.
+                return previous.model_copy(update={"size": self.cache.blob(previous.sha256).stat().st_size})
             pin = pin or previous.sha256  # a relock elsewhere never takes other bytes silently
+        known = previous.size if previous is not None and previous.sha256 == pin else None
         self.say(f"  fetch {wanted.to}: {redact(wanted.url)}")
         try:
-            sha = packages.download(wanted.url, wanted.file, pin, self.site, self.cache, self.say, vendor="")
+            site, cache, say = self.site, self.cache, self.say
+            sha = packages.download(wanted.url, wanted.file, pin, site, cache, say, vendor="", size=known)
         except NoAnswer as err:
             if pin is None:
                 raise

@@ -127,7 +127,8 @@ def _obtain_fetched(request: Request, fetched: LockedFetch, say: Say) -> Callabl
     def obtain() -> Path:
         with request.cache.lock(f"blob-{fetched.sha256}"):
             file = fetched.to.rsplit("/", 1)[-1]
-            packages.download(fetched.url, file, fetched.sha256, request.site, request.cache, say, vendor="")
+            site, cache = request.site, request.cache
+            packages.download(fetched.url, file, fetched.sha256, site, cache, say, vendor="", size=fetched.size)
             return request.cache.blob(fetched.sha256)
 
     return obtain
@@ -161,7 +162,7 @@ def _obtain_package(request: Request, package: LockedDownload | LockedGenerated,
                 sha = packages.generate(command, file, request.manifest_dir, cache)
             case LockedDownload(url=url, file=file):
                 vendor = request.manifest.toolkit.vendor
-                sha = packages.download(url, file, package.sha256, request.site, cache, say, vendor)
+                sha = packages.download(url, file, package.sha256, request.site, cache, say, vendor, size=package.size)
         if sha != package.sha256:
             raise StackbuildError(f"{package.file}: sha256 {sha}, the lock pins {package.sha256}: relock")
         packages.check_archive(cache.blob(sha), package.file, packages.FIX_PIN)

@@ -1,7 +1,8 @@
 """The cache (`$STACKBUILD_CACHE`, default ~/.cache/stackbuild): the one owner of every path under it.
 
 blobs/sha256/<hex>        downloads, generated packages, base tarballs (content-addressed)
-tmp/                      partial files; a blob enters blobs/ only once its sha256 is checked
+tmp/                      partial files; a blob enters blobs/ only once its sha256 is checked (each
+                          directory flocked by its process while in use: sweep_scratch removes the rest)
 records/<kind>/.../*.json small records (base bootstraps, last builds, smoke passes)
 locks/<name>.lock         file locks: one build at a time does a given stage, download or bootstrap
 git/<url hash>.git        mirrors of git sources
@@ -16,6 +17,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,22 @@ from builder.store.files import sha256_file, write_atomic
 
 class CacheError(StackbuildError):
     pass
+
+
+# What temp_dir did not make (it locks each directory it makes) is a dead process's once this old.
+STRAY_AGE = 24 * 3600
+# This process's temp_dir directories in use: an interrupted command removes them before it exits at
+# once (its other threads are not unwound).
+_LIVE: set[Path] = set()
+_LIVE_GUARD = threading.Lock()
+
+
+def remove_live_scratch() -> None:
+    """Remove this process's temp_dir directories still in use, as it exits without unwinding its threads."""
+    with _LIVE_GUARD:
+        live = list(_LIVE)
+    for path in live:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def default_root() -> Path:
@@ -50,11 +69,32 @@ class Cache:
 
     @contextlib.contextmanager
     def temp_dir(self) -> Iterator[Path]:
-        """A scratch directory on the cache's file system (so a finished file is renamed in, not copied)."""
+        """A scratch directory on the cache's file system (so a finished file is renamed in, not copied),
+        flocked (shared) until it is removed: a killed process's is told from a live one's by the lock
+        alone (sweep_scratch), nothing is written beside or into it."""
         tmp_root = self.root / "tmp"
         tmp_root.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=tmp_root) as tmp:
-            yield Path(tmp)
+        while True:
+            made = tempfile.TemporaryDirectory(dir=tmp_root)
+            held = os.open(made.name, os.O_RDONLY | os.O_DIRECTORY)
+            fcntl.flock(held, fcntl.LOCK_SH)
+            if os.fstat(held).st_nlink:
+                break
+            # A sweep took it between its making and its lock: another one.
+            os.close(held)
+            made.cleanup()
+        path = Path(made.name)
+        with _LIVE_GUARD:
+            _LIVE.add(path)
+        try:
+            yield path
+        finally:
+            try:
+                made.cleanup()
+            finally:
+                os.close(held)  # only once it is gone: until then it is never a sweep's
+                with _LIVE_GUARD:
+                    _LIVE.discard(path)
 
     def add_file(self, source: Path, expected_sha256: str | None = None) -> str:
         """Copy a local file into the cache after checking it; its sha256."""
@@ -75,9 +115,33 @@ class Cache:
         return actual
 
     def scratch_entries(self) -> list[Path]:
-        """What temp_dir made and nobody removed (a process killed while using it)."""
+        """What temp_dir made and no live process holds (its process was killed), and anything else in
+        tmp/ a day old."""
         tmp_root = self.root / "tmp"
-        return sorted(tmp_root.iterdir()) if tmp_root.is_dir() else []
+        entries = sorted(tmp_root.iterdir()) if tmp_root.is_dir() else []
+        found = []
+        for entry in entries:
+            with _abandoned(entry) as gone:
+                if gone:
+                    found.append(entry)
+        return found
+
+    def remove_scratch(self, entry: Path) -> bool:
+        """Remove a scratch entry if it is still abandoned (checked again under its lock); whether it was."""
+        with _abandoned(entry) as gone:
+            if gone:
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+            return gone
+
+    def sweep_scratch(self) -> None:
+        """Remove what killed processes left in tmp/ (a kill -9 unwinds nothing): one listing of tmp/."""
+        tmp_root = self.root / "tmp"
+        with contextlib.suppress(FileNotFoundError):
+            for entry in tmp_root.iterdir():
+                self.remove_scratch(entry)
 
     def blob_files(self) -> list[Path]:
         root = self.root / "blobs" / "sha256"
@@ -159,3 +223,30 @@ class Cache:
 
     def git_mirrors(self) -> list[Path]:
         return sorted((self.root / "git").glob("*.git"))
+
+
+@contextlib.contextmanager
+def _abandoned(entry: Path) -> Iterator[bool]:
+    """Whether no live process holds entry (a temp_dir directory whose lock is free, or anything else
+    a day old); a directory stays locked (exclusively) while the context lasts, so no process takes it."""
+    held, stale = None, False
+    try:
+        if entry.is_symlink() or not entry.is_dir():
+            stale = time.time() - entry.lstat().st_mtime > STRAY_AGE
+        else:
+            held = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:  # removed meanwhile, or not ours to open: left alone
+        pass
+    if held is None:
+        yield stale
+        return
+    try:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            stale = False
+        else:
+            stale = True
+        yield stale
+    finally:
+        os.close(held)

@@ -2,7 +2,8 @@
 
 Connection errors, timeouts and 5xx answers are retried with backoff (tenacity), an
 interrupted transfer resumes with a Range request, and a file enters the cache only after
-its sha256 is checked: a failed or mismatched download leaves nothing behind.
+its sha256 is checked: a failed or mismatched download leaves nothing behind. Every body is
+bounded (SizeLimit): an endless or oversized one stops there, wherever a redirect led.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -70,6 +72,31 @@ class Progress:
 
 class DownloadError(StackbuildError):
     pass
+
+
+@dataclass(frozen=True)
+class SizeLimit:
+    """The most bytes a download may bring: the size the lock records for the file (locked), else the
+    site's download_limit. A body is cut off there, and a Content-Length above it refused unread."""
+
+    most: int
+    locked: bool = False
+
+    @classmethod
+    def of(cls, size: int | None, site_limit: int) -> SizeLimit:
+        """The lock's size for the file when it records one, else the site's limit."""
+        return cls(size, locked=True) if size is not None else cls(site_limit)
+
+    def exceeded(self, url: str, received: str) -> DownloadError:
+        if self.locked:
+            return DownloadError(
+                f"{redact(url)}: the lock records {self.most} bytes, the server sent {received}: "
+                "not the locked file (check the URL and its site rewrite, or relock)"
+            )
+        return DownloadError(
+            f"{redact(url)}: over the site's download_limit of {self.most} bytes ({received}): "
+            "raise download_limit in the site configuration if the file is that large"
+        )
 
 
 class Unreachable(DownloadError):
@@ -214,19 +241,22 @@ class HttpClient:
         expected_sha256: str | None = None,
         progress: Callable[[int, int | None], None] | None = None,
         headers: Mapping[str, str] | None = None,
+        *,
+        limit: SizeLimit,
     ) -> str:
         """Download url into the cache (resuming after interruptions); its sha256. headers: sent with
-        it wherever it is (a vendor's convention for its packages, as its own downloader sends them)."""
+        it wherever it is (a vendor's convention for its packages, as its own downloader sends them).
+        limit: the most bytes it may be (more fails at once, never retried)."""
         if expected_sha256 and cache.has(expected_sha256):
             return expected_sha256
         if url.startswith("file://"):
-            return self._local(url, cache, expected_sha256)
+            return self._local(url, cache, expected_sha256, limit)
         with cache.temp_dir() as tmp:
             part = tmp / "part"
             part.touch()
             pinning = expected_sha256 is None
             try:
-                self._retrying()(lambda: self._transfer(url, part, progress, pinning, headers or {}))
+                self._retrying()(lambda: self._transfer(url, part, progress, pinning, headers or {}, limit))
             except (_Retryable, requests.RequestException) as err:
                 failed = NoAnswer if _gave_no_answer(err) else Unreachable
                 raise failed(f"{redact(url)}: {why(err)} (after {self.retry.attempts} attempts)") from err
@@ -238,11 +268,13 @@ class HttpClient:
             except CacheError as err:
                 raise DownloadError(str(err)) from err
 
-    def _local(self, url: str, cache: Cache, expected_sha256: str | None) -> str:
+    def _local(self, url: str, cache: Cache, expected_sha256: str | None, limit: SizeLimit) -> str:
         """A file:// URL (a site rewrite to a local mirror): copied into the cache, checked the same way."""
         path = Path(unquote(urlsplit(url).path))
         if not path.is_file():
             raise Unreachable(f"{redact(url)}: no such file")
+        if (size := path.stat().st_size) > limit.most:
+            raise limit.exceeded(url, f"a file of {size} bytes")
         try:
             return cache.add_file(path, expected_sha256)
         except CacheError as err:
@@ -255,13 +287,18 @@ class HttpClient:
         progress: Callable[[int, int | None], None] | None,
         pinning: bool,
         given: Mapping[str, str],
+        limit: SizeLimit,
     ) -> None:
-        """One attempt: fetch what part lacks (all of it, or the rest with a Range request)."""
+        """One attempt: fetch what part lacks (all of it, or the rest with a Range request), never more
+        than limit in all."""
         have = part.stat().st_size
         headers = {**given, **self.session.of(url), **({"Range": f"bytes={have}-"} if have else {})}
-        with self.session.get(url, headers=headers, stream=True, timeout=self.timeout) as resp:
+        unread = {"response": _unread_redirect}
+        with self.session.get(url, headers=headers, stream=True, timeout=self.timeout, hooks=unread) as resp:
             mode = _check_answer(resp, have, part)
             size = _expected_size(resp, have if mode == "ab" else 0)
+            if size is not None and size > limit.most:
+                raise limit.exceeded(url, f"a Content-Length of {size} bytes")
             if size is None and pinning:
                 raise DownloadError(
                     f"{redact(url)}: the server sends no Content-Length, so a cut-off transfer would look complete: "
@@ -269,6 +306,8 @@ class HttpClient:
                 )
             with part.open(mode) as f:
                 for chunk in resp.iter_content(CHUNK):
+                    if f.tell() + len(chunk) > limit.most:
+                        raise limit.exceeded(url, f"more (stopped at {f.tell() + len(chunk)} bytes)")
                     f.write(chunk)
                     if progress:
                         progress(f.tell(), size)
@@ -278,6 +317,14 @@ class HttpClient:
             if size is not None and got > size:
                 part.write_bytes(b"")
                 raise _Retryable(f"the server sent {got - size} bytes more than it announced: starting again")
+
+
+def _unread_redirect(resp: requests.Response, *args: object, **kwargs: object) -> requests.Response:
+    """A redirect's own body closed unread: requests would read it whole (into memory, however long)
+    before following it; only the body of the file counts, against the limit."""
+    if resp.is_redirect:
+        resp.close()
+    return resp
 
 
 def _check_answer(resp: requests.Response, have: int, part: Path) -> str:

@@ -15,11 +15,12 @@ from builder.inputs.site import SiteConfig
 from builder.model.errors import StackbuildError
 from builder.model.retry import RetryPolicy
 from builder.store.cache import Cache
-from builder.store.http import DownloadError, HttpClient, Progress, redact
+from builder.store.http import DownloadError, HttpClient, Progress, SizeLimit, redact
 from tests.helpers import free_port, http_server
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 SHA = hashlib.sha256(PAYLOAD).hexdigest()
+LIMIT = SizeLimit(SiteConfig().download_limit)  # the site's default
 
 
 class Flaky:
@@ -74,7 +75,7 @@ def test_retries_resets_and_500s_then_resumes(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
     flaky = Flaky(["500", "reset", "500", "truncate"])
     with http_server(flaky) as url:
-        sha = client().download(f"{url}/Ascend-cann-toolkit.run", cache, SHA)
+        sha = client().download(f"{url}/Ascend-cann-toolkit.run", cache, SHA, limit=LIMIT)
     assert sha == SHA
     assert cache.blob(SHA).read_bytes() == PAYLOAD
     # The request after the truncated transfer asked only for the rest.
@@ -86,7 +87,7 @@ def test_retries_resets_and_500s_then_resumes(tmp_path: Path) -> None:
 def test_wrong_sha256_leaves_nothing(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
     with http_server(Flaky([])) as url, pytest.raises(DownloadError) as info:
-        client().download(f"{url}/x.run", cache, "0" * 64)
+        client().download(f"{url}/x.run", cache, "0" * 64, limit=LIMIT)
     assert f"sha256 mismatch: expected {'0' * 64}, got {SHA}" in str(info.value)
     assert blobs(cache) == []
 
@@ -94,7 +95,7 @@ def test_wrong_sha256_leaves_nothing(tmp_path: Path) -> None:
 def test_gives_up_after_the_attempts(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
     with http_server(Flaky(["500"] * 10)) as url, pytest.raises(DownloadError, match="after 6 attempts"):
-        client().download(f"{url}/x.run", cache, SHA)
+        client().download(f"{url}/x.run", cache, SHA, limit=LIMIT)
     assert blobs(cache) == []
 
 
@@ -108,7 +109,7 @@ def test_404_is_not_retried(tmp_path: Path) -> None:
         h.end_headers()
 
     with http_server(missing) as url, pytest.raises(DownloadError, match="HTTP 404"):
-        client().download(f"{url}/x.run", Cache(tmp_path), SHA)
+        client().download(f"{url}/x.run", Cache(tmp_path), SHA, limit=LIMIT)
     assert len(calls) == 1
 
 
@@ -116,8 +117,8 @@ def test_cached_blob_is_not_downloaded_again(tmp_path: Path) -> None:
     cache = Cache(tmp_path)
     flaky = Flaky([])
     with http_server(flaky) as url:
-        client().download(f"{url}/x.run", cache, SHA)
-        client().download(f"{url}/x.run", cache, SHA)
+        client().download(f"{url}/x.run", cache, SHA, limit=LIMIT)
+        client().download(f"{url}/x.run", cache, SHA, limit=LIMIT)
     assert len(flaky.ranges) == 1
 
 
@@ -177,7 +178,7 @@ def test_a_wrong_resume_restarts_instead_of_pinning_a_wrong_file(tmp_path: Path,
     cache = Cache(tmp_path / "cache")
     server = BadResume(how)
     with http_server(server) as url:
-        sha = client().download(f"{url}/x.run", cache)
+        sha = client().download(f"{url}/x.run", cache, limit=LIMIT)
     assert sha == SHA and cache.blob(SHA).read_bytes() == PAYLOAD
     assert server.requests[-1] is None  # started again from byte 0
     assert blobs(cache) == [cache.blob(SHA)]
@@ -198,7 +199,7 @@ def test_no_content_or_no_length_is_not_pinned(tmp_path: Path, answer: str) -> N
 
     cache = Cache(tmp_path / "cache")
     with http_server(serve) as url, pytest.raises(DownloadError) as info:
-        client().download(f"{url}/Ascend-cann-toolkit.zip", cache)
+        client().download(f"{url}/Ascend-cann-toolkit.zip", cache, limit=LIMIT)
     assert ("HTTP 204 is not a file" if answer == "204" else "sends no Content-Length") in str(info.value)
     assert blobs(cache) == []
 
@@ -208,9 +209,9 @@ def test_file_urls_are_copied_and_checked(tmp_path: Path) -> None:
     local.parent.mkdir()
     local.write_bytes(PAYLOAD)
     cache = Cache(tmp_path / "cache")
-    assert client().download(f"file://{local.parent}/Ascend%20cann.run", cache, SHA) == SHA
+    assert client().download(f"file://{local.parent}/Ascend%20cann.run", cache, SHA, limit=LIMIT) == SHA
     with pytest.raises(DownloadError, match="sha256 mismatch"):
-        client().download(f"file://{local}".replace("%20", " "), Cache(tmp_path / "other"), "0" * 64)
+        client().download(f"file://{local}".replace("%20", " "), Cache(tmp_path / "other"), "0" * 64, limit=LIMIT)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs for the full-disk case needs root")
@@ -221,13 +222,13 @@ def test_a_full_disk_during_a_download_leaves_nothing_and_the_retry_works(tmp_pa
     try:
         cache = Cache(small / "cache")
         with http_server(Flaky([])) as url, pytest.raises(DownloadError) as info:
-            client().download(f"{url}/Ascend-cann-toolkit.run", cache, SHA)
+            client().download(f"{url}/Ascend-cann-toolkit.run", cache, SHA, limit=LIMIT)
         assert "cannot write into the cache" in str(info.value) and "No space left on device" in str(info.value)
         assert blobs(cache) == []
     finally:
         subprocess.run(["umount", str(small)], check=True)
     with http_server(Flaky([])) as url:
-        assert client().download(f"{url}/Ascend-cann-toolkit.run", Cache(tmp_path / "big"), SHA) == SHA
+        assert client().download(f"{url}/Ascend-cann-toolkit.run", Cache(tmp_path / "big"), SHA, limit=LIMIT) == SHA
 
 
 def test_a_toolkit_package_found_nowhere_is_one_line_naming_installer_dirs_and_how_to_supply_it(
@@ -246,7 +247,7 @@ def test_a_toolkit_package_found_nowhere_is_one_line_naming_installer_dirs_and_h
         (SiteConfig(installer_dirs=[shelf], path=tmp_path / "site.yaml"), f"installer_dirs: {shelf}"),
     ):
         with http_server(missing) as url, pytest.raises(StackbuildError) as err:
-            packages.download(f"{url}/{file}", file, SHA, site, Cache(tmp_path / "cache"), print, "huawei")
+            packages.download(f"{url}/{file}", file, SHA, site, Cache(tmp_path / "cache"), print, "huawei", size=None)
         message = str(err.value)
         assert "\n" not in message
         assert message.startswith(f"{file} is in no installer_dirs directory (") and where in message, message
@@ -256,13 +257,17 @@ def test_a_toolkit_package_found_nowhere_is_one_line_naming_installer_dirs_and_h
 def test_a_refused_connection_is_said_in_a_few_words(tmp_path: Path) -> None:
     url = "http://127.0.0.1:9"  # the discard port: nothing listens there
     with pytest.raises(DownloadError) as err:
-        HttpClient(RetryPolicy(attempts=2, backoff=0.01), timeout=5).download(f"{url}/x.run", Cache(tmp_path), SHA)
+        HttpClient(RetryPolicy(attempts=2, backoff=0.01), timeout=5).download(
+            f"{url}/x.run", Cache(tmp_path), SHA, limit=LIMIT
+        )
     assert str(err.value) == f"{url}/x.run: Connection refused (after 2 attempts)"
 
 
 def test_a_toolkit_package_with_another_sha256_is_said_as_such_not_as_missing(tmp_path: Path) -> None:
     with http_server(Flaky([])) as url, pytest.raises(StackbuildError) as err:
-        packages.download(f"{url}/t.zip", "t.zip", "0" * 64, SiteConfig(), Cache(tmp_path / "cache"), print, "huawei")
+        packages.download(
+            f"{url}/t.zip", "t.zip", "0" * 64, SiteConfig(), Cache(tmp_path / "cache"), print, "huawei", size=None
+        )
     assert "sha256 mismatch" in str(err.value) and "installer_dirs" not in str(err.value), err.value
 
 
@@ -285,7 +290,10 @@ def test_a_hosts_own_header_does_not_follow_a_redirect_to_another_host(tmp_path:
         with http_server(first) as url:
             headers = {url.removeprefix("http://"): {"X-Team": "npu"}}
             HttpClient(RetryPolicy(attempts=2, backoff=0.01), timeout=5, headers=headers).download(
-                f"{url}/x.run", Cache(tmp_path), SHA
+                f"{url}/x.run",
+                Cache(tmp_path),
+                SHA,
+                limit=LIMIT,
             )
     assert got == {"first": ["npu"], "second": [None]}
 
@@ -310,11 +318,11 @@ def test_only_a_host_that_gives_no_answer_is_told_apart_from_a_wrong_url(tmp_pat
         assert client().no_answer(f"{missing}/x") is None
         assert "HTTP 503" in str(client().no_answer(f"{down}/x"))
         with pytest.raises(NoAnswer, match="HTTP 503"):
-            client().download(f"{down}/x.run", Cache(tmp_path), SHA)
+            client().download(f"{down}/x.run", Cache(tmp_path), SHA, limit=LIMIT)
         with pytest.raises(DownloadError, match="HTTP 404") as raised:
-            client().download(f"{missing}/x.run", Cache(tmp_path), SHA)
+            client().download(f"{missing}/x.run", Cache(tmp_path), SHA, limit=LIMIT)
         assert not isinstance(raised.value, NoAnswer)
     dead = f"http://127.0.0.1:{free_port()}/x"
     assert "refused" in str(client().no_answer(dead)).lower()
     with pytest.raises(NoAnswer):
-        client().download(dead, Cache(tmp_path), SHA)
+        client().download(dead, Cache(tmp_path), SHA, limit=LIMIT)
