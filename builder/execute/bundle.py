@@ -35,6 +35,7 @@ from builder.model.say import Say
 from builder.plan.stage import Plan
 from builder.store.cache import Cache
 from builder.store.files import CHUNK, sha256_file
+from builder.store.http import redact
 
 BUNDLE_FILE = "bundle.json"
 BUNDLE_FORMAT = 1
@@ -68,17 +69,28 @@ def _store_name(url: str) -> str:
     return f"git/{hashlib.sha256(url.encode()).hexdigest()[:16]}.git"
 
 
-def _copy_commit(source: Path, target: Path, commit: str, verify: bool = False) -> None:
-    """commit (depth 1) and the tags on it from the bare repository source into target (made if missing)."""
+def _copy_commit(source: Path, target: Path, commit: str, checked: Sequence[str] | None = None) -> list[str]:
+    """commit (depth 1) and the tags on it from the bare repository source into target (made if
+    missing); the tags on it that were not taken. checked: every object checked on the way in, but for
+    these fsck message ids (the site's fsck_skip for the repository); None: the source is a mirror
+    whose objects were checked as they arrived.
+
+    A commit's tags enter a store only with the commit, as git.mirror fetches them: into a store
+    that holds the commit already no tag is added (a bundle cannot give a pinned commit a new
+    version for `git describe`), and a tag the store has is never moved (nor its v1.0 re-pointed)."""
     git.checked_commit(commit, str(source))
-    # Into a store that exists, a tag is never moved: a bundle cannot re-point a mirror's v1.0.
-    force = "" if target.is_dir() else "+"
+    offered = git.tags_pointing_at(source, commit)
     if not target.is_dir():
         git.git("init", "--quiet", "--bare", "--", str(target))
-    tags = git.tags_pointing_at(source, commit)
-    checks = ["-c", "transfer.fsckObjects=true"] if verify else []  # every object's hash checked on the way in
+        git.git("-C", str(target), "config", git.CHECKED_MARK, "true")  # each object it gets is checked
+    if git.has_commit(target, commit):
+        kept = git.tags_pointing_at(target, commit)
+        return [ref for ref in offered if ref not in kept]
+    had = git.tag_refs(target)
+    checks = git.object_checks(checked) if checked is not None else []
     fetch = [*checks, "-C", str(target), "fetch", "--quiet", "--no-tags", "--depth", "1", "--", f"file://{source}"]
-    git.git(*fetch, commit, *(f"{force}{ref}:{ref}" for ref in tags), timeout=1800)
+    git.git(*fetch, commit, *(f"{ref}:{ref}" for ref in offered if ref not in had), timeout=1800)
+    return [ref for ref in offered if ref in had]
 
 
 def vendor(
@@ -279,6 +291,26 @@ def _copy_regular(source: Path, target: Path) -> None:
         shutil.copyfileobj(src, out)
 
 
+def _import_commit(bundle: Path, git_entry: _GitEntry, site: SiteConfig, cache: Cache, say: Say) -> None:
+    """One git entry of a bundle into the mirror this site fetches its URL into, every object checked."""
+    target = cache.git_mirror(site.repo_url(git_entry.url))
+    checked = site.skipped_checks(git_entry.url)
+    with cache.lock(f"git-{target.stem}"), cache.temp_dir() as tmp:
+        source = _git_store(bundle, git_entry, tmp / "bundled.git")
+        if target.is_dir():
+            if left := _copy_commit(source, target, git_entry.commit, checked):
+                names = ", ".join(ref.removeprefix("refs/tags/") for ref in left)
+                say(
+                    f"[stackbuild] import: {redact(git_entry.url)} {git_entry.commit[:12]}: the bundle's tags "
+                    f"{names} not taken (a mirror takes a commit's tags only with the commit, and moves none)"
+                )
+            return
+        # A new store appears whole (as git.mirror makes them).
+        _copy_commit(source, tmp / "store.git", git_entry.commit, checked)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp / "store.git", target)
+
+
 def import_bundle(bundle: Path, site: SiteConfig, cache: Cache, say: Say) -> Imported:
     """Fill cache from bundle, every file checked against the bundle's sha256 and size and every git
     object against its hash; git sources are stored under the URLs this site fetches them from."""
@@ -289,15 +321,9 @@ def import_bundle(bundle: Path, site: SiteConfig, cache: Cache, say: Say) -> Imp
     total = sum(entry.size for name, entry in manifest.files.items() if name != "lock.json")
     say(f"[stackbuild] import: {blobs} files checked into {cache.root}")
     for git_entry in manifest.git:
-        target = cache.git_mirror(site.repo_url(git_entry.url))
-        with cache.lock(f"git-{target.stem}"), cache.temp_dir() as tmp:
-            source = _git_store(bundle, git_entry, tmp / "bundled.git")
-            if target.is_dir():
-                _copy_commit(source, target, git_entry.commit, verify=True)
-                continue
-            # A new store appears whole (as git.mirror makes them).
-            _copy_commit(source, tmp / "store.git", git_entry.commit, verify=True)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp / "store.git", target)
+        try:
+            _import_commit(bundle, git_entry, site, cache, say)
+        except git.ObjectRefused as err:
+            raise git.SourceError(f"{redact(git_entry.url)} at {git_entry.commit}: {err}") from None
     say(f"[stackbuild] import: {len(manifest.git)} git commits")
     return Imported(blobs, total, len(manifest.git), manifest.lock_sha256)

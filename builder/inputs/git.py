@@ -147,7 +147,7 @@ def _names(ls_remote: str) -> list[str]:
     return [line.partition("\t")[2] for line in ls_remote.splitlines() if "\t" in line and not line.startswith("ref:")]
 
 
-def _has_commit(repository: Path, commit: str) -> bool:
+def has_commit(repository: Path, commit: str) -> bool:
     try:
         git("-C", str(repository), "cat-file", "-e", f"{checked_commit(commit, str(repository))}^{{commit}}")
         return True
@@ -164,6 +164,11 @@ def _tags_at(url: str, commit: str) -> list[str]:
         if sha == commit and safe_tag_ref(ref.removesuffix("^{}")):
             tags.append(ref.removesuffix("^{}"))
     return sorted(set(tags))
+
+
+def tag_refs(repository: Path) -> set[str]:
+    """Full names (refs/tags/...) of all of repository's tags."""
+    return set(git("-C", str(repository), "for-each-ref", "--format=%(refname)", "refs/tags").splitlines())
 
 
 def tags_pointing_at(repository: Path, commit: str) -> list[str]:
@@ -212,7 +217,7 @@ def mirror(url: str, commit: str, cache: Cache, skipped_checks: Sequence[str] = 
                 path.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp / "store.git", path)
         _checked_store(path, url, skipped_checks)
-        if not _has_commit(path, commit):
+        if not has_commit(path, commit):
             checks = object_checks(skipped_checks)
             fetch = [*checks, "-C", str(path), "fetch", "--quiet", "--no-tags", "--depth", "1", "--", url]
             try:

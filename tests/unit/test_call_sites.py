@@ -57,7 +57,7 @@ FENCED: dict[tuple[str, str], str] = {
     ("builder/inputs/git.py", "_existing_refs"): "ls-remote --symref -- URL",
     ("builder/inputs/git.py", "_checked_store"): "config of a fixed key; fsck with -c fsck.ID=ignore, each ID "
     "matching FSCK_MESSAGE (letters only)",
-    ("builder/inputs/git.py", "_has_commit"): "cat-file -e COMMIT^{commit}, commit checked 40 hex",
+    ("builder/inputs/git.py", "has_commit"): "cat-file -e COMMIT^{commit}, commit checked 40 hex",
     ("builder/inputs/git.py", "_tags_at"): "ls-remote --tags -- URL",
     ("builder/inputs/git.py", "add_commit_tree"): "archive --prefix=P -o OUT COMMIT, commit checked 40 hex",
     ("builder/inputs/git.py", "git"): "the wrapper: SAFE_CONFIG first, argv (no shell)",
@@ -69,6 +69,7 @@ FENCED: dict[tuple[str, str], str] = {
     ("builder/inputs/git.py", "shallow_checkout"): "init --; fetch -- URL COMMIT; checkout COMMIT --; update-ref -- "
     "refs/tags/X (never `git tag X`); remote add origin -- URL",
     ("builder/inputs/git.py", "skip_submodules"): "config -- submodule.NAME.update none",
+    ("builder/inputs/git.py", "tag_refs"): "for-each-ref refs/tags: no value",
     ("builder/inputs/git.py", "tags_pointing_at"): "for-each-ref --points-at=COMMIT (checked by its callers)",
     ("builder/inputs/packages.py", "generate"): "the manifest's generate command, run by design (a reviewed shell "
     "line, {output_dir} shell-quoted)",

@@ -207,6 +207,77 @@ def test_a_good_bundle_still_imports(tmp_path: Path) -> None:
     assert run_git("for-each-ref", "--format=%(refname)", "refs/tags", cwd=stored) == "refs/tags/v1.0"
 
 
+URL = "https://example.invalid/lib.git"
+
+
+def upstream_site(repo: Path) -> SiteConfig:
+    """This machine fetches the bundle's URL from repo: the upstream a build's mirror came from."""
+    return SiteConfig.model_validate({"url_rewrites": [{"from": URL, "to": f"file://{repo}"}]})
+
+
+def tags_of(repository: Path) -> list[str]:
+    return run_git("for-each-ref", "--format=%(refname) %(objectname)", "refs/tags", cwd=repository).splitlines()
+
+
+def described(mirror: Path, commit: str, checkout: Path) -> str:
+    """What setuptools-scm reads in a keep_git checkout of commit (the commit itself without a tag)."""
+    git.shallow_checkout(mirror, URL, commit, checkout)
+    return run_git("describe", "--tags", "--always", cwd=checkout)
+
+
+@pytest.mark.parametrize("upstream_tags", [[], ["v1.0"]])
+def test_a_bundle_gives_no_new_tag_to_a_commit_the_mirror_holds(tmp_path: Path, upstream_tags: list[str]) -> None:
+    """A fake version for `git describe`: the mirror's tags on a commit came with it from upstream."""
+    repo, commit = bare_repo(tmp_path)
+    for tag in upstream_tags:
+        run_git("update-ref", f"refs/tags/{tag}", commit, cwd=repo)
+    cache = Cache(tmp_path / "cache")
+    mirror = git.mirror(f"file://{repo}", commit, cache)
+    before = tags_of(mirror), described(mirror, commit, tmp_path / "before")
+    bundle = bundle_of(tmp_path, commit, repo)
+    run_git("tag", "-a", "-m", "fake", "v99.0", commit, cwd=bundle / "git" / "0123456789abcdef.git")
+    said: list[str] = []
+    import_bundle(bundle, upstream_site(repo), cache, said.append)
+    assert (tags_of(mirror), described(mirror, commit, tmp_path / "after")) == before
+    assert [line for line in said if "tags v99.0 not taken" in line], said
+
+
+def test_a_bundle_moves_no_tag_of_the_mirror_and_still_imports(tmp_path: Path) -> None:
+    """The bundle's v1.0 on a commit new here, where the mirror's v1.0 names another: left as it is."""
+    repo, first = bare_repo(tmp_path)
+    run_git("update-ref", "refs/tags/v1.0", first, cwd=repo)
+    cache = Cache(tmp_path / "cache")
+    mirror = git.mirror(f"file://{repo}", first, cache)
+    work = tmp_path / "work"
+    (work / "README").write_text("v2")
+    run_git("commit", "-q", "-am", "v2", cwd=work)
+    second = git_commit(work)
+    run_git("push", "-q", str(repo), "HEAD:refs/heads/next", cwd=work)
+    bundle = bundle_of(tmp_path, second, repo)
+    run_git("update-ref", "refs/tags/v1.0", second, cwd=bundle / "git" / "0123456789abcdef.git")
+    said: list[str] = []
+    import_bundle(bundle, upstream_site(repo), cache, said.append)
+    assert tags_of(mirror) == [f"refs/tags/v1.0 {first}"]
+    assert run_git("cat-file", "-t", second, cwd=mirror) == "commit"
+    assert [line for line in said if "tags v1.0 not taken" in line], said
+
+
+def test_a_commit_new_to_the_mirror_brings_the_bundles_tags_on_it(tmp_path: Path) -> None:
+    """As an upstream fetch of a missing commit brings its tags: the bundle is where it comes from here."""
+    repo, first = bare_repo(tmp_path)
+    cache = Cache(tmp_path / "cache")
+    mirror = git.mirror(f"file://{repo}", first, cache)
+    work = tmp_path / "work"
+    (work / "README").write_text("v2")
+    run_git("commit", "-q", "-am", "v2", cwd=work)
+    second = git_commit(work)
+    run_git("push", "-q", str(repo), "HEAD:refs/heads/next", cwd=work)
+    run_git("update-ref", "refs/tags/v2.0", second, cwd=repo)
+    import_bundle(bundle_of(tmp_path, second, repo), upstream_site(repo), cache, print)
+    assert tags_of(mirror) == [f"refs/tags/v2.0 {second}"]
+    assert described(mirror, second, tmp_path / "checkout") == "v2.0"
+
+
 def test_gitmodules_includes_are_not_followed(tmp_path: Path) -> None:
     work = tmp_path / "work"
     make_repo(work)
