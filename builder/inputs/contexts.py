@@ -20,6 +20,7 @@ from builder.inputs.trees import tree_files, tree_hash
 from builder.inputs.unpack import link_file, unpack
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
+from builder.store.files import sha256_file
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def write_context(directory: Path, dockerfile: str, items: Sequence[ContextItem]
         given = unpack(scratch / "trees.tar", directory)
     for item in items:
         if isinstance(item, FileItem):
-            link_file(item.obtain(), directory, item.arcname)
+            link_file(_unchanged(item.obtain(), cache), directory, item.arcname)
     _settle_implied_directories(directory, given)
 
 
@@ -136,6 +137,17 @@ def _whole(source: Path, arcname: str) -> Callable[[tarfile.TarInfo], tarfile.Ta
         return member
 
     return whole
+
+
+def _unchanged(path: Path, cache: Cache) -> Path:
+    """path, hashed again if it is a cache blob: linked into the context, a blob changed since it was
+    checked (written through a link, edited) would be built from under a name it no longer holds."""
+    if cache.holds_blob(path) and (actual := sha256_file(path)) != path.name:
+        raise StackbuildError(
+            f"cached file {path} holds sha256 {actual}, not its name: remove it (`stackbuild gc --verify` "
+            "removes every such file) and build again"
+        )
+    return path
 
 
 def _settle_implied_directories(directory: Path, given: set[Path]) -> None:
