@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import tarfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,8 +17,10 @@ from pathlib import Path
 
 from builder.inputs import git, submodules
 from builder.inputs.trees import tree_files, tree_hash
+from builder.inputs.unpack import link_file, unpack
 from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
+from builder.store.files import sha256_file
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def _add_git_tree(tar: tarfile.TarFile, tree: GitTree, cache: Cache) -> None:
     if tree.keep_git:
         with cache.temp_dir() as tmp:
             _checkout(tree, tmp / "src", tree.prefix, cache)
-            tar.add(tmp / "src", arcname=tree.prefix.rstrip("/"))
+            tar.add(tmp / "src", arcname=tree.prefix.rstrip("/"), filter=_whole(tmp / "src", tree.prefix.rstrip("/")))
         return
     store = git.mirror(tree.url, tree.commit, cache, tree.skipped_checks)
     git.add_commit_tree(tar, store, tree.commit, tree.prefix, cache)
@@ -110,7 +111,8 @@ def write_context(directory: Path, dockerfile: str, items: Sequence[ContextItem]
                         pass  # linked once the trees are written
                     case LocalTree(prefix, root, planned):
                         for rel in tree_files(root):
-                            tar.add(root / rel, arcname=f"{prefix}{rel.as_posix()}", recursive=False)
+                            name = f"{prefix}{rel.as_posix()}"
+                            tar.add(root / rel, arcname=name, recursive=False, filter=_whole(root / rel, name))
                         # The stage's key holds the planned hash: a tree edited since would be cached under it.
                         if planned and tree_hash(root) != planned:
                             raise StackbuildError(f"{root} changed while the build was running: run the build again")
@@ -118,40 +120,41 @@ def write_context(directory: Path, dockerfile: str, items: Sequence[ContextItem]
                         _add_bytes(tar, arcname, data, mode)
                     case GitTree():
                         _add_git_tree(tar, item, cache)
-        with tarfile.open(scratch / "trees.tar") as tar:
-            tar.extractall(directory, filter=_inside_keeping_modes)
-            given = {directory / member.name for member in tar.getmembers() if member.isdir()}
+        given = unpack(scratch / "trees.tar", directory)
     for item in items:
         if isinstance(item, FileItem):
-            _link(item.obtain(), directory, item.arcname)
+            link_file(_unchanged(item.obtain(), cache), directory, item.arcname)
     _settle_implied_directories(directory, given)
 
 
+def _whole(source: Path, arcname: str) -> Callable[[tarfile.TarInfo], tarfile.TarInfo]:
+    """tar.add's filter for source added as arcname: a file's second name (a hard link) is stored
+    as a file of its own, as unpacking refuses hard links."""
+
+    def whole(member: tarfile.TarInfo) -> tarfile.TarInfo:
+        if not member.islnk():
+            return member
+        member.type, member.linkname = tarfile.REGTYPE, ""  # gettarinfo's own, made for this add alone
+        member.size = (source / os.path.relpath(member.name, arcname)).lstat().st_size
+        return member
+
+    return whole
+
+
+def _unchanged(path: Path, cache: Cache) -> Path:
+    """path, hashed again if it is a cache blob: linked into the context, a blob changed since it was
+    checked (written through a link, edited) would be built from under a name it no longer holds."""
+    if cache.holds_blob(path) and (actual := sha256_file(path)) != path.name:
+        raise StackbuildError(
+            f"cached file {path} holds sha256 {actual}, not its name: remove it (`stackbuild gc --verify` "
+            "removes every such file) and build again"
+        )
+    return path
+
+
 def _settle_implied_directories(directory: Path, given: set[Path]) -> None:
-    """A directory no tree names (a local tree carries its files only) is made with this process's
-    umask: given the mode an engine gives the directories of a context tar, so COPY gives the same
-    modes under any umask."""
+    """A directory no tree names (a local tree carries its files only) is given the mode an engine
+    gives the directories of a context tar, so COPY gives the same modes under any umask."""
     for path, _, _ in os.walk(directory):
         if Path(path) not in given:
             os.chmod(path, IMPLIED_DIRECTORY_MODE)
-
-
-def _link(source: Path, directory: Path, arcname: str) -> None:
-    target = directory / arcname
-    existing = target.parent
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.resolve().is_relative_to(directory.resolve()):  # a tree's link pointing out of it
-        raise StackbuildError(f"the build context's {arcname} would be written outside it, through a link")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.unlink(missing_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:  # another file system, or links refused: a copy, dated and moded as the file
-        shutil.copy2(source, target)
-
-
-def _inside_keeping_modes(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo:
-    """tarfile's "tar" filter (nothing written outside the directory, through a link or otherwise)
-    with the member's own mode: a source's modes are what COPY gives the image."""
-    return tarfile.tar_filter(member, path).replace(mode=member.mode, deep=False)

@@ -68,6 +68,10 @@ class Cache:
     def has(self, sha256: str) -> bool:
         return self.blob(sha256).is_file()
 
+    def holds_blob(self, path: Path) -> bool:
+        """Whether path is one of this cache's blobs (named by its sha256)."""
+        return path.parent == self.root / "blobs" / "sha256"
+
     @contextlib.contextmanager
     def temp_dir(self) -> Iterator[Path]:
         """A scratch directory on the cache's file system (so a finished file is renamed in, not copied),
