@@ -71,21 +71,23 @@ def ours(tag: str) -> bool:
 
 @pytest.fixture(scope="session", autouse=True)
 def engine_left_as_found(engine: DockerEngine) -> Iterator[set[str]]:
-    """The engine as the run found it: its stopped containers, dangling images and tags under the
-    suite's prefix made during the run are removed (but for the tags the run keeps for the next one,
-    added to the set it yields), and it fails the run if anything else it held is gone."""
+    """The engine as the run found it: the stopped containers of images the user did not have, the
+    dangling images and the tags under the suite's prefix made during the run are removed (but for
+    the tags the run keeps for the next one, added to the set it yields), and it fails the run if
+    anything else it held is gone."""
     client = engine.client
     before = EngineState.of(client)
     kept: set[str] = set()
     yield kept
-    for cid, image in EngineState.of(client).containers.items():
-        if cid not in before.containers and image not in before.users:  # a container of the run's images
+    # Stopped only: a running one is another user's of this engine, or still being used.
+    for container in client.api.containers(all=True, filters={"status": ["created", "exited", "dead"]}):
+        if container["Id"] not in before.containers and container["ImageID"] not in before.users:
             with contextlib.suppress(docker.errors.NotFound):
-                client.api.remove_container(cid, force=True)
+                client.api.remove_container(container["Id"])
     for summary in client.api.images(all=True):
         made = [t for t in summary.get("RepoTags") or () if ours(t) and t not in before.tags | kept]
         for tag in made:
-            with contextlib.suppress(docker.errors.NotFound):
+            with contextlib.suppress(docker.errors.APIError):  # gone meanwhile, or another user's container's
                 client.api.remove_image(tag)
     for summary in client.api.images(filters={"dangling": True}):
         if summary["Id"] not in before.images:
