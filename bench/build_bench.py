@@ -73,7 +73,8 @@ from builder.execute import chain, environment  # noqa: E402
 from builder.execute.chain import Request  # noqa: E402
 from builder.inputs.site import SiteConfig  # noqa: E402
 from builder.model.arch import Arch  # noqa: E402
-from builder.plan.stage import Plan  # noqa: E402
+from builder.model.names import repository  # noqa: E402
+from builder.plan.stage import STAGES, Plan  # noqa: E402
 from builder.store.cache import Cache, default_root  # noqa: E402
 from tests.docker.conftest import SecondDaemon  # noqa: E402
 from tests.helpers import registry  # noqa: E402
@@ -268,11 +269,11 @@ class Bench:
 
     def make_cold(self) -> None:
         """No stage image but the bases, no final tag, BuildKit's cache pruned: cold for every side."""
-        for tag in self.engine.tags("stackbuild/stage/*"):
+        for tag in self.engine.tags(repository(STAGES, "*")):
             if not tag.split(":")[0].endswith(("base-devel", "base-runtime")):
                 self.engine.remove(tag)
-        for repository in ("stackbuild/bench*", f"{PEER}*", f"{HAND}*", f"{LEVELS}*", CLASSIC.split(":")[0]):
-            for tag in self.engine.tags(repository):
+        for names in (repository("bench*"), f"{PEER}*", f"{HAND}*", f"{LEVELS}*", CLASSIC.split(":")[0]):
+            for tag in self.engine.tags(names):
                 self.engine.remove(tag)
         self.prune("-af")
 
@@ -286,7 +287,7 @@ class Bench:
         images of earlier keys, the peers' untagged images, BuildKit's records this repetition did not
         use). At 4 GiB each repetition adds a toolkit's worth of each; kept, they fill the disk."""
         keep = {stage.tag() for name in (stack, SMALL) for stage in plan_of(self.root, name).order()}
-        for tag in self.engine.tags("stackbuild/stage/*") - keep:
+        for tag in self.engine.tags(repository(STAGES, "*")) - keep:
             self.engine.remove(tag)
         # Rounded up, and a second more: a record this repetition used in its first instant stays.
         self.prune("-f", "--filter", f"unused-for={math.ceil(unused_for) + 1}s")
@@ -540,7 +541,7 @@ def second_machine(bench: Bench, stack: str, repeat: int) -> list[float]:
         try:
             machine_b = connect(daemon.host)
             for _ in range(repeat):
-                for tag in machine_b.tags("stackbuild/stage/*") | machine_b.tags(f"stackbuild/{stack}"):
+                for tag in machine_b.tags(repository(STAGES, "*")) | machine_b.tags(repository(stack)):
                     machine_b.remove(tag)
                 machine_b.client.images.prune(filters={"dangling": False})
                 env = {**STACKBUILD_ENV, "DOCKER_HOST": daemon.host}

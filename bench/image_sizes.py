@@ -78,7 +78,9 @@ def main() -> int:
         if built.returncode != 0:
             print(built.stderr[-2000:], file=sys.stderr)
             return 1
-        tags = [line.split()[0] for line in built.stdout.splitlines() if line.startswith("stackbuild/")]
+        # The final tags the build printed, under the image prefix it was given (the default's before there was one).
+        prefix = (env.get("STACKBUILD_IMAGE_PREFIX") or "stackbuild") + "/"
+        tags = [line.split()[0] for line in built.stdout.splitlines() if line.startswith(prefix)]
         print(f"commit {revision}, {source.name}, toolkit padded to {args.pad_mb} MiB")
         print("| image | size (MB) | layers | largest layer (MB) | installer bytes in layers (MB) |")
         print("|---|---|---|---|---|")

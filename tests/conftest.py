@@ -15,6 +15,17 @@ from builder.store import http
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "stacks" / "reference"
 DOCKER_TIER = Path(__file__).resolve().parent / "docker"
+# The suite's own image names and cache, never the user's (stackbuild/..., $STACKBUILD_CACHE): a run
+# removes and adds tags under its prefix alone. The cache is a fixed directory beside the user's, so
+# the next run reuses the base bootstrap and the downloads.
+TEST_PREFIX = "stackbuild-test"
+TEST_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stackbuild-tests"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Set before any test runs, in every xdist worker too, and inherited by every stackbuild the tests start."""
+    os.environ["STACKBUILD_IMAGE_PREFIX"] = TEST_PREFIX
+    os.environ["STACKBUILD_CACHE"] = str(TEST_CACHE)
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: none without it (-p no:xdist)
@@ -81,6 +92,12 @@ def native_stack(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     stack_env = dict(line.split("=", 1) for line in dump.split("\0") if "=" in line)
     stack_env["STACK_PREFIX"] = str(prefix)
     return stack_env
+
+
+@pytest.fixture
+def default_image_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The names a user's stackbuild gives (the golden files show those), not the suite's own."""
+    monkeypatch.delenv("STACKBUILD_IMAGE_PREFIX")
 
 
 @pytest.fixture

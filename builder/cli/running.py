@@ -17,7 +17,6 @@ from builder.execute import chain
 from builder.execute.debug import last_failure, rerun_line
 from builder.execute.shell_state import make_failed_state
 from builder.model.errors import InputError, StackbuildError
-from builder.plan.stage import FAILED_REPOSITORY
 from builder.verify.host import HostAccess, host_access, host_root
 
 
@@ -60,7 +59,7 @@ def cmd_shell(ctx: Context, args: ShellArgs) -> int:
         raise InputError(f"{args.stage!r} is not a stage of {plan.stack} (stages: {', '.join(plan.stages)})")
     engine = connect()
     image = stage.tag()
-    failed_state = f"{FAILED_REPOSITORY}/{stage.name}:{stage.key}"
+    failed_state = stage.failed_tag()
     if engine.image_id(image):
         say(f"[stackbuild] {stage.name}: its image, built and probed ({image})")
     else:

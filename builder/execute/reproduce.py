@@ -32,11 +32,12 @@ from builder.execute.normalise import unpack
 from builder.execute.stage import StageBuilder
 from builder.inputs.project import clone_checkout, origin_of, toplevel
 from builder.model.errors import InputError, StackbuildError
+from builder.model.names import repository
 from builder.model.say import Say
-from builder.plan.stage import Plan
+from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
 
-VERIFY_REPOSITORY = "stackbuild/verify"
+VERIFY = "verify"  # under the image prefix (builder.model.names)
 OTHER_TZ = "Asia/Shanghai"
 T = TypeVar("T")
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -56,12 +57,12 @@ class Verdict:
 
 def fresh_build(builder: StageBuilder, run: str, say: Say) -> dict[str, str]:
     """Every stage of the builder's plan built again from nothing, in order, each from this run's own
-    parents (tagged stackbuild/verify/<run>-<stage>:<key>); stage -> image id."""
+    parents (tagged <prefix>/verify/<run>-<stage>:<key>); stage -> image id."""
     plan = builder.plan
     images: dict[str, str] = {}
 
     def ref(name: str) -> str:
-        return f"{VERIFY_REPOSITORY}/{run}-{name}:{plan.stages[name].key}"
+        return verify_tag(run, plan.stages[name])
 
     for stage in plan.order():
         started = time.monotonic()
@@ -73,11 +74,15 @@ def fresh_build(builder: StageBuilder, run: str, say: Say) -> dict[str, str]:
     return images
 
 
+def verify_tag(run: str, stage: Stage) -> str:
+    return f"{repository(VERIFY, f'{run}-{stage.name}')}:{stage.key}"
+
+
 def forget(engine: Engine, plan: Plan, run: str) -> None:
     """The run's tags removed (an image another tag names stays)."""
-    for name, stage in plan.stages.items():
+    for stage in plan.order():
         with contextlib.suppress(EngineError):
-            engine.remove(f"{VERIFY_REPOSITORY}/{run}-{name}:{stage.key}")
+            engine.remove(verify_tag(run, stage))
 
 
 @dataclass(frozen=True)

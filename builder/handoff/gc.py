@@ -16,7 +16,8 @@ from builder.execute.history import BUILDS_LOCK, RUN_KIND, BuildRun, build_runs
 from builder.execute.stage_checks import LISTINGS
 from builder.execute.stage_normalise import REWRITES
 from builder.model.errors import StackbuildError
-from builder.plan.stage import FAILED_REPOSITORY, PENDING_REPOSITORY, STAGE_REPOSITORY
+from builder.model.names import repository
+from builder.plan.stage import FAILED, PENDING, STAGES
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
 
@@ -72,10 +73,10 @@ def find_garbage(
     kept, dropped = _recent(runs, keep)
     used = frozenset().union(*(run.images for run in kept))
     used_keys = frozenset().union(*(run.keys for run in kept))
-    images = [tag for tag in sorted(engine.tags(f"{STAGE_REPOSITORY}/*")) if tag not in used]
-    images += sorted(engine.tags(f"{PENDING_REPOSITORY}/*"))
+    images = [tag for tag in sorted(engine.tags(repository(STAGES, "*"))) if tag not in used]
+    images += sorted(engine.tags(repository(PENDING, "*")))
     # A failed state of a current stage stays for `shell`.
-    images += [t for t in sorted(engine.tags(f"{FAILED_REPOSITORY}/*")) if t.rpartition(":")[2] not in used_keys]
+    images += [t for t in sorted(engine.tags(repository(FAILED, "*"))) if t.rpartition(":")[2] not in used_keys]
     since = (time.time() if now is None else now) - RECENT
     recent = () if include_recent else tuple(t for t in images if _maybe_in_use(engine, t, runs, since))
     sized = tuple((tag, _size(engine, tag)) for tag in images if tag not in recent)
@@ -126,7 +127,7 @@ def stale_records(engine: Engine, cache: Cache) -> list[tuple[str, str]]:
     an image's install listing (by its id)."""
     images: set[str] = set()
     layers: set[str] = set()
-    for tag in (*engine.tags(f"{STAGE_REPOSITORY}/*"), *engine.tags(f"{PENDING_REPOSITORY}/*")):
+    for tag in (*engine.tags(repository(STAGES, "*")), *engine.tags(repository(PENDING, "*"))):
         with contextlib.suppress(EngineError):  # removed meanwhile
             facts = engine.inspect(tag)
             images.add(facts.id)

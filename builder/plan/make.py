@@ -8,6 +8,7 @@ from builder.lock.model import LockedImageBase
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
+from builder.model.names import repository
 from builder.plan import render
 from builder.plan.labels import FINAL_SUFFIXES, LOCK_IN_IMAGE, as_built, image_labels, release_name
 from builder.plan.reads import parent_reads
@@ -102,7 +103,7 @@ DIRTY = "-dirty"
 
 
 def repository_for(stack: str) -> str:
-    return f"stackbuild/{stack.lower()}"
+    return repository(stack.lower())
 
 
 def final_tags(inputs: Inputs, dirty: bool) -> dict[str, str]:

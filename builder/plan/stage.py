@@ -11,17 +11,19 @@ from typing import Literal
 from builder.inputs.contexts import ContextItem
 from builder.model.arch import Arch
 from builder.model.canonical import digest
+from builder.model.names import repository
 from builder.plan.parsed import instructions
 from builder.plan.reads import EVERYTHING, Reads, sees
 from builder.verify.probes import ProbeSpec
 
 StageKind = Literal["base", "toolkit", "component", "devel", "runtime"]
-STAGE_REPOSITORY = "stackbuild/stage"
+# The repositories under the image prefix (builder.model.names): <prefix>/stage/<stage>:<key>, ...
+STAGES = "stage"
 # Where a stage's image waits for its probes: its children may build from it meanwhile, and are tagged
 # only once it is (a killed build leaves at most this name behind, never a stage tag).
-PENDING_REPOSITORY = "stackbuild/pending"
+PENDING = "pending"
 # A failed stage's last state, made by `stackbuild shell` to debug it (gc removes it once the stage moves on).
-FAILED_REPOSITORY = "stackbuild/failed"
+FAILED = "failed"
 FINALS = ("devel-image", "runtime-image")
 
 
@@ -128,14 +130,17 @@ class Stage:
 
     def tag(self) -> str:
         """Stage images are shared by every stack: the key says all about the content."""
-        return f"{STAGE_REPOSITORY}/{self.name}:{self.key}"
+        return f"{repository(STAGES, self.name)}:{self.key}"
 
     def pending_tag(self) -> str:
-        return f"{PENDING_REPOSITORY}/{self.name}:{self.key}"
+        return f"{repository(PENDING, self.name)}:{self.key}"
 
     def as_built_tag(self) -> str:
         """The image as the engine built it, before it is normalised: its children are built on it."""
-        return f"{PENDING_REPOSITORY}/{self.name}:{self.key}-as-built"
+        return f"{repository(PENDING, self.name)}:{self.key}-as-built"
+
+    def failed_tag(self) -> str:
+        return f"{repository(FAILED, self.name)}:{self.key}"
 
 
 def parent_arg(name: str) -> str:

@@ -1,9 +1,11 @@
 """The Docker tier: real engine, real builds of the reference stack in a scratch workspace.
 
 The workspace is a copy of stacks/reference under a stack named `reftest`, so tests can edit
-sources without touching the checkout. Stage images are content-addressed and shared, and
-the download/base cache is the user's (`$STACKBUILD_CACHE`), so a second run reuses the base
-bootstrap; nothing relies on images existing beforehand.
+sources without touching the checkout. Images are named under the suite's own prefix and the
+download/base cache is the suite's own (tests/conftest.py: TEST_PREFIX, TEST_CACHE); the reference
+stack's stage images and that cache stay for the next run, which reuses them. Nothing relies on
+images existing beforehand, and what the engine held before the run is there after it
+(engine_left_as_found).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import docker
 import pytest
@@ -30,7 +34,67 @@ from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
 from builder.plan.stage import Plan
 from builder.store.cache import Cache, default_root
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_PREFIX
+
+
+@dataclass(frozen=True)
+class EngineState:
+    """What an engine holds: its tags, its images (the user's: tagged outside the suite's prefix, or
+    dangling, which no tag reaches) and its containers (and the image each is of)."""
+
+    tags: frozenset[str]
+    images: frozenset[str]
+    users: frozenset[str]
+    containers: Mapping[str, str]
+
+    @classmethod
+    def of(cls, client: docker.DockerClient) -> EngineState:
+        summaries: list[dict[str, Any]] = client.api.images(all=True)
+        tags = {t for s in summaries for t in s.get("RepoTags") or () if t != "<none>:<none>"}
+        users = {s["Id"] for s in summaries if any(not ours(t) for t in s.get("RepoTags") or ())}
+        users |= {s["Id"] for s in client.api.images(filters={"dangling": True})}
+        containers = {c["Id"]: c["ImageID"] for c in client.api.containers(all=True)}
+        return cls(frozenset(tags), frozenset(s["Id"] for s in summaries), frozenset(users), containers)
+
+    def gone(self, now: EngineState) -> list[str]:
+        """What this state held outside the suite's prefix and `now` does not."""
+        return sorted(
+            [f"tag {t}" for t in self.tags - now.tags if not ours(t)]
+            + [f"image {i}" for i in self.users - now.images]
+            + [f"container {c}" for c in self.containers.keys() - now.containers.keys()]
+        )
+
+
+def ours(tag: str) -> bool:
+    return tag.startswith(f"{TEST_PREFIX}/")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def engine_left_as_found(engine: DockerEngine) -> Iterator[set[str]]:
+    """The engine as the run found it: the stopped containers of images the user did not have, the
+    dangling images and the tags under the suite's prefix made during the run are removed (but for
+    the tags the run keeps for the next one, added to the set it yields), and it fails the run if
+    anything else it held is gone."""
+    client = engine.client
+    before = EngineState.of(client)
+    kept: set[str] = set()
+    yield kept
+    # Stopped only: a running one is another user's of this engine, or still being used.
+    for container in client.api.containers(all=True, filters={"status": ["created", "exited", "dead"]}):
+        if container["Id"] not in before.containers and container["ImageID"] not in before.users:
+            with contextlib.suppress(docker.errors.NotFound):
+                client.api.remove_container(container["Id"])
+    for summary in client.api.images(all=True):
+        made = [t for t in summary.get("RepoTags") or () if ours(t) and t not in before.tags | kept]
+        for tag in made:
+            with contextlib.suppress(docker.errors.APIError):  # gone meanwhile, or another user's container's
+                client.api.remove_image(tag)
+    for summary in client.api.images(filters={"dangling": True}):
+        if summary["Id"] not in before.images:
+            with contextlib.suppress(docker.errors.APIError):  # a parent of an image still here
+                client.api.remove_image(summary["Id"])
+    gone = before.gone(EngineState.of(client))
+    assert not gone, "the Docker tier removed what the engine held before it: " + ", ".join(gone)
 
 
 @pytest.fixture(scope="session")
@@ -74,11 +138,13 @@ def write_variant(root: Path, name: str, replacements: list[tuple[str, str]]) ->
 
 
 def stage_tags(engine: DockerEngine) -> set[str]:
-    return engine.tags("stackbuild/stage/*")
+    return engine.tags(f"{TEST_PREFIX}/stage/*")
 
 
 @pytest.fixture(scope="session")
-def workspace(tmp_path_factory: pytest.TempPathFactory, engine: DockerEngine) -> Iterator[Path]:
+def workspace(
+    tmp_path_factory: pytest.TempPathFactory, engine: DockerEngine, engine_left_as_found: set[str]
+) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("workspace")
     shutil.copytree(
         ROOT / "stacks" / "reference",
@@ -87,15 +153,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, engine: DockerEngine) ->
     )
     write_variant(root, "reftest", [])
     stackbuild(root, "lock", "reftest", check=True)
-    before = stage_tags(engine)
     yield root
-    # Keep the stage images of the unmodified stack (the next run reuses them); drop the
-    # ones made for edited sources and variants, and the scratch stacks' final tags.
-    keep = {s.tag() for s in plan_of(root, "reftest").order()}
-    for tag in stage_tags(engine) - before - keep:
-        engine.remove(tag)
-    for tag in engine.tags("stackbuild/reftest*"):
-        engine.remove(tag)
+    # The stage images of the unmodified stack stay (the next run reuses them); the ones made for
+    # edited sources and variants, and the scratch stacks' final tags, go with the run's other images.
+    engine_left_as_found.update(s.tag() for s in plan_of(root, "reftest").order())
 
 
 def touch(path: Path) -> str:

@@ -27,11 +27,12 @@ from builder.plan.system import context_items
 from builder.store.cache import Cache, default_root
 from builder.store.files import sha256_file
 from builder.verify.diagnose import install_failure
+from tests.conftest import TEST_PREFIX
 from tests.debrepo import make_deb, serve, write_index
 from tests.docker.conftest import stackbuild, write_variant
 
 DEBIAN = "http://deb.debian.org/debian"
-MINBASE = "stackbuild-test/minbase:bookworm"
+MINBASE = f"{TEST_PREFIX}/minbase:bookworm"
 RUNTIME = "  - id: runtime\n    source: {path: reference/runtime}\n"
 # What debs.j2 rendered before: one dpkg -i of the whole closure.
 SINGLE_DPKG = "RUN DEBIAN_FRONTEND=noninteractive dpkg -i {files} && rm -rf /tmp/stackbuild-debs\n"

@@ -21,7 +21,7 @@ from builder.engine import EngineError, connect
 from builder.engine.docker_engine import DockerEngine
 from builder.store.cache import Cache, default_root
 from builder.verify.probes import run_probes
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_PREFIX
 from tests.docker.conftest import SecondDaemon, plan_of, stackbuild, stage_tags, write_variant
 
 TRIALS = 20
@@ -44,7 +44,7 @@ def check_tagged_stages_are_complete(engine: DockerEngine, root: Path, name: str
     plan = plan_of(root, name)
     by_tag = {stage.tag(): stage for stage in plan.order()}
     for tag in new_tags:
-        if not tag.startswith("stackbuild/stage/"):
+        if not tag.startswith(f"{TEST_PREFIX}/stage/"):
             continue
         stage = by_tag.get(tag)
         assert stage is not None, f"{tag} is not a stage of the current plan"
@@ -146,7 +146,7 @@ def test_a_daemon_restart_mid_build_fails_cleanly_then_builds(workspace: Path, t
         assert "Traceback" not in rest and "internal error" not in rest
         assert re.search(r"stackbuild: error: stage [\w.-]+ failed: ", rest), rest[-2000:]
         engine = connect(daemon.host)
-        check_tagged_stages_are_complete(engine, workspace, "reftest", engine.tags("stackbuild/stage/*"))
+        check_tagged_stages_are_complete(engine, workspace, "reftest", engine.tags(f"{TEST_PREFIX}/stage/*"))
         rerun = stackbuild(workspace, "build", "reftest", env=env)
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert "[stackbuild] toolkit: built" in rerun.stderr and "smoke: launch: passed" in rerun.stderr

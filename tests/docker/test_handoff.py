@@ -19,7 +19,7 @@ from builder.engine.docker_engine import DockerEngine
 from builder.inputs import trees
 from builder.lock.model import LockedPath
 from builder.store.cache import Cache, default_root
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_PREFIX
 from tests.docker.conftest import plan_of, stackbuild, touch, write_variant
 from tests.helpers import registry
 
@@ -133,22 +133,22 @@ def test_gc_removes_exactly_what_no_recent_build_used(workspace: Path, engine: D
     try:
         stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
         before = {s.tag() for s in plan_of(workspace, "reftest").order()}
-        planted = "stackbuild/stage/planted:" + "0" * 64  # an image no build names
+        planted = f"{TEST_PREFIX}/stage/planted:" + "0" * 64  # an image no build names
         engine.tag(engine.image_id(plan_of(workspace, "reftest").stages["base-runtime"].tag()) or "", planted)
         blobs = sorted(Cache(default_root()).blob_files())
         touch(workspace / HARNESS_FILE)
         stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
         after = {s.tag() for s in plan_of(workspace, "reftest").order()}
         assert len(before - after) == 3  # harness and both finals
-        every = engine.tags("stackbuild/stage/*") | engine.tags("stackbuild/pending/*")
-        failed = engine.tags("stackbuild/failed/*")  # shell's states: they go once their stage moved on
+        every = engine.tags(f"{TEST_PREFIX}/stage/*") | engine.tags(f"{TEST_PREFIX}/pending/*")
+        failed = engine.tags(f"{TEST_PREFIX}/failed/*")  # shell's states: they go once their stage moved on
         # The planted image was tagged just now and no record of this cache names it: another cache's build?
         careful = stackbuild(workspace, "gc", "--dry-run", "--keep", "1", check=True)
         assert planted not in careful.stdout and "tagged in the last 24 h" in careful.stderr, careful.stderr
         assert time.time() - (engine.inspect(planted).tagged_at or 0) < 600
         dry = stackbuild(workspace, "gc", "--dry-run", "--keep", "1", "--include-recent", check=True)
         # Images only: what killed processes left in cache/tmp is listed too (as paths).
-        listed = set(re.findall(r"^would remove (stackbuild/\S+)  \(", dry.stdout, re.M))
+        listed = set(re.findall(rf"^would remove ({TEST_PREFIX}/\S+)  \(", dry.stdout, re.M))
         used = latest_runs_use()
         assert listed - failed == every - used
         keys = {tag.rpartition(":")[2] for tag in used}

@@ -16,7 +16,7 @@ import pytest
 
 from builder.engine.docker_engine import DockerEngine
 from builder.store.cache import Cache, default_root
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, TEST_PREFIX
 from tests.debrepo import make_deb, serve, write_index
 from tests.docker.conftest import plan_of, stackbuild, write_variant
 from tests.helpers import lib_with_submodule
@@ -125,7 +125,7 @@ def test_packages_are_locked_per_architecture_and_installed_offline_at_the_locke
     assert moved.returncode == 0, moved.stderr[-3000:]
     assert "note: sbdemo-lib 1.0 (locked) gone -> 1.1" in moved.stderr
     assert "note: sbdemo-tool 1.0 (locked) gone -> 1.1" in moved.stderr
-    images = [t for t in engine.tags("stackbuild/stage/harness") if t != harness]
+    images = [t for t in engine.tags(f"{TEST_PREFIX}/stage/harness") if t != harness]
     assert any(
         sorted(engine.run(t, DPKG_QUERY).output.split()) == ["sbdemo-lib=1.1", "sbdemo-tool=1.1"] for t in images
     )

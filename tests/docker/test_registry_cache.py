@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from builder.engine import connect
+from tests.conftest import TEST_PREFIX
 from tests.docker.conftest import SecondDaemon, plan_of, stackbuild
 from tests.helpers import registry
 
@@ -34,12 +35,12 @@ def test_a_second_machine_pulls_every_stage_the_first_pushed_and_builds_none(wor
         daemon.start()
         try:
             machine_b = connect(daemon.host)
-            assert machine_b.tags("stackbuild/stage/*") == set()  # an empty image store
+            assert machine_b.tags(f"{TEST_PREFIX}/stage/*") == set()  # an empty image store
             run = stackbuild(workspace, "build", "reftest", "--cache-from", cache, env={"DOCKER_HOST": daemon.host})
             assert run.returncode == 0, run.stderr[-3000:]
             assert f"[stackbuild] 0 built, {len(stages)} pulled, 0 cached" in run.stderr
             assert "smoke: launch: passed" in run.stderr
-            assert {s.tag() for s in stages} <= machine_b.tags("stackbuild/stage/*")
+            assert {s.tag() for s in stages} <= machine_b.tags(f"{TEST_PREFIX}/stage/*")
             assert not {t for t in machine_b.tags(f"{address}/*")}  # registry names dropped after tagging
         finally:
             daemon.remove()

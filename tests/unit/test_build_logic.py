@@ -27,6 +27,7 @@ from builder.plan.stage import FINALS, Plan, Stage
 from builder.plan.why import record_build, why
 from builder.store.cache import Cache
 from builder.verify.smoke import run_smoke
+from tests.conftest import TEST_PREFIX
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan
 
@@ -195,7 +196,7 @@ def test_children_build_while_a_parent_is_probed_and_are_tagged_after_it(golden:
     # The names an image has only while a run needs it (pending, and built while its environment is
     # added) are all removed, and no other name is; the images removed (as built, before normalising)
     # are ones no lasting tag names.
-    temporary = ("stackbuild/pending/", "stackbuild/built/")
+    temporary = (f"{TEST_PREFIX}/pending/", f"{TEST_PREFIX}/built/")
     names = {r for r in engine.removed if not r.startswith("sha256:")}
     images = set(engine.removed) - names
     assert {ref for ref in engine.tagged if ref.startswith(temporary)} == names
@@ -221,7 +222,7 @@ def test_a_child_built_from_a_parent_that_fails_its_probes_is_dropped(
 
 
 def test_failed_build_names_its_log_and_cause(golden: Plan, tmp_path: Path) -> None:
-    engine = FakeEngine(fail_build="ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit")
+    engine = FakeEngine(fail_build=f"ARG TOOLKIT_IMAGE={TEST_PREFIX}/stage/toolkit")
     builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     with pytest.raises(StageFailed) as info:
         builder(golden.stages["devel-image"], ignore)

@@ -26,7 +26,7 @@ from builder.model.errors import StackbuildError
 from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels
 from builder.plan.stage import ContextInput, Plan
 from builder.store.cache import Cache
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_PREFIX
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan, golden_request
 from tests.helpers import run_cli
@@ -139,7 +139,7 @@ def test_gc_removes_what_no_recent_build_used_and_keeps_inputs(tmp_path: Path) -
         record_run(plan, request)
         for stage in plan.order():
             engine.tag(f"sha256:{stage.key}", stage.tag())
-    stray = "stackbuild/pending/kernels:" + "0" * 64  # a killed build's
+    stray = f"{TEST_PREFIX}/pending/kernels:" + "0" * 64  # a killed build's
     engine.tag("sha256:x", stray)
     toolkit = request.lock.package(Arch.X86_64, "toolkit")
     assert toolkit is not None
@@ -173,7 +173,7 @@ def test_gc_refuses_while_a_build_runs_with_the_cache(tmp_path: Path) -> None:
 
 def test_records_gc_cannot_read_protect_nothing_and_break_nothing(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
-    cache.write_record({"stages": {"a": "stackbuild/stage/a:1"}}, "runs", "s", "x86_64", "not-a-run")
+    cache.write_record({"stages": {"a": f"{TEST_PREFIX}/stage/a:1"}}, "runs", "s", "x86_64", "not-a-run")
     cache.write_record({"stages": "nonsense"}, "runs", "s", "x86_64", "1-1")
     (cache.root / "records" / "runs" / "s" / "x86_64" / "2-2.json").write_text("{")
     assert build_runs(cache) == []
@@ -188,9 +188,9 @@ def test_gc_leaves_images_tagged_today_after_its_own_builds_began_unless_told(tm
     record_run(plan, request)
     began = max(run.started for run in build_runs(cache))
     now = began + 7200
-    theirs_today = "stackbuild/stage/kernels:" + "1" * 64  # a stage no record here names
-    theirs_pending = "stackbuild/pending/kernels:" + "2" * 64
-    theirs_old = "stackbuild/stage/kernels:" + "3" * 64
+    theirs_today = f"{TEST_PREFIX}/stage/kernels:" + "1" * 64  # a stage no record here names
+    theirs_pending = f"{TEST_PREFIX}/pending/kernels:" + "2" * 64
+    theirs_old = f"{TEST_PREFIX}/stage/kernels:" + "3" * 64
     ours_old = moved(plan, "kernels").stages["kernels"].tag()
     times = {
         theirs_today: now - 3600,
@@ -269,10 +269,10 @@ def test_the_handover_commands_through_the_cli_on_the_fake_engine(
     assert code == 1 and out.startswith("component harness: tree_sha256 "), out
     code, out, _ = run_cli(capsys, "diff", "a", "a", "--arch", "x86_64")
     assert code == 0 and "hold the same stack" in out
-    engine.tagged["stackbuild/stage/toolkit:" + "0" * 64] = "sha256:old"  # no build recorded it
+    engine.tagged[f"{TEST_PREFIX}/stage/toolkit:" + "0" * 64] = "sha256:old"  # no build recorded it
     code, out, err = run_cli(capsys, "gc", "--dry-run", "--include-recent")
-    assert code == 0 and f"would remove stackbuild/stage/toolkit:{'0' * 64}" in out, out + err
-    assert "stackbuild/stage/toolkit:" + "0" * 64 not in engine.removed
+    assert code == 0 and f"would remove {TEST_PREFIX}/stage/toolkit:{'0' * 64}" in out, out + err
+    assert f"{TEST_PREFIX}/stage/toolkit:" + "0" * 64 not in engine.removed
 
 
 def test_gc_forgets_the_rewrites_and_listings_of_what_no_stage_image_holds(tmp_path: Path) -> None:
@@ -280,7 +280,7 @@ def test_gc_forgets_the_rewrites_and_listings_of_what_no_stage_image_holds(tmp_p
     listing while the image it lists is a stage image: gc drops the others (a listing written before
     listings named their image too)."""
     cache, engine = Cache(tmp_path / "cache"), FakeEngine()
-    stage = "stackbuild/stage/harness:" + "1" * 64
+    stage = f"{TEST_PREFIX}/stage/harness:" + "1" * 64
     engine.tag("sha256:kept", stage)
     engine.image_layers[stage] = ("sha256:base", "sha256:held")
     for name, diff_id in (("a", "sha256:held"), ("b", "sha256:gone")):

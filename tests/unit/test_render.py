@@ -18,7 +18,7 @@ from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
 from builder.plan.resolve import Request, resolve_inputs
 from builder.store.cache import Cache
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_PREFIX
 from tests.golden_plan import GOLDEN, golden_lock, golden_plan, golden_request
 from tests.helpers import hadolint
 
@@ -39,6 +39,7 @@ REFERENCE_STAGES = [
 
 
 @pytest.mark.skipif(not UPDATE, reason="set STACKBUILD_UPDATE_GOLDEN=1 to rewrite the golden files")
+@pytest.mark.usefixtures("default_image_names")
 def test_rewrite_golden_files() -> None:
     lock_io.write(golden_lock(manifest.load(GOLDEN / "golden.yaml")), GOLDEN / "golden.lock.json")
     staged = golden_plan()
@@ -53,6 +54,7 @@ def test_rewrite_golden_files() -> None:
 
 
 @pytest.mark.skipif(UPDATE, reason="the golden files are being rewritten in this run")
+@pytest.mark.usefixtures("default_image_names")
 def test_rendered_dockerfiles_match_golden_files() -> None:
     staged = golden_plan()
     for stage in staged.order():
@@ -140,8 +142,8 @@ def test_changed_probe_changes_the_key_but_not_the_dockerfile(tmp_path: Path) ->
 
 def test_final_tags_name_the_architecture() -> None:
     assert dict(golden_plan().final_tags) == {
-        "runtime-image": "stackbuild/golden:8.5.0-910b-ubuntu22.04-py3.11-runtime-x86_64",
-        "devel-image": "stackbuild/golden:8.5.0-910b-ubuntu22.04-py3.11-x86_64",
+        "runtime-image": f"{TEST_PREFIX}/golden:8.5.0-910b-ubuntu22.04-py3.11-runtime-x86_64",
+        "devel-image": f"{TEST_PREFIX}/golden:8.5.0-910b-ubuntu22.04-py3.11-x86_64",
     }
 
 

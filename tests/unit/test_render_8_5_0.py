@@ -39,6 +39,7 @@ def _files(root: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.usefixtures("default_image_names")
 def test_the_8_5_0_render_is_its_golden_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

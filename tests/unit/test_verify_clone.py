@@ -20,7 +20,7 @@ from builder.execute.stage import StageBuilder
 from builder.execute.stage_log import StageFailed
 from builder.model.errors import InputError
 from builder.store.cache import Cache
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_PREFIX
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan
 from tests.helpers import git, run_cli
@@ -138,14 +138,15 @@ def test_two_fresh_builds_compare_stage_by_stage_and_a_differing_stage_says_what
     assert first.keys() == second.keys() == plan.stages.keys()
     assert all(verdict.same for verdict in compare(plan, (engine, first), (engine, second)))
     kernels_parents = [args["TOOLKIT_IMAGE"] for args in engine.build_args if "DEVKIT_IMAGE" in args]
-    assert any(ref.startswith("stackbuild/verify/first-toolkit:") for ref in kernels_parents)
-    assert any(ref.startswith("stackbuild/verify/second-toolkit:") for ref in kernels_parents)
+    assert any(ref.startswith(f"{TEST_PREFIX}/verify/first-toolkit:") for ref in kernels_parents)
+    assert any(ref.startswith(f"{TEST_PREFIX}/verify/second-toolkit:") for ref in kernels_parents)
 
     moved = {**second, "kernels": "sha256:another"}
     (verdict,) = [v for v in compare(plan, (engine, first), (engine, moved)) if not v.same]
     assert verdict.stage == "kernels" and verdict.differences == ("config config",)
     forget(engine, plan, "first")
-    assert {f"stackbuild/verify/first-{name}:{stage.key}" for name, stage in plan.stages.items()} <= set(engine.removed)
+    made = {f"{TEST_PREFIX}/verify/first-{name}:{stage.key}" for name, stage in plan.stages.items()}
+    assert made <= set(engine.removed)
 
 
 def _conditions_here(scratch: Path) -> tuple[int, str, int]:

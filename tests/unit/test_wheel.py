@@ -9,6 +9,7 @@ import sysconfig
 from pathlib import Path
 
 from builder.cli import main
+from builder.model.names import image_prefix
 from builder.store.cache import default_root
 from tests.conftest import ROOT
 
@@ -57,13 +58,14 @@ def test_wheel_installed_outside_the_checkout_renders_the_reference_stack(tmp_pa
     )
     # The dependencies come from this environment's site-packages; stackbuild itself only from the wheel
     # (an editable install's .pth is not read from PYTHONPATH, and the working directory is elsewhere).
-    # Both renders read one cache: a base bootstrapped here since the lock (its mirror moved on) is
-    # what each plans on, so a machine that built before renders the same from both.
+    # Both renders name images alike and read one cache: a base bootstrapped here since the lock (its
+    # mirror moved on) is what each plans on, so a machine that built before renders the same from both.
     env = {
         "PYTHONPATH": sysconfig.get_paths()["purelib"],
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
         "STACKBUILD_CACHE": str(default_root()),
+        "STACKBUILD_IMAGE_PREFIX": image_prefix(),
     }
     where = run(venv / "bin" / "python", "-c", "import builder; print(builder.__file__)", cwd=tmp_path, env=env)
     assert where.stdout.startswith(str(venv)), where.stdout
