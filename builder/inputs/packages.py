@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-import zipfile
 from pathlib import Path
 
+from builder.inputs import signed
+from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
 from builder.manifest import catalog
-from builder.model.errors import InputError, StackbuildError
+from builder.model.errors import StackbuildError
 from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
@@ -65,34 +66,30 @@ REPLACE = "replace it with the file the vendor publishes"
 FIX_PIN = "the pinned sha256 is of a file that is not what its name says: pin the vendor's file (and its url), relock"
 
 
-def check_archive(path: Path, file: str, fix: str = REPLACE) -> None:
-    """A .zip installer is a zip archive holding its .run (as the toolkit stage unpacks and runs it): a
-    file that is not what its name says is refused in one line (fix: what to do about it), before
-    anything slow."""
+def installer_name(file: str) -> str:
+    """The file the toolkit stage runs for a package file: a signed catalog zip's .run, or the .run itself."""
+    return signed.run_name(file) if file.endswith(".zip") else file
+
+
+def installer(path: Path, file: str, trust: Trust, cache: Cache, fix: str = REPLACE) -> Path:
+    """The installer a package file gives: a bare .run as it is; the .run inside a signed catalog zip,
+    its signature verified as Huawei's installer verifies it (signed.unwrap), in the cache. A file that
+    is not what its name says is refused in one line (fix: what to do about it), before anything slow."""
     if not file.endswith(".zip"):
-        return
-    inner = file.removesuffix(".zip") + ".run"
-    if not zipfile.is_zipfile(path):
-        raise InputError(f"{file}: {path} is not a zip archive: {fix}")
-    with zipfile.ZipFile(path) as archive:
-        names = archive.namelist()
-    if inner not in names:
-        held = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "") or "nothing"
-        raise InputError(f"{file}: {path} holds no {inner} (it holds {held}): {fix}")
+        return path
+    return cache.blob(signed.unwrap(path, file, trust, cache, fix))
 
 
-def at_hand(file: str, sha256: str, site: SiteConfig, cache: Cache) -> Path | None:
-    """The package in the cache (from an installer directory when one holds it, checked there first),
-    checked to be the archive its name says; None: it is to be downloaded."""
+def at_hand(file: str, sha256: str, trust: Trust, site: SiteConfig, cache: Cache) -> Path | None:
+    """The package's installer in the cache (from an installer directory when one holds it, checked
+    there first), verified to be what its name says; None: it is to be downloaded."""
     with cache.lock(f"blob-{sha256}"):
         if not cache.has(sha256) and (local := find_installer(site, file, sha256)) is not None:
-            check_archive(local, file, FIX_PIN)  # it is the pinned file: the pin is wrong as well
+            installer(local, file, trust, cache, FIX_PIN)  # it is the pinned file: the pin is wrong as well
             cache.add_file(local, sha256)
-            return cache.blob(sha256)
     if not cache.has(sha256):
         return None
-    check_archive(cache.blob(sha256), file, FIX_PIN)
-    return cache.blob(sha256)
+    return installer(cache.blob(sha256), file, trust, cache, FIX_PIN)
 
 
 def download(

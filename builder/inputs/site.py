@@ -6,6 +6,7 @@ Found in this order (the first that exists wins): $STACKBUILD_SITE_CONFIG,
     url_rewrites:             # like git's insteadOf, for internal mirrors
       - {from: "https://github.com/", to: "https://git.mirror.internal/github/"}
     installer_dirs: [/srv/cann]   # looked in (by file name + sha256) before any download
+    trusted_cas: [/srv/ca.pem]    # a private mirror's root CA, trusted for signed packages beside Huawei's
     deb_dirs: [/srv/debs]         # the same, for the .debs a lock pins
     deb_snapshots:                # tried after the repository for a .deb it no longer serves
       - https://snapshot.internal/debian/20251101T000000Z
@@ -91,6 +92,7 @@ class SiteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     url_rewrites: list[Rewrite] = Field(default_factory=list)
     installer_dirs: list[Path] = Field(default_factory=list)
+    trusted_cas: list[Path] = Field(default_factory=list)
     deb_dirs: list[Path] = Field(default_factory=list)
     deb_snapshots: list[RewriteTarget] = Field(default_factory=list)
     python_index: RewriteTarget | None = None

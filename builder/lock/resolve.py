@@ -9,7 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from builder.inputs import bootstrap, debs, git, packages, submodules, trees, wheels
+from builder.inputs import bootstrap, debs, git, packages, signed, submodules, trees, wheels
+from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
 from builder.lock.agree import package_differences
 from builder.lock.model import (
@@ -48,6 +49,7 @@ from builder.manifest.model import (
     Manifest,
     PackageRole,
     PathSource,
+    Toolkit,
 )
 from builder.model.arch import Arch
 from builder.model.canonical import digest
@@ -90,28 +92,30 @@ class Resolver:
                 return LockedPath(path=path, tree_sha256=trees.tree_hash(self.manifest_dir / path))
 
     def package(
-        self, role: PackageRole, package: DownloadPackage | GeneratedPackage, vendor: str
+        self, role: PackageRole, package: DownloadPackage | GeneratedPackage, toolkit: Toolkit
     ) -> LockedDownload | LockedGenerated:
+        trust = signed.trust_for(toolkit, self.manifest_dir, self.site)
         match package:
             case GeneratedPackage(file=file, generate=command):
                 sha = packages.generate(command, file, self.manifest_dir, self.cache, package.sha256)
+                packages.installer(self.cache.blob(sha), file, trust, self.cache, "fix its generate command")
                 size = self.cache.blob(sha).stat().st_size
                 return LockedGenerated(role=role, file=file, command=command, sha256=sha, size=size)
             case DownloadPackage(file=file, url=url, sha256=pinned):
-                sha, known_size = self._download(file, url, pinned, vendor)
+                sha, known_size = self._download(file, url, pinned, toolkit.vendor, trust)
                 return LockedDownload(role=role, file=file, url=url, sha256=sha, size=known_size)
 
-    def _download(self, file: str, url: str, pinned: str | None, vendor: str) -> tuple[str, int | None]:
+    def _download(self, file: str, url: str, pinned: str | None, vendor: str, trust: Trust) -> tuple[str, int | None]:
         """(sha256, size) of a package: a local copy; the manifest's pin as it is (no network: an air-gapped
         site fetches at build time); else the whole file downloaded and hashed (never a HEAD's word), with
         the headers the vendor's own downloader sends."""
         if (local := packages.find_installer(self.site, file, pinned)) is not None:
-            packages.check_archive(local, file, packages.FIX_PIN if pinned else packages.REPLACE)
+            packages.installer(local, file, trust, self.cache, packages.FIX_PIN if pinned else packages.REPLACE)
             sha = self.cache.add_file(local, pinned)
             self.say(f"  {file}: found in {local.parent} (installer_dirs)")
             return sha, local.stat().st_size
         if pinned and self.cache.has(pinned):
-            packages.check_archive(self.cache.blob(pinned), file, packages.FIX_PIN)
+            packages.installer(self.cache.blob(pinned), file, trust, self.cache, packages.FIX_PIN)
             self.say(f"  {file}: in the cache")
             return pinned, self.cache.blob(pinned).stat().st_size
         if pinned:
@@ -127,7 +131,9 @@ class Resolver:
             headers=catalog.vendor_headers(vendor),
             limit=SizeLimit(self.site.download_limit),
         )
-        packages.check_archive(self.cache.blob(sha), file, f"{redact(url)} gives another file: fix the url")
+        packages.installer(
+            self.cache.blob(sha), file, trust, self.cache, f"{redact(url)} gives another file: fix the url"
+        )
         return sha, self.cache.blob(sha).stat().st_size
 
     def fetched(self, wanted: Fetch, previous: LockedFetch | None) -> LockedFetch:
@@ -218,7 +224,7 @@ def _section(
                 pinned.append(kept)
             continue
         resolver.say(f"  package {role} {arch}: {package.file}")
-        pinned.append(resolver.package(role, package, manifest.toolkit.vendor))
+        pinned.append(resolver.package(role, package, manifest.toolkit))
     python, python_keys, no_index = _python(manifest, arch, wanted, previous, update, resolver)
     section = ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
     return section, unresolved + no_index

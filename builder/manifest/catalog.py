@@ -67,6 +67,16 @@ def _package_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+# The roots ascend-deployer verifies Huawei's signed packages against, in the order it tries them
+# (jobs.py ResourcePkg: root_ca_g2, then root_ca; both ship in the wheel's scripts/).
+HUAWEI_ROOTS = ("Huawei_Integrity_Root_CA_G2.pem", "Huawei_Software_Integriry_Protection_Root_CA.pem")
+
+
+def huawei_roots() -> tuple[Path, ...]:
+    """Huawei's root CAs as the installed ascend-deployer ships them (never copied into this repository)."""
+    return tuple(_package_dir() / "scripts" / name for name in HUAWEI_ROOTS)
+
+
 def _software_dir() -> Path:
     return _package_dir() / "downloader" / "software"
 

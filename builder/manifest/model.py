@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, ClassVar, Literal, Union
 
-from pydantic import ConfigDict, Field, StringConstraints, Tag, field_validator
+from pydantic import ConfigDict, Field, StringConstraints, Tag, field_validator, model_validator
 
 from builder.manifest.common import Model, by_key
 from builder.manifest.probes import Probe
@@ -129,6 +129,21 @@ class Toolkit(Model):
         "catlass's and vllm-ascend's Dockerfiles start from): the toolkit stage checks its version files "
         "against the lock instead of installing packages; give no packages then",
     )
+    trust: list[RelativePath] = Field(
+        default_factory=list,
+        description="root CA certificates (PEM, relative to the manifest) the signed .zip packages of a CPU "
+        "simulation chain to: test material, refused for vendor huawei, whose packages chain to Huawei's roots "
+        "(taken from the installed ascend-deployer) or to a CA the site configuration adds (trusted_cas)",
+    )
+
+    @model_validator(mode="after")
+    def trust_is_test_material(self) -> Toolkit:
+        if self.trust and self.vendor != "cpusim":
+            raise ValueError(
+                "trust names test CAs, for vendor cpusim only: Huawei's packages are verified against Huawei's "
+                "roots, and a private mirror's CA goes in the site configuration (trusted_cas)"
+            )
+        return self
 
 
 class Host(Model):

@@ -20,6 +20,7 @@ import jinja2
 import jinja2.bccache
 
 from builder.inputs.bootstrap import Flavor
+from builder.inputs.packages import installer_name
 from builder.lock.model import Lock, LockedBootstrapBase, LockedDownload, LockedGenerated, LockedImageBase
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
@@ -164,24 +165,13 @@ def env_block(pairs: Sequence[tuple[str, str]]) -> str:
 @dataclass(frozen=True)
 class PackageStep:
     kind: str
-    file: str
-    installer: str
-    archive: str
+    installer: str  # the .run, mounted from the context (a signed zip's, verified on the host)
     flags: str
-
-    @property
-    def path(self) -> str:
-        """Where the step finds the installer: in its scratch directory once unzipped, else the mount."""
-        return f'"$work"/{self.installer}' if self.archive else f"/mnt/{self.installer}"
 
 
 def package_steps(packages: Sequence[LockedDownload | LockedGenerated]) -> list[PackageStep]:
-    steps = []
-    for p in sorted(packages, key=lambda p: PACKAGE_ORDER[p.role]):
-        archive = "zip" if p.file.endswith(".zip") else ""
-        installer = p.file.removesuffix(".zip") + ".run" if archive else p.file
-        steps.append(PackageStep(p.role, p.file, installer, archive, INSTALL_FLAGS[p.role]))
-    return steps
+    ordered = sorted(packages, key=lambda p: PACKAGE_ORDER[p.role])
+    return [PackageStep(p.role, installer_name(p.file), INSTALL_FLAGS[p.role]) for p in ordered]
 
 
 def base(flavor: Flavor, lock: Lock, debs: Sequence[str] = ()) -> str:

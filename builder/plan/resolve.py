@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builder.inputs import bootstrap, packages, trees
+from builder.inputs import bootstrap, packages, signed, trees
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.contexts import BytesItem, FileItem, GitTree, LocalTree
 from builder.inputs.project import Origin, origin_of
@@ -148,11 +148,13 @@ def _submodule_trees(request: Request, prefix: str, subs: list[LockedSubmodule])
 
 
 def _obtain_package(request: Request, package: LockedDownload | LockedGenerated, say: Say) -> Callable[[], Path]:
+    """The package's installer (a signed zip's .run, verified), obtained when the context is written."""
     cache = request.cache
+    trust = signed.trust_for(request.manifest.toolkit, request.manifest_dir, request.site)
 
     def obtain() -> Path:
         with cache.lock(f"blob-{package.sha256}"):
-            return fetch()
+            return packages.installer(fetch(), package.file, trust, cache, packages.FIX_PIN)
 
     def fetch() -> Path:
         if cache.has(package.sha256):
@@ -165,7 +167,6 @@ def _obtain_package(request: Request, package: LockedDownload | LockedGenerated,
                 sha = packages.download(url, file, package.sha256, request.site, cache, say, vendor, size=package.size)
         if sha != package.sha256:
             raise StackbuildError(f"{package.file}: sha256 {sha}, the lock pins {package.sha256}: relock")
-        packages.check_archive(cache.blob(sha), package.file, packages.FIX_PIN)
         return cache.blob(sha)
 
     return obtain
@@ -278,9 +279,10 @@ def prepare_inputs(request: Request, say: Say) -> Prepared:
         raise StackbuildError(
             f"the lock of {manifest.name} {stale}: run `stackbuild lock {manifest.name} --arch {arch}`"
         )
+    trust = signed.trust_for(manifest.toolkit, request.manifest_dir, request.site)
     for package in section.packages:  # a wrong file at hand is refused before git, .debs, wheels and bases
         if isinstance(package, LockedDownload):
-            packages.at_hand(package.file, package.sha256, request.site, request.cache)
+            packages.at_hand(package.file, package.sha256, trust, request.site, request.cache)
     sources, drifts = _sources(request, say)
     if request.frozen:
         _refuse_drift(drifts)
@@ -337,7 +339,10 @@ def resolve_inputs(request: Request, *, say: Say, prepared: Prepared | None = No
         for scope, found in scoped(system).items()
     }
     wheels = {cid: _wheels(request, pinned) for cid, pinned in section.python.items()}
-    package_items = tuple(FileItem(f"packages/{p.file}", _obtain_package(request, p, say)) for p in section.packages)
+    package_items = tuple(
+        FileItem(f"packages/{packages.installer_name(p.file)}", _obtain_package(request, p, say))
+        for p in section.packages
+    )
     package_shas = sha256_text(",".join(sorted(p.sha256 for p in section.packages)))
     return Inputs(
         request=request,

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:de6ee4a5e700650b87a155977aef7eb8ab1936aa30aa2ea4dbd1a4a06da52c69
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:5979dab55ae034d1d9ed28774ffdff7a5dbe3f9a3dd53945db17b15c42241998
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit

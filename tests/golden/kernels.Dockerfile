@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:de6ee4a5e700650b87a155977aef7eb8ab1936aa30aa2ea4dbd1a4a06da52c69
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:65d190c8f0c3f2ab6af8fbfd596049a079a61585ab6cb0d578271893f69daf6b
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:5979dab55ae034d1d9ed28774ffdff7a5dbe3f9a3dd53945db17b15c42241998
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:f8d26fc5008f6fd56a40c93c1d013e26e0e2e261fc1cae5bb7e406bb22dd3895
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

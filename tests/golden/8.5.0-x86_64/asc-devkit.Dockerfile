@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:09e44ac1e78d16a679d59afd6627f8a5e8cf55d797a1fb9ffab92775c1789f65
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e632ed20935468859e5543329a9c88c2fcd0589b905048368de9ea22cf849bb6
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component asc-devkit (git v8.5.0 cc982f3abd7628a2ba3ef61063a0c220c9340c53).
 FROM toolkit

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:09e44ac1e78d16a679d59afd6627f8a5e8cf55d797a1fb9ffab92775c1789f65
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:735e31ffed23f9c8b9e525d7591eec1b79b58124249d2abeb48fba5ae23e9be2
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e632ed20935468859e5543329a9c88c2fcd0589b905048368de9ea22cf849bb6
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:9811391c296ba7e6f3b9798a6273283bf8e626792c3443d237ba837447d5bb00
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

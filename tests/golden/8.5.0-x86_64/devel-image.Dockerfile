@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:09e44ac1e78d16a679d59afd6627f8a5e8cf55d797a1fb9ffab92775c1789f65
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:735e31ffed23f9c8b9e525d7591eec1b79b58124249d2abeb48fba5ae23e9be2
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:1756009d4277085e39169a50fa93f63777b8283909a41481339092ed8d834880
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:6407f1039b6a7ac0074bd5a5df15617d9849d6b73dd9af9538b0356f798934d3
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e632ed20935468859e5543329a9c88c2fcd0589b905048368de9ea22cf849bb6
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:9811391c296ba7e6f3b9798a6273283bf8e626792c3443d237ba837447d5bb00
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:a7f4c2a015f20e8e0faf16e3ff49adf7c470601ddbb5a7909ab41d81be55473e
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:829f389a92dd5630cb150bb3eb160a0dac65d72ec7a7eeb9d3fcc149ecda498e
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend

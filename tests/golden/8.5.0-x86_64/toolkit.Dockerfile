@@ -7,31 +7,26 @@ FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # the engine); the set-env probe checks the two agree.
 FROM base-devel
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-# The packages are bind-mounted from the build context for the step that installs each one (read
-# only), so no layer of this image holds them; each step unpacks in its own scratch directory and
-# removes it. RUN --mount needs BuildKit: the classic builder cannot build this stage. They are
-# mounted on /mnt, which the base has, so the engine makes no mount point in the layer. Each step
-# ends removing the logs it wrote under /var/log (CANN's installers log to /var/log/ascend_seclog;
-# normalising leaves /var/log's *.log files out of every layer anyway) and dating what it changed
-# (ctime from 0.1 s before it began: the kernel dates files by a clock up to a tick behind `date`)
-# to the lock's source date, so its layer - the toolkit's gigabytes - is canonical as the engine
-# wrote it and normalising neither rewrites nor loads it again.
+# The installers are bind-mounted from the build context for the step that runs each one (read
+# only), so no layer of this image holds them: a signed catalog zip was verified and unwrapped on
+# the host, and only its .run is in the context. RUN --mount needs BuildKit: the classic builder
+# cannot build this stage. They are mounted on /mnt, which the base has, so the engine makes no
+# mount point in the layer. Each step ends removing the logs it wrote under /var/log (CANN's
+# installers log to /var/log/ascend_seclog; normalising leaves /var/log's *.log files out of every
+# layer anyway) and dating what it changed (ctime from 0.1 s before it began: the kernel dates
+# files by a clock up to a tick behind `date`) to the lock's source date, so its layer - the
+# toolkit's gigabytes - is canonical as the engine wrote it and normalising neither rewrites nor
+# loads it again.
 RUN --mount=type=bind,source=packages,target=/mnt \
     started=$(( $(date +%s%N) - 100000000 )) \
- && work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
- && python3 -m zipfile -e /mnt/Ascend-cann-toolkit_8.5.0_linux-x86_64.zip "$work" \
- && bash "$work"/Ascend-cann-toolkit_8.5.0_linux-x86_64.run --full --quiet --install-for-all \
- && rm -rf "$work" \
+ && bash /mnt/Ascend-cann-toolkit_8.5.0_linux-x86_64.run --full --quiet --install-for-all \
  && find /var/log -xdev -type f -name '*.log' -newerct "@${started::-9}.${started: -9}" -delete \
  && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
       -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
     | xargs -0r touch -h -d "@1704067200"
 RUN --mount=type=bind,source=packages,target=/mnt \
     started=$(( $(date +%s%N) - 100000000 )) \
- && work=$(mktemp -d /tmp/stackbuild-install.XXXXXX) \
- && python3 -m zipfile -e /mnt/Ascend-cann-910b-ops_8.5.0_linux-x86_64.zip "$work" \
- && bash "$work"/Ascend-cann-910b-ops_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
- && rm -rf "$work" \
+ && bash /mnt/Ascend-cann-910b-ops_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
  && find /var/log -xdev -type f -name '*.log' -newerct "@${started::-9}.${started: -9}" -delete \
  && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
       -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
