@@ -81,27 +81,28 @@ def unwrap(path: Path, file: str, trust: Trust, cache: Cache, fix: str) -> str:
     return sha
 
 
-def _members(archive: Path, file: str, into: Path, fix: str) -> dict[str, Path]:
-    """The archive's regular files, by name (`+` renamed as ascend-deployer renames it), written flat
-    into into: a member with a directory part is not one the vendor ships, so it is refused."""
+def _members(archive: Path, name: str, into: Path, fix: str) -> dict[str, Path]:
+    """The regular files of archive (named name: the package's file name, or its inner zip's), by name
+    (`+` renamed as ascend-deployer renames it), written flat into into: a member with a directory part
+    is not one the vendor ships, so it is refused."""
     if not zipfile.is_zipfile(archive):
-        raise InputError(f"{file}: {archive} is not a zip archive: {fix}")
+        raise InputError(f"{name}: {archive} is not a zip archive: {fix}")
     into.mkdir()
     found = {}
     with zipfile.ZipFile(archive) as z:
         infos = [i for i in z.infolist() if not i.is_dir()]
         if any(i.filename.endswith(".cms") for i in infos):  # _extract_filter_rule
-            base = PurePosixPath(archive.name).stem
+            base = PurePosixPath(name).stem  # the package's name, not its cache blob's
             infos = [i for i in infos if i.filename.startswith(base)]
         for info in infos:
-            name = info.filename
+            member = info.filename
             for char, replacement in VENDOR_RENAMES.items():
-                name = name.replace(char, replacement)
-            if "/" in name or "\\" in name or name in (".", ".."):
-                raise InputError(f"{file}: {archive.name} holds {info.filename!r}, not a file at its top: {fix}")
-            with z.open(info) as source, (into / name).open("wb") as target:
+                member = member.replace(char, replacement)
+            if "/" in member or "\\" in member or member in (".", ".."):
+                raise InputError(f"{name}: {archive.name} holds {info.filename!r}, not a file at its top: {fix}")
+            with z.open(info) as source, (into / member).open("wb") as target:
                 shutil.copyfileobj(source, target)
-            found[name] = into / name
+            found[member] = into / member
     return found
 
 

@@ -49,6 +49,8 @@ FENCED: dict[tuple[str, str], str] = {
     ): "mmdebstrap: suite/variant/packages validated by the manifest model, -- before the suite (see _command)",
     ("builder/inputs/bootstrap.py", "emulated"): "arch-test with the Arch enum's Debian name",
     ("builder/inputs/contexts.py", "_checkout"): "submodule absorbgitdirs: no value",
+    ("builder/inputs/signed.py", "_check_cms"): "openssl cms -verify with ascend-deployer's fixed options; "
+    "the paths are this process's scratch files and the trusted roots",
     ("builder/inputs/debs.py", "_run"): "apt options as -oKey=value; packages after -- (closure, update)",
     ("builder/inputs/debs.py", "run"): "PrivateApt.run: apt-get through _run",
     ("builder/inputs/debs.py", "cache"): "PrivateApt.cache: apt-cache through _run",

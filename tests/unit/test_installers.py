@@ -61,17 +61,17 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_lock_says_where_it_found_each_package_or_that_it_will_be_downloaded(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root, site, _ = project(tmp_path / "found", zipped("tk.run", b"#!/bin/sh\n"))
+    root, site, _ = project(tmp_path / "found", b"#!/bin/sh\n", file="tk.run")
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "demo")
     assert code == 0, err
-    assert f"  tk.zip: found in {tmp_path / 'found' / 'installers'} (installer_dirs)" in err.splitlines()
+    assert f"  tk.run: found in {tmp_path / 'found' / 'installers'} (installer_dirs)" in err.splitlines()
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "demo")
-    assert code == 0 and "  tk.zip: found in" in err, err  # found where it is each time, not only in the cache
-    root, site, _ = project(tmp_path / "away", None)
+    assert code == 0 and "  tk.run: found in" in err, err  # found where it is each time, not only in the cache
+    root, site, _ = project(tmp_path / "away", None, file="tk.run")
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "demo")
     assert code == 0, err
     assert (
-        "  tk.zip: in no installer_dirs directory: downloaded when a build needs it, checked against its pin"
+        "  tk.run: in no installer_dirs directory: downloaded when a build needs it, checked against its pin"
         in err.splitlines()
     )
 
@@ -82,7 +82,7 @@ def test_lock_says_where_it_found_each_package_or_that_it_will_be_downloaded(
         (b"<html>404 Not Found</html>", f"is not a zip archive: {packages.FIX_PIN}"),
         (
             zipped("other.run", b"#!/bin/sh\n"),
-            f"holds no tk.run (it holds other.run): {packages.FIX_PIN}",
+            f"holds no .cms signature (it holds other.run), not a signed catalog zip: {packages.FIX_PIN}",
         ),
     ],
     ids=["not-a-zip", "without-its-installer"],
