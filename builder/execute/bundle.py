@@ -119,7 +119,9 @@ def _fill(
         for stage in plan.order():
             for item in stage.context:
                 if isinstance(item, FileItem):
-                    _add_blob(staging, files, item.obtain(), f"{plan.arch} {stage.name}: {item.arcname}")
+                    obtained = item.obtain()  # a signed zip is fetched and verified here, before it is carried
+                    carried = cache.blob(item.pinned_sha256) if item.pinned_sha256 else obtained
+                    _add_blob(staging, files, carried, f"{plan.arch} {stage.name}: {item.arcname}")
     say(f"[stackbuild] vendor: {len(files)} files")
     commits = []
     for url, fetch_url, commit in git_sources(lock, site):

@@ -29,6 +29,9 @@ class FileItem:
 
     arcname: str
     obtain: Callable[[], Path]
+    # The pinned file a bundle carries for it, when the context gets something made from it: a signed
+    # zip (by sha256 in the cache), whose verified .run the context gets; "": the file itself.
+    pinned_sha256: str = ""
 
 
 @dataclass(frozen=True)

@@ -340,7 +340,7 @@ def resolve_inputs(request: Request, *, say: Say, prepared: Prepared | None = No
     }
     wheels = {cid: _wheels(request, pinned) for cid, pinned in section.python.items()}
     package_items = tuple(
-        FileItem(f"packages/{packages.installer_name(p.file)}", _obtain_package(request, p, say))
+        FileItem(f"packages/{packages.installer_name(p.file)}", _obtain_package(request, p, say), p.sha256)
         for p in section.packages
     )
     package_shas = sha256_text(",".join(sorted(p.sha256 for p in section.packages)))

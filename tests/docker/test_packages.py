@@ -209,7 +209,7 @@ def test_the_reference_stack_builds_and_smokes_in_the_8_5_toolkit_layout(workspa
         "reftest-cann85",
         [
             ("version: 8.3.RC1", "version: 8.5.0"),
-            ("cpusim-cann-toolkit_8.3.RC1_linux-", "Ascend-cann-toolkit_8.5.0_linux-"),
+            ("Ascend-cann-toolkit_8.3.RC1_linux-", "Ascend-cann-toolkit_8.5.0_linux-"),
             ("--version 8.3.RC1 --output-dir", "--version 8.5.0 --package-name Ascend-cann-toolkit --output-dir"),
             (
                 "build: [make, make install]",

@@ -215,9 +215,17 @@ def test_killed_builder_never_reuses_the_interrupted_stage(workspace: Path) -> N
     assert "[stackbuild] runtime-image: built" in rerun.stderr
 
 
+def _x86_64_package() -> str:
+    """The reference manifest's x86_64 toolkit package entry (its file and generate command)."""
+    text = (ROOT / "stacks" / "reference.yaml").read_text()
+    start = text.index("      x86_64:\n        file: ")
+    return text[start : text.index("      aarch64:\n", start)]
+
+
 @pytest.mark.parametrize("bad", [False, True], ids=["matching", "version-mismatch"])
 def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, bad: bool) -> None:
-    """The reference toolkit under CANN's real file name, zipped like the catalog, served over HTTP."""
+    """The reference toolkit under CANN's real file name, signed and wrapped as the catalog's zips are
+    (by the test CA, which the site configuration trusts for a private mirror), served over HTTP."""
     arch = "x86_64"
     real_name = f"Ascend-cann-toolkit_8.3.RC1_linux-{arch}"
     subprocess.run(
@@ -238,12 +246,15 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
         check=True,
         capture_output=True,
     )
+    sign = ROOT / "stacks" / "reference" / "toolkit" / "sign.py"
+    run_file = str(tmp_path / f"{real_name}.run")
+    subprocess.run([sys.executable, str(sign), "--run", run_file, "--output-dir", str(tmp_path)], check=True)
     archive = tmp_path / f"{real_name}.zip"
-    with zipfile.ZipFile(archive, "w") as zf:
+    with zipfile.ZipFile(archive, "a") as zf:
         # A new archive each run, so the download really happens (the cache is content-addressed).
         zf.comment = uuid.uuid4().hex.encode()
-        info = zipfile.ZipInfo(f"{real_name}.run", date_time=(2025, 1, 1, 0, 0, 0))
-        zf.writestr(info, (tmp_path / f"{real_name}.run").read_bytes())
+    site = tmp_path / "site.yaml"
+    site.write_text(f"trusted_cas: [{ROOT / 'stacks' / 'reference' / 'toolkit' / 'test-ca' / 'ca.pem'}]\n")
     payload = archive.read_bytes()
     sha = hashlib.sha256(payload).hexdigest()
     served: list[str] = []
@@ -263,11 +274,9 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
             name,
             [
                 ("  vendor: cpusim", "  vendor: huawei"),
+                ("  trust: [reference/toolkit/test-ca/ca.pem]\n", ""),
                 (
-                    """      x86_64:
-        file: cpusim-cann-toolkit_8.3.RC1_linux-x86_64.run
-        generate: python3 reference/toolkit/pack.py --arch x86_64 --version 8.3.RC1 --output-dir {output_dir}
-""",
+                    _x86_64_package(),
                     f"""      x86_64:
         file: {real_name}.zip
         url: {url}/CANN/CANN%208.3.RC1/{real_name}.zip
@@ -277,10 +286,11 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
                 ("  driver: none", "  driver: 25.3.RC1"),
             ],
         )
-        locked = stackbuild(workspace, "lock", name, "--allow-unsupported", "--arch", arch)
+        on_site = ("--site-config", str(site))
+        locked = stackbuild(workspace, *on_site, "lock", name, "--allow-unsupported", "--arch", arch)
         assert locked.returncode == 0, locked.stderr
         assert "toolkit package for x86_64 differs from the catalog" in locked.stderr
-        run = stackbuild(workspace, "build", name, "--no-smoke")
+        run = stackbuild(workspace, *on_site, "build", name, "--no-smoke")
     assert "GET" in served
     log = (workspace / ".stackbuild" / "logs" / name / arch / "toolkit.log").read_text()
     if not bad:

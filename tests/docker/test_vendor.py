@@ -44,8 +44,12 @@ def test_a_bundle_builds_with_the_network_to_every_source_cut(workspace: Path, t
     manifest = json.loads((bundle / "bundle.json").read_text())
     assert {g["url"] for g in manifest["git"]} == {f"file://{repos}/lib.git", f"file://{repos}/dep.git"}
     kinds = " ".join(f.get("what", "") for f in manifest["files"].values())
-    for expected in ("rootfs.tar", "cpusim-cann-toolkit", ".deb", ".whl", "gitdemo: src/third_party/dep-1.0.tar"):
+    for expected in ("rootfs.tar", "Ascend-cann-toolkit", ".deb", ".whl", "gitdemo: src/third_party/dep-1.0.tar"):
         assert expected in kinds, kinds
+    # The signed zip the lock pins is carried (the target verifies it again), not the .run made from it.
+    locked = json.loads((workspace / "lockfiles" / f"{name}.lock.json").read_text())
+    zipped = locked["architectures"]["x86_64"]["packages"][0]
+    assert zipped["file"].endswith(".zip") and f"blobs/{zipped['sha256']}" in manifest["files"]
 
     # A damaged bundle is refused naming the file, and nothing of it enters the cache.
     damaged = tmp_path / "damaged"

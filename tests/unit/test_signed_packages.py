@@ -232,7 +232,7 @@ def test_lock_refuses_what_is_not_a_signed_zip_in_one_line_exit_2(
 
 
 def test_a_real_stack_names_no_test_ca(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root, site = project(tmp_path, good_zip())
+    root, _ = project(tmp_path, good_zip())
     manifest = root / "stacks" / "demo.yaml"
     manifest.write_text(manifest.read_text().replace("vendor: cpusim", "vendor: huawei"))
     code, _, err = run_cli(capsys, "--root", str(root), "validate", str(manifest))
