@@ -24,12 +24,19 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
+from builder import manifest
 from builder.inputs import signed
 from builder.inputs.signed import Trust
+from builder.inputs.site import SiteConfig
+from builder.lock.model import LockedDownload, LockedGenerated
+from builder.lock.resolve import Resolver
 from builder.manifest import catalog
+from builder.manifest.model import DownloadPackage
+from builder.model.arch import Arch
 from builder.model.errors import InputError
 from builder.store.cache import Cache
-from tests.conftest import REFERENCE
+from builder.store.http import HttpClient
+from tests.conftest import REFERENCE, ROOT
 from tests.helpers import run_cli
 
 TEST_CA = REFERENCE / "toolkit" / "test-ca"
@@ -301,3 +308,34 @@ def test_huawei_roots_come_from_the_installed_ascend_deployer() -> None:
     roots = catalog.huawei_roots()
     assert [r.name for r in roots] == list(catalog.HUAWEI_ROOTS) and all(r.is_file() for r in roots)
     assert not any((Path(__file__).parents[2] / "builder").rglob("*.pem"))  # never copied into this repository
+
+
+# -- the real 8.5.0 stack's packages, locked from a directory holding a catalog-shaped test double ----
+
+
+def test_lock_of_8_5_0_unwraps_and_verifies_a_catalog_zip_under_a_site_ca(tmp_path: Path) -> None:
+    """The 8.5.0 manifest as shipped, its x86_64 toolkit pin moved to a test double (the reference .run
+    under the real name, signed by the test CA): `lock`'s package step takes it from installer_dirs only
+    with the test CA in the site's trusted_cas, and refuses it against Huawei's roots alone."""
+    run_name = "Ascend-cann-toolkit_8.5.0_linux-x86_64.run"
+    double = SIGN.signed_zip(run_name, _run_bytes(), *_test_ca())
+    shelf = tmp_path / "cann"
+    shelf.mkdir()
+    (shelf / run_name.replace(".run", ".zip")).write_bytes(double)
+    shipped = manifest.load(ROOT / "stacks" / "8.5.0.yaml")
+    toolkit = shipped.toolkit.packages.toolkit[Arch.X86_64]
+    assert isinstance(toolkit, DownloadPackage) and toolkit.file == run_name.replace(".run", ".zip")
+    double_pin = toolkit.model_copy(update={"sha256": hashlib.sha256(double).hexdigest()})
+    cache = Cache(tmp_path / "cache")
+
+    def lock_with(site: SiteConfig) -> LockedDownload | LockedGenerated:
+        return Resolver(ROOT / "stacks", site, cache, HttpClient(), print).package(
+            "toolkit", double_pin, shipped.toolkit
+        )
+
+    with pytest.raises(InputError, match=r"its signature does not verify .*roots from ascend-deployer's Huawei roots"):
+        lock_with(SiteConfig(installer_dirs=[shelf]))
+    locked = lock_with(SiteConfig(installer_dirs=[shelf], trusted_cas=[TEST_CA / "ca.pem"]))
+    assert locked.sha256 == double_pin.sha256 and locked.size == len(double)
+    record = cache.read_record(signed.RECORDS, locked.sha256)
+    assert record is not None and cache.blob(record["run"]).read_bytes() == _run_bytes()
