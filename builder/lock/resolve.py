@@ -200,7 +200,9 @@ def _unresolved(kind: UnresolvedKind, arch: Arch | None, err: NoAnswer, **where:
 def _section(
     manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, update: str | None, resolver: Resolver
 ) -> tuple[ArchSection, list[Unresolved]]:
-    """The arch's section, and the parts of it no source answered for (left out, never guessed)."""
+    """The arch's section, and the parts of it no source answered for (left out, never guessed). The
+    installer packages first: a wrong one at hand is refused before any base is bootstrapped."""
+    pinned = _packages(manifest, arch, wanted, previous, resolver)
     unresolved = []
     try:
         bases = _bases(manifest, arch, wanted, previous, resolver)
@@ -212,7 +214,15 @@ def _section(
     except NoAnswer as err:
         system = _system(manifest, arch, bases, previous, False, resolver)
         unresolved += _kept_or_unresolved(bool(system.spec_key), "system", arch, err, resolver)
-    pinned = []
+    python, python_keys, no_index = _python(manifest, arch, wanted, previous, update, resolver)
+    section = ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
+    return section, unresolved + no_index
+
+
+def _packages(
+    manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, resolver: Resolver
+) -> list[LockedDownload | LockedGenerated]:
+    pinned: list[LockedDownload | LockedGenerated] = []
     old = previous.architectures.get(arch) if previous else None
     for role in PACKAGE_ROLES:
         package = manifest.toolkit.packages.of(role).get(arch)
@@ -225,9 +235,7 @@ def _section(
             continue
         resolver.say(f"  package {role} {arch}: {package.file}")
         pinned.append(resolver.package(role, package, manifest.toolkit))
-    python, python_keys, no_index = _python(manifest, arch, wanted, previous, update, resolver)
-    section = ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
-    return section, unresolved + no_index
+    return pinned
 
 
 def _system(

@@ -29,6 +29,7 @@ from builder.inputs import signed
 from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
 from builder.lock.model import LockedDownload, LockedGenerated
+from builder.lock import resolve as lock_resolve
 from builder.lock.resolve import Resolver
 from builder.manifest import catalog
 from builder.manifest.model import DownloadPackage
@@ -227,8 +228,12 @@ def test_lock_takes_a_signed_zip_of_the_manifests_test_ca(tmp_path: Path, capsys
 
 @pytest.mark.parametrize("shape", ["another-ca", "no-cms", "run-at-top"])
 def test_lock_refuses_what_is_not_a_signed_zip_in_one_line_exit_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], shape: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, shape: str
 ) -> None:
+    def bootstrapping(*args: object) -> None:
+        raise AssertionError("a base was resolved before the package was checked")
+
+    monkeypatch.setattr(lock_resolve, "_bases", bootstrapping)
     data, says = shapes(tmp_path)[shape]
     root, site = project(tmp_path, data)
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "demo")
