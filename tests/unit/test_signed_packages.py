@@ -28,8 +28,8 @@ from builder import manifest
 from builder.inputs import signed
 from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
-from builder.lock.model import LockedDownload, LockedGenerated
 from builder.lock import resolve as lock_resolve
+from builder.lock.model import LockedDownload, LockedGenerated
 from builder.lock.resolve import Resolver
 from builder.manifest import catalog
 from builder.manifest.model import DownloadPackage
