@@ -230,3 +230,25 @@ def test_the_reference_stack_builds_and_smokes_in_the_8_5_toolkit_layout(workspa
     )
     # ASCEND_TOOLKIT_HOME is the real directory, as CANN 8.5.0's set_env.sh has it once installed.
     assert layout.output.split() == ["cann-8.5.0", "/usr/local/Ascend/cann-8.5.0", "cann", "cann-8.5.0"]
+
+
+def test_the_reference_stack_builds_from_bare_run_files(workspace: Path) -> None:
+    """The other form Huawei ships (the official images download the bare .run from the catalog's
+    folder): no signature, so no trust; the sha256 pin is the check. The reference stack builds and
+    smokes from it as from its signed zips."""
+    replacements = [("  trust: [reference/toolkit/test-ca/ca.pem]\n", "")]
+    for arch in ("x86_64", "aarch64"):
+        run = f"Ascend-cann-toolkit_8.3.RC1_linux-{arch}.run"
+        signing = (
+            f"\n          && python3 reference/toolkit/sign.py --run {{output_dir}}/{run} --output-dir {{output_dir}}"
+        )
+        replacements += [(run.replace(".run", ".zip\n"), f"{run}\n"), (signing, "")]
+    name = write_variant(workspace, "reftest-bare-run", replacements)
+    stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
+    locked = json.loads((workspace / "lockfiles" / f"{name}.lock.json").read_text())
+    assert [p["file"] for p in locked["architectures"]["x86_64"]["packages"]] == [
+        "Ascend-cann-toolkit_8.3.RC1_linux-x86_64.run"
+    ]
+    run = stackbuild(workspace, "build", name)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "smoke: launch: passed" in run.stderr
