@@ -28,9 +28,11 @@ from builder.model.layout import ASCEND_ROOT, STACK_ROOT, stack_dir, toolkit_lay
 from builder.plan.stage import BAKED_ENV, Bake
 from builder.store.cache import default_root
 
-# Installer flags per package role (official scripts; the toolkit takes --full).
+# Installer flags per package role: what the official images (cann-container-image's 8.5.0 Dockerfile
+# l.72-98) and Huawei's installer (ascend-deployer install_cann.py) pass, toolkit included (a 2024 docs
+# comment said --full for the toolkit; no script of Huawei's does).
 INSTALL_FLAGS = {
-    "toolkit": "--full --quiet --install-for-all",
+    "toolkit": "--install --quiet --install-for-all",
     "ops": "--install --quiet --install-for-all",
     "nnal": "--install --quiet --install-for-all",
 }

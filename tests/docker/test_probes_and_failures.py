@@ -296,7 +296,7 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
     if not bad:
         assert run.returncode == 0, run.stderr[-3000:]
         assert "[Toolkit] [INFO] installing Ascend-cann-toolkit 8.3.RC1" in log
-        assert "--full --quiet --install-for-all" in log
+        assert "--install --quiet --install-for-all" in log
     else:
         assert run.returncode == 1
         assert (

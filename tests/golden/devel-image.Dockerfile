@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:5979dab55ae034d1d9ed28774ffdff7a5dbe3f9a3dd53945db17b15c42241998
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:f8d26fc5008f6fd56a40c93c1d013e26e0e2e261fc1cae5bb7e406bb22dd3895
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:9a8eae7c9fc17b3fa5bb1909b4be6a4cb746bd4eccd8c6c026b8d1141d699483
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f322b1e1f17b0863d3bd05a85d7954d2f5cf8a35dfbd971ff05dabf27a9a4f43
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:8396cd7fcc9b5d66f71cd5267065c3b60a36d74783fe7dff46e0940c5481b687
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:33d7ad3cba7d855c685fb464bd27a2adfc5ab28b2528ee94ac629f0deab25572
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:5979dab55ae034d1d9ed28774ffdff7a5dbe3f9a3dd53945db17b15c42241998
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f322b1e1f17b0863d3bd05a85d7954d2f5cf8a35dfbd971ff05dabf27a9a4f43
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit

@@ -19,7 +19,7 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # loads it again.
 RUN --mount=type=bind,source=packages,target=/mnt \
     started=$(( $(date +%s%N) - 100000000 )) \
- && bash /mnt/Ascend-cann-toolkit_8.5.0_linux-x86_64.run --full --quiet --install-for-all \
+ && bash /mnt/Ascend-cann-toolkit_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
  && find /var/log -xdev -type f -name '*.log' -newerct "@${started::-9}.${started: -9}" -delete \
  && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
       -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \

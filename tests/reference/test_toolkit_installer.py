@@ -52,9 +52,49 @@ def test_real_file_names_can_be_packed(tmp_path: Path) -> None:
 def test_version_and_usage(installer: Path) -> None:
     assert run(installer, "--version").stdout.strip() == "8.3.RC1"
     nothing = run(installer)
-    assert nothing.returncode == 1 and "nothing to do: pass --install or --full" in nothing.stderr
+    assert nothing.returncode == 1 and "nothing to do: pass --install, --full, --devel" in nothing.stderr
     bad = run(installer, "--install", "--bogus")
-    assert bad.returncode == 1 and "unknown option: --bogus" in bad.stderr
+    assert bad.returncode == 1 and "Unrecognized flag : --bogus" in bad.stderr and "--whitelist=" in bad.stderr
+
+
+# The toolkit .run's documented options (ascend-facts "The .run interface", hiascend instg_0042) and
+# --whitelist=, which ascend-deployer passes to the 8.5.0+ toolkit (install_cann.py l.515).
+DOCUMENTED = (
+    "--help", "-h", "--info", "--list", "--check", "--version", "--quiet", "-q", "--nox11", "--install",
+    "--install-path=", "--install-for-all", "--upgrade", "--uninstall", "--noexec", "--extract=", "--tar",
+    "--devel", "--full", "--whitelist=",
+)  # fmt: skip
+
+
+def test_the_header_takes_the_documented_interface(installer: Path, tmp_path: Path) -> None:
+    shown = run(installer, "--help")
+    assert shown.returncode == 0 and all(option in shown.stdout for option in DOCUMENTED), shown.stdout
+    assert "All good" in run(installer, "--check").stdout
+    assert "install.sh" in run(installer, "--list").stdout.split()
+    assert "Identification:" in run(installer, "--info").stdout
+    assert run(installer, "--noexec", f"--extract={tmp_path / 'x'}").returncode == 0
+    assert (tmp_path / "x" / "install.sh").is_file()
+    listed = run(installer, "--tar", "-tzf", "-")
+    assert listed.returncode == 0 and "package.info" in listed.stdout.split()
+    damaged = tmp_path / installer.name
+    data = bytearray(installer.read_bytes())
+    data[-300] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    assert run(damaged, "--check").returncode == 1
+
+
+def test_options_reach_the_script_behind_the_two_the_header_prepends(installer: Path, tmp_path: Path) -> None:
+    for mode in ("--full", "--devel", "--install"):
+        where = tmp_path / mode.strip("-")
+        done = run(installer, mode, "--quiet", "--nox11", f"--install-path={where}")
+        assert done.returncode == 0, done.stderr  # the script took none of the header's arguments for its own
+        assert (where / "ascend-toolkit" / "8.3.RC1" / "lib64" / "libascendcl.so").is_file()
+    again = run(installer, "--upgrade", "--quiet", f"--install-path={tmp_path / 'full'}")
+    assert again.returncode == 0, again.stderr
+    gone = run(installer, "--uninstall", f"--install-path={tmp_path / 'full'}")
+    assert gone.returncode == 0 and not (tmp_path / "full" / "ascend-toolkit" / "8.3.RC1").exists()
+    runtime_only = run(installer, "--install", "--quiet", "--whitelist=nnrt", f"--install-path={tmp_path / 'n'}")
+    assert runtime_only.returncode == 1 and "--whitelist=nnrt: a runtime-only install" in runtime_only.stderr
 
 
 def test_install_layout_and_version_files(installer: Path, tmp_path: Path) -> None:

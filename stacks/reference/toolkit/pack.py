@@ -72,14 +72,15 @@ def build_payload(package: str, version: str, arch: str, pad_mb: int = 0) -> byt
 
 
 def build_installer(package: str, version: str, arch: str, pad_mb: int = 0) -> bytes:
+    payload = build_payload(package, version, arch, pad_mb)
     header = (HERE / "header.sh").read_text()
     header = header.replace("@PACKAGE@", package).replace("@VERSION@", version)
-    header = header.replace("@ARCH@", arch)
+    header = header.replace("@ARCH@", arch).replace("@PAYLOAD_SHA256@", hashlib.sha256(payload).hexdigest())
     # The header finds the payload by line number, so count lines after substitution.
     payload_line = header.count("\n") + 2
     header = header.replace("@PAYLOAD_LINE@", str(payload_line))
     assert header.count("\n") + 2 == payload_line
-    return header.encode() + PAYLOAD_MARKER.encode() + b"\n" + build_payload(package, version, arch, pad_mb)
+    return header.encode() + PAYLOAD_MARKER.encode() + b"\n" + payload
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e632ed20935468859e5543329a9c88c2fcd0589b905048368de9ea22cf849bb6
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:9811391c296ba7e6f3b9798a6273283bf8e626792c3443d237ba837447d5bb00
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:ae002e617b3498df9bb4f2dc2193ce26dac89384018a092cfa117c427a0e1275
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:f2bd050ec44bbca808a8fb1f30f81b0e28a6e5e1f1b39388a1a9aee29daf2411
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

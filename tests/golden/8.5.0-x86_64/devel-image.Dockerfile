@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:e632ed20935468859e5543329a9c88c2fcd0589b905048368de9ea22cf849bb6
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:9811391c296ba7e6f3b9798a6273283bf8e626792c3443d237ba837447d5bb00
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:a7f4c2a015f20e8e0faf16e3ff49adf7c470601ddbb5a7909ab41d81be55473e
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:829f389a92dd5630cb150bb3eb160a0dac65d72ec7a7eeb9d3fcc149ecda498e
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:ae002e617b3498df9bb4f2dc2193ce26dac89384018a092cfa117c427a0e1275
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:f2bd050ec44bbca808a8fb1f30f81b0e28a6e5e1f1b39388a1a9aee29daf2411
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:9968ebce14eea91a6d4f9dab9913bb0526685ada7fa18e4b0efbae5fc57aa226
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:344beca23402033bc65fb9a31509ce728355dfed9198cd7e3b523f2825695a6e
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Installer of the CPU-simulated CANN toolkit. Flags and layout follow CANN's toolkit
-# .run (see shared/ascend-facts.md): --install/--full, --quiet, --install-path=DIR,
-# --install-for-all, --force, --version. The layout is the one the package's version
+# .run (see shared/ascend-facts.md, "The .run interface"): --install/--full/--devel, --upgrade,
+# --uninstall, --quiet, --install-path=DIR, --install-for-all, --force, --version, passed on by
+# the .run's header (header.sh). The layout is the one the package's version
 # installs: up to 8.3, <path>/ascend-toolkit/<ver>/ with a `latest` symlink and
 # ascend-toolkit/set_env.sh; from 8.5.0, <path>/cann-<ver>/ with a `cann` link, cann-<ver>/set_env.sh
 # and the old ascend-toolkit/set_env.sh and ascend-toolkit/latest kept for scripts that use them.
@@ -20,39 +21,31 @@ mkdir -p "$log_dir"
 log() { echo "[Toolkit] [$1] ${*:2}"; echo "[Toolkit] [$(date '+%Y-%m-%d %H:%M:%S')] [$1] ${*:2}" >> "$log_dir/ascend_install.log"; }
 die() { log ERROR "$*" >&2; exit 1; }
 
-usage() {
-    cat <<USAGE
-Usage: ./${PACKAGE_NAME}_${VERSION}_linux-${ARCH}.run [options]
-CPU simulation of the CANN toolkit ${VERSION} (stackbuild reference stack; not Huawei CANN).
-  --install, --full        install the toolkit (full install)
-  --quiet                  accept the license and do not prompt
-  --install-path=DIR       install under DIR (default /usr/local/Ascend as root, \$HOME/Ascend otherwise)
-  --install-for-all        make the installation readable and usable by all users
-  --force                  replace an existing installation of the same version
-  --version                print the package version and exit
-  --help                   print this help and exit
-USAGE
-}
-
+# The patched makeself header (header.sh) prepends `--<the .run>` and `--<working directory>`;
+# CANN's component installers strip them the same way (hicann/runtime install.sh l.943-962).
+case "${1:-}" in --*.run) shift 2 ;; esac
 mode="" quiet=0 path="" for_all=0 force=0
 for arg in "$@"; do
     case "$arg" in
-        --install|--full) mode=install ;;
-        --quiet) quiet=1 ;;
+        --install|--full|--devel) mode=install ;;
+        --upgrade) mode=install force=1 ;;  # the same version replaced: this package has no other to upgrade from
+        --uninstall) mode=uninstall ;;
+        --whitelist=nnrt) die "--whitelist=nnrt: a runtime-only install is not simulated by this package yet" ;;
+        --whitelist=*) die "${arg}: the parts this package has: nnrt" ;;
+        --quiet|-q) quiet=1 ;;
         --install-path=*) path=${arg#--install-path=} ;;
         --install-for-all) for_all=1 ;;
         --force) force=1 ;;
         --version) echo "$VERSION"; exit 0 ;;
-        --help|-h) usage; exit 0 ;;
-        *) usage >&2; die "unknown option: $arg" ;;
+        *) die "unknown option: $arg (see --help)" ;;
     esac
 done
-[ -n "$mode" ] || { usage >&2; die "nothing to do: pass --install or --full"; }
+[ -n "$mode" ] || die "nothing to do: pass --install, --full, --devel, --upgrade or --uninstall (see --help)"
 
 machine=$(uname -m)
 [ "$machine" = "$ARCH" ] || die "this package is for $ARCH but this machine is $machine"
 
-if [ "$quiet" = 0 ]; then
+if [ "$quiet" = 0 ] && [ "$mode" = install ]; then
     echo "The ${PACKAGE_NAME} license: an open CPU simulation for testing; no warranty."
     printf 'Do you accept the EULA to install %s? [y/n] ' "$PACKAGE_NAME"
     answer=""
@@ -76,6 +69,14 @@ if [ "$major" -gt 8 ] || { [ "$major" = 8 ] && [ "$minor" -ge 5 ]; }; then
 else
     root=$path/ascend-toolkit dest=$root/$VERSION home=$root/latest link_target=$VERSION set_env=$root/set_env.sh
     home_dir=$home
+fi
+if [ "$mode" = uninstall ]; then
+    [ -e "$dest" ] || die "${PACKAGE_NAME} ${VERSION} is not installed in $path"
+    rm -rf "$dest" "$home"
+    [ "$home" != "$path/cann" ] || rm -f "$path/ascend-toolkit/latest" "$path/ascend-toolkit/set_env.sh"
+    [ "$home" = "$path/cann" ] || rm -f "$set_env"
+    log INFO "${PACKAGE_NAME} ${VERSION} uninstalled from $path"
+    exit 0
 fi
 if [ -e "$dest" ]; then
     [ "$force" = 1 ] || die "version $VERSION is already installed in $dest (pass --force to replace it)"
