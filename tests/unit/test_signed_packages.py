@@ -24,8 +24,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
+from builder import lock as lock_io
 from builder import manifest
-from builder.inputs import signed
+from builder.inputs import packages, signed
 from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
 from builder.lock import resolve as lock_resolve
@@ -292,11 +293,22 @@ def huawei_installer(tmp_path: Path, zip_file: Path) -> subprocess.CompletedProc
     )
 
 
-def test_huawei_installer_code_takes_the_reference_shape_and_finds_its_run(tmp_path: Path) -> None:
-    (tmp_path / ZIP).write_bytes(good_zip())
-    taken = huawei_installer(tmp_path, tmp_path / ZIP)
-    assert taken.returncode == 0, taken.stderr[-2000:]
-    assert taken.stdout.split() == [f"run_from_cann_zip/{RUN}"]
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_the_reference_packages_are_their_locked_bytes_and_huawei_installer_code_takes_them(
+    tmp_path: Path, arch: str
+) -> None:
+    """Each reference package made again by its locked command is the locked file (the pin does not
+    move), and ascend-deployer's own zip handling unwraps it and finds its .run."""
+    locked = lock_io.read(ROOT / "lockfiles" / "reference.lock.json").section(Arch(arch)).packages
+    cache = Cache(tmp_path / "cache")
+    for package in locked:
+        assert isinstance(package, LockedGenerated) and package.file.startswith("Ascend-cann-")
+        made = packages.generate(package.command, package.file, ROOT / "stacks", cache)
+        assert made == package.sha256, f"{package.file}: made {made}, the lock pins {package.sha256}"
+        (tmp_path / package.file).write_bytes(cache.blob(made).read_bytes())
+        taken = huawei_installer(tmp_path, tmp_path / package.file)
+        assert taken.returncode == 0, taken.stderr[-2000:]
+        assert taken.stdout.split() == [f"run_from_cann_zip/{package.file.removesuffix('.zip')}.run"]
 
 
 @pytest.mark.parametrize("shape", ["another-ca", "run-at-top"])
