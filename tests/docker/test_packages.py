@@ -249,6 +249,6 @@ def test_the_reference_stack_builds_from_bare_run_files(workspace: Path) -> None
     assert [p["file"] for p in locked["architectures"]["x86_64"]["packages"]] == [
         "Ascend-cann-toolkit_8.3.RC1_linux-x86_64.run"
     ]
-    run = stackbuild(workspace, "build", name)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "smoke: launch: passed" in run.stderr
+    built = stackbuild(workspace, "build", name)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert "smoke: launch: passed" in built.stderr
