@@ -223,3 +223,15 @@ def test_8_5_set_env_behaves_as_canns(tmp_path: Path) -> None:
     with_driver = _sourced(script, env={**bare, "LD_LIBRARY_PATH": str(driver)})
     assert f"{home}/devlib" not in with_driver["LD_LIBRARY_PATH"].split(":")
     assert with_driver["LD_LIBRARY_PATH"].endswith(f":{driver}")
+
+
+def test_the_ops_package_installs_into_the_toolkits_tree_and_never_without_it(installer: Path, tmp_path: Path) -> None:
+    ops = pack(tmp_path / "ops", "--kind", "ops")
+    assert ops.name == f"cpusim-cann-910b-ops_8.3.RC1_linux-{ARCH}.run"
+    alone = run(ops, "--install", "--quiet", f"--install-path={tmp_path}")
+    assert alone.returncode == 1 and "install the toolkit 8.3.RC1 into" in alone.stderr
+    assert run(installer, "--install", "--quiet", f"--install-path={tmp_path}").returncode == 0
+    done = run(ops, "--install", "--quiet", "--install-for-all", f"--install-path={tmp_path}")
+    assert done.returncode == 0, done.stderr
+    info = tmp_path / "ascend-toolkit" / "8.3.RC1" / "opp" / "built-in" / "op_impl" / "ai_core" / "tbe" / "config"
+    assert (info / "ascend910b" / "aic-ascend910b-ops-info.json").is_file()

@@ -23,8 +23,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PAYLOAD = HERE / "payload"
+OPS = HERE / "ops"  # the operator package's files, installed into the toolkit's tree by the same install.sh
 DEFAULT_VERSION = "8.3.RC1"
-DEFAULT_PACKAGE = "cpusim-cann-toolkit"
+DEFAULT_PACKAGE = {"toolkit": "cpusim-cann-toolkit", "ops": "cpusim-cann-910b-ops"}
 ARCHES = ("x86_64", "aarch64")
 PAYLOAD_MARKER = "__PAYLOAD_BELOW__"
 
@@ -33,8 +34,18 @@ def package_file_name(package: str, version: str, arch: str) -> str:
     return f"{package}_{version}_linux-{arch}.run"
 
 
-def _package_info(package: str, version: str, arch: str) -> bytes:
-    return (f"PACKAGE_NAME={package}\nVERSION={version}\nINNER_VERSION={version}.cpusim\nARCH={arch}\n").encode()
+def _package_info(kind: str, package: str, version: str, arch: str) -> bytes:
+    fields = f"KIND={kind}\nPACKAGE_NAME={package}\nVERSION={version}\nINNER_VERSION={version}.cpusim\nARCH={arch}\n"
+    return fields.encode()
+
+
+def _files(kind: str) -> list[tuple[str, Path]]:
+    """(name in the package, source) of a kind's payload: the toolkit's tree, or the ops package's
+    files beside the one install.sh both use."""
+    tree = PAYLOAD if kind == "toolkit" else OPS
+    found = [(p.relative_to(tree).as_posix(), p) for p in sorted(tree.rglob("*")) if p.is_file()]
+    found = [(name, p) for name, p in found if "__pycache__" not in p.parts]
+    return found if kind == "toolkit" else [("install.sh", PAYLOAD / "install.sh"), *found]
 
 
 def _add(tar: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
@@ -53,16 +64,13 @@ def padding(megabytes: int) -> bytes:
     return block * megabytes
 
 
-def build_payload(package: str, version: str, arch: str, pad_mb: int = 0) -> bytes:
+def build_payload(kind: str, package: str, version: str, arch: str, pad_mb: int = 0) -> bytes:
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        for path in sorted(PAYLOAD.rglob("*")):
-            if path.is_dir() or "__pycache__" in path.parts:
-                continue
-            rel = path.relative_to(PAYLOAD).as_posix()
+        for rel, path in _files(kind):
             executable = rel == "install.sh" or "/bin/" in f"/{rel}"
             _add(tar, rel, path.read_bytes(), 0o755 if executable else 0o644)
-        _add(tar, "package.info", _package_info(package, version, arch), 0o644)
+        _add(tar, "package.info", _package_info(kind, package, version, arch), 0o644)
         if pad_mb:
             _add(tar, "include/stackbuild-padding.bin", padding(pad_mb), 0o644)
     compressed = io.BytesIO()
@@ -71,8 +79,8 @@ def build_payload(package: str, version: str, arch: str, pad_mb: int = 0) -> byt
     return compressed.getvalue()
 
 
-def build_installer(package: str, version: str, arch: str, pad_mb: int = 0) -> bytes:
-    payload = build_payload(package, version, arch, pad_mb)
+def build_installer(kind: str, package: str, version: str, arch: str, pad_mb: int = 0) -> bytes:
+    payload = build_payload(kind, package, version, arch, pad_mb)
     header = (HERE / "header.sh").read_text()
     header = header.replace("@PACKAGE@", package).replace("@VERSION@", version)
     header = header.replace("@ARCH@", arch).replace("@PAYLOAD_SHA256@", hashlib.sha256(payload).hexdigest())
@@ -90,9 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", default=DEFAULT_VERSION, help="toolkit version (default %(default)s)")
     parser.add_argument("--arch", choices=ARCHES, required=True)
     parser.add_argument(
-        "--package-name",
-        default=DEFAULT_PACKAGE,
-        help="package name used in the file name and install.info (default %(default)s)",
+        "--kind", choices=sorted(DEFAULT_PACKAGE), default="toolkit", help="which package (default %(default)s)"
+    )
+    parser.add_argument(
+        "--package-name", help="package name used in the file name and install.info (default cpusim-cann-<kind>)"
     )
     parser.add_argument("--output-dir", type=Path, default=Path("."))
     parser.add_argument("--output-name", help="file name to write (default <package>_<version>_linux-<arch>.run)")
@@ -100,9 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         "--pad-mb", type=int, default=0, help="add this many MiB of incompressible data (benchmarks at real size)"
     )
     args = parser.parse_args(argv)
-    data = build_installer(args.package_name, args.version, args.arch, args.pad_mb)
+    package = args.package_name or DEFAULT_PACKAGE[args.kind]
+    data = build_installer(args.kind, package, args.version, args.arch, args.pad_mb)
     args.output_dir.mkdir(parents=True, exist_ok=True)
-    name = args.output_name or package_file_name(args.package_name, args.version, args.arch)
+    name = args.output_name or package_file_name(package, args.version, args.arch)
     out = args.output_dir / name
     tmp = out.with_name(out.name + ".part")
     tmp.write_bytes(data)

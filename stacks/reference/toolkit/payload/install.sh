@@ -1,5 +1,6 @@
 #!/bin/bash
-# Installer of the CPU-simulated CANN toolkit. Flags and layout follow CANN's toolkit
+# Installer of the CPU-simulated CANN toolkit, and of its operator package (KIND=ops in
+# package.info: its opp/ files into the toolkit of the same version). Flags and layout follow CANN's toolkit
 # .run (see shared/ascend-facts.md, "The .run interface"): --install/--full/--devel, --upgrade,
 # --uninstall, --quiet, --install-path=DIR, --install-for-all, --force, --version, passed on by
 # the .run's header (header.sh). The layout is the one the package's version
@@ -69,6 +70,27 @@ if [ "$major" -gt 8 ] || { [ "$major" = 8 ] && [ "$minor" -ge 5 ]; }; then
 else
     root=$path/ascend-toolkit dest=$root/$VERSION home=$root/latest link_target=$VERSION set_env=$root/set_env.sh
     home_dir=$home
+fi
+if [ "${KIND:-toolkit}" = ops ]; then
+    # The operator package installs into the toolkit of its version, never without one (ascend-deployer
+    # install_cann.py: _check_cann_version looks for cann-<ver>/*/ascend_toolkit_install.info and
+    # install_kernels refuses "Please install the new toolkit first").
+    info="$dest/$ARCH-linux/ascend_toolkit_install.info"
+    [ -f "$info" ] && grep -qx "version=$VERSION" "$info" \
+        || die "install the toolkit $VERSION into $path first: the ops package installs into its tree ($dest)"
+    if [ "$mode" = uninstall ]; then
+        (cd "$here/opp" && find . -type f) | while read -r f; do rm -f "$dest/opp/$f"; done
+        log INFO "${PACKAGE_NAME} ${VERSION} uninstalled from $dest"
+        exit 0
+    fi
+    log INFO "installing ${PACKAGE_NAME} ${VERSION} into $dest"
+    cp -R "$here/opp/." "$dest/opp/"
+    (cd "$here/opp" && find . -type d) | while read -r d; do chmod 750 "$dest/opp/$d"; done
+    (cd "$here/opp" && find . -type f) | while read -r f; do chmod 440 "$dest/opp/$f"; done
+    [ "$for_all" = 0 ] || chmod -R o=g,o-w "$dest/opp"
+    log INFO "${PACKAGE_NAME} ${VERSION} installed"
+    echo "[$(date '+%Y-%m-%d %H:%M:%S')] $(id -un) Install ${PACKAGE_NAME} ${VERSION} success" >> "$log_dir/operation.log"
+    exit 0
 fi
 if [ "$mode" = uninstall ]; then
     [ -e "$dest" ] || die "${PACKAGE_NAME} ${VERSION} is not installed in $path"
