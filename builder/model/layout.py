@@ -21,7 +21,7 @@ class ToolkitLayout:
     """Where one CANN release's toolkit lives once installed as root."""
 
     name: str  # "ascend-toolkit" (up to 8.3) or "cann" (8.5.0 and later)
-    version_dir: str  # the real directory the installer writes
+    install_dir: str  # the real directory the installer writes
     home: str  # the stable link to it: ASCEND_TOOLKIT_HOME
     link_target: str  # what `home` points at (relative, as the installer makes it)
     set_env: str  # the script users source
@@ -32,7 +32,7 @@ class ToolkitLayout:
         (path, whether every install has it). The toolkit's own always; ascendnpu-ir's (8.5.0 and
         later) and NNAL's where they are installed. The environment baked into the images is exactly
         what these set, and the images' entrypoint sources them again at run time."""
-        optional = (f"{self.version_dir}/share/info/ascendnpu-ir/bin/set_env.sh",) if self.name == "cann" else ()
+        optional = (f"{self.install_dir}/share/info/ascendnpu-ir/bin/set_env.sh",) if self.name == "cann" else ()
         return (
             (self.set_env, True),
             *((path, False) for path in optional),
@@ -44,11 +44,11 @@ class ToolkitLayout:
         mounted, set_env.sh puts it on LD_LIBRARY_PATH), install info, version file, set_env.sh (the
         `home` link is made again, since COPY follows it)."""
         return (
-            f"{self.version_dir}/lib64",
-            f"{self.version_dir}/devlib",
-            f"{self.version_dir}/{machine}-linux",
-            f"{self.version_dir}/opp/version.info",
-            self.set_env if self.name == "ascend-toolkit" else f"{self.version_dir}/set_env.sh",
+            f"{self.install_dir}/lib64",
+            f"{self.install_dir}/devlib",
+            f"{self.install_dir}/{machine}-linux",
+            f"{self.install_dir}/opp/version.info",
+            self.set_env if self.name == "ascend-toolkit" else f"{self.install_dir}/set_env.sh",
         )
 
 
@@ -60,7 +60,7 @@ def toolkit_layout(version: str) -> ToolkitLayout:
     if (int(found[1]), int(found[2])) >= NEW_LAYOUT_SINCE:
         return ToolkitLayout(
             name="cann",
-            version_dir=f"{ASCEND_ROOT}/cann-{version}",
+            install_dir=f"{ASCEND_ROOT}/cann-{version}",
             home=f"{ASCEND_ROOT}/cann",
             link_target=f"cann-{version}",
             set_env=f"{ASCEND_ROOT}/cann/set_env.sh",
@@ -68,7 +68,7 @@ def toolkit_layout(version: str) -> ToolkitLayout:
     root = f"{ASCEND_ROOT}/ascend-toolkit"
     return ToolkitLayout(
         name="ascend-toolkit",
-        version_dir=f"{root}/{version}",
+        install_dir=f"{root}/{version}",
         home=f"{root}/latest",
         link_target=version,
         set_env=f"{root}/set_env.sh",

@@ -66,7 +66,7 @@ def test_both_layouts_bake_what_set_env_sets_and_smoke(workspace: Path, stack: s
     expected = dict(item.split("=", 1) for item in sourced.split("\0") if item)
     expected = {k: v for k, v in expected.items() if k not in BASH_OWN}
     assert {k: baked.get(k) for k in expected} == expected
-    assert expected["ASCEND_TOOLKIT_HOME"] == (layout.version_dir if layout.name == "cann" else layout.home)
+    assert expected["ASCEND_TOOLKIT_HOME"] == (layout.install_dir if layout.name == "cann" else layout.home)
     assert expected["CMAKE_PREFIX_PATH"] == f"{expected['ASCEND_TOOLKIT_HOME']}/lib64/cmake"
     # Every image runs its commands through the entrypoint, which sources the scripts again.
     runtime = plan.stages["runtime-image"].tag()

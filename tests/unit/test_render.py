@@ -162,3 +162,12 @@ def test_the_bases_empty_etc_hosts_is_a_plain_file() -> None:
     (hosts,) = [item for item in stage.context if isinstance(item, BytesItem) and item.arcname == "etc-hosts"]
     assert (hosts.data, hosts.mode) == (b"", 0o644)
     assert 'COPY ["etc-hosts", "/etc/hosts"]' in stage.dockerfile
+
+
+def test_no_check_keys_on_the_version_files_directory_field() -> None:
+    """CANN writes version_dir=cann whatever the release (ascend-facts "As shipped"): nothing in builder/
+    reads it, nor names it."""
+    named = [
+        str(path) for path in (ROOT / "builder").rglob("*") if path.is_file() and b"version_dir" in path.read_bytes()
+    ]
+    assert named == []

@@ -54,8 +54,8 @@ def test_a_failed_build_records_its_command_for_its_key(tmp_path: Path) -> None:
 def test_a_multi_line_step_quoted_by_buildkit_is_found_again() -> None:
     """BuildKit 23+ prints the failed command as a Go string; the step is found in the Dockerfile."""
     toolkit = (GOLDEN / "toolkit.Dockerfile").read_text()
-    start = toolkit.index("RUN source ")
-    step = toolkit[start : toolkit.index("\n", toolkit.index("opp/version.info has version_dir", start))]
+    start = toolkit.index("RUN set -- ")
+    step = toolkit[start : toolkit.index("\n", toolkit.index("the installed package reports", start))]
     ran = "/bin/bash -o pipefail -c " + step.removeprefix("RUN ").replace("\\\n", "")
     printed = json.dumps(ran)[1:-1]  # a Go-quoted string reads as a JSON one
     message = buildkit.failure(

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:ae002e617b3498df9bb4f2dc2193ce26dac89384018a092cfa117c427a0e1275
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:f2bd050ec44bbca808a8fb1f30f81b0e28a6e5e1f1b39388a1a9aee29daf2411
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:3a93006f26fda26e2730e40aeb1490633540fe5c804182749bc56f9095ed87a8
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:0bbe984c3b8d62b6e25d659d5f0060a8992ce18b6b6823f6db6f3698f84380b9
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:ae002e617b3498df9bb4f2dc2193ce26dac89384018a092cfa117c427a0e1275
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:f2bd050ec44bbca808a8fb1f30f81b0e28a6e5e1f1b39388a1a9aee29daf2411
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:9968ebce14eea91a6d4f9dab9913bb0526685ada7fa18e4b0efbae5fc57aa226
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:344beca23402033bc65fb9a31509ce728355dfed9198cd7e3b523f2825695a6e
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:3a93006f26fda26e2730e40aeb1490633540fe5c804182749bc56f9095ed87a8
+ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:0bbe984c3b8d62b6e25d659d5f0060a8992ce18b6b6823f6db6f3698f84380b9
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:fc5b4c868cedbf65ba57a1e8b09376a12e40cfce29f52aaaada7083a1fa7d7ca
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:d0b320967647be84261a52af9a302aa554ef0a421aaba77b2419dafe69107d95
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:ae002e617b3498df9bb4f2dc2193ce26dac89384018a092cfa117c427a0e1275
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:3a93006f26fda26e2730e40aeb1490633540fe5c804182749bc56f9095ed87a8
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component tilelang-ascend (git ascendc_pto 95acbd7f7283f57f228aa4d016742ea165c03b84).
 FROM toolkit
