@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f322b1e1f17b0863d3bd05a85d7954d2f5cf8a35dfbd971ff05dabf27a9a4f43
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:cdfc96175952714962f42705a33ba778f9d86f76c312a4e39d0aa7f4d13195e3
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit

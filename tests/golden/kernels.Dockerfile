@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f322b1e1f17b0863d3bd05a85d7954d2f5cf8a35dfbd971ff05dabf27a9a4f43
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:8396cd7fcc9b5d66f71cd5267065c3b60a36d74783fe7dff46e0940c5481b687
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:cdfc96175952714962f42705a33ba778f9d86f76c312a4e39d0aa7f4d13195e3
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:74192a440816a6d22a14b6b905c9ce93fbc5fd49f0228483189d7c6fc0fafbb6
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

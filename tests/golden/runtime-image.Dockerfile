@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:169a9126643a1fffa2fd97204c51449918b1c1d2a333a537bff5322db8c91754
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f322b1e1f17b0863d3bd05a85d7954d2f5cf8a35dfbd971ff05dabf27a9a4f43
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:8396cd7fcc9b5d66f71cd5267065c3b60a36d74783fe7dff46e0940c5481b687
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:33d7ad3cba7d855c685fb464bd27a2adfc5ab28b2528ee94ac629f0deab25572
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:cdfc96175952714962f42705a33ba778f9d86f76c312a4e39d0aa7f4d13195e3
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:74192a440816a6d22a14b6b905c9ce93fbc5fd49f0228483189d7c6fc0fafbb6
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:2f64bd68922dcc1c0fb8c318f376818427bcb1e479fba99aabb1c1b72037b366
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit

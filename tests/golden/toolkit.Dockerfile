@@ -39,9 +39,11 @@ RUN --mount=type=bind,source=packages,target=/mnt \
       -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
     | xargs -0r touch -h -d "@1704067200"
 WORKDIR /
-RUN source /usr/local/Ascend/cann/set_env.sh \
- && info="${ASCEND_TOOLKIT_HOME}/$(uname -m)-linux/ascend_toolkit_install.info" \
- && found=$(sed -n 's/^version=//p' "$info") \
- && if [ "$found" != "8.5.0" ]; then echo "stackbuild: toolkit version mismatch: the lock pins 8.5.0 but the installed package reports '${found}' ($info)" >&2; exit 1; fi \
- && found=$(sed -n 's/^version_dir=//p' "${ASCEND_TOOLKIT_HOME}/opp/version.info") \
- && if [ "$found" != "8.5.0" ]; then echo "stackbuild: toolkit version mismatch: the lock pins 8.5.0 but opp/version.info has version_dir='${found}'" >&2; exit 1; fi
+# The installed version as ascend-deployer finds an installed toolkit (library/install_cann.py l.150-156:
+# <home>/*/ascend_toolkit_install.info, `cann/` from 8.5.0, `ascend-toolkit/latest/` before), read from
+# the `version=` line CANN writes there; never the directory field of a package's version.info,
+# which CANN sets to `cann` whatever the release (hicann/runtime version.info, ascend-facts "As shipped").
+RUN set -- /usr/local/Ascend/cann/*/ascend_toolkit_install.info \
+ && if [ $# != 1 ] || [ ! -f "$1" ]; then echo "stackbuild: toolkit: no single /usr/local/Ascend/cann/*/ascend_toolkit_install.info, as ascend-deployer finds an installed toolkit (found: $*)" >&2; exit 1; fi \
+ && found=$(sed -n 's/^version=//p' "$1") \
+ && if [ "$found" != "8.5.0" ]; then echo "stackbuild: toolkit version mismatch: the lock pins 8.5.0 but the installed package reports '${found}' ($1)" >&2; exit 1; fi

@@ -306,7 +306,8 @@ def test_the_reference_packages_are_their_locked_bytes_and_huawei_installer_code
         made = packages.generate(package.command, package.file, ROOT / "stacks", cache)
         assert made == package.sha256, f"{package.file}: made {made}, the lock pins {package.sha256}"
         (tmp_path / package.file).write_bytes(cache.blob(made).read_bytes())
-        taken = huawei_installer(tmp_path, tmp_path / package.file)
+        (own := tmp_path / package.role).mkdir()
+        taken = huawei_installer(own, tmp_path / package.file)
         assert taken.returncode == 0, taken.stderr[-2000:]
         assert taken.stdout.split() == [f"run_from_cann_zip/{package.file.removesuffix('.zip')}.run"]
 
