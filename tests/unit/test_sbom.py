@@ -48,7 +48,9 @@ def test_the_sbom_lists_the_stack_the_toolkit_and_every_package_with_versions() 
     assert components["toolkit:toolkit"]["hashes"] == [{"alg": "SHA-256", "content": toolkit.sha256}]
     assert components["pkg:deb/debian/bash@5.2.15-2%2Bb2?arch=amd64"]["version"] == "5.2.15-2+b2"
     assert components["pkg:pypi/harness-reference@0.1.0"]["name"] == "Harness_Reference"
-    assert len(components) == len(IN_RUNTIME) + 1 + len(DEBS) + len(PYTHON)
+    ops = REFERENCE.package(Arch.X86_64, "ops")
+    assert ops is not None and components["toolkit:ops"]["hashes"] == [{"alg": "SHA-256", "content": ops.sha256}]
+    assert len(components) == len(IN_RUNTIME) + 2 + len(DEBS) + len(PYTHON)  # toolkit and ops packages
     metadata = document["metadata"]
     assert metadata["timestamp"].startswith("2024-01-01")  # type: ignore[index]  # the lock's source date
     assert document["serialNumber"] == sbom()["serialNumber"]  # the same image, the same SBOM
