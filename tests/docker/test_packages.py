@@ -6,6 +6,7 @@ test takes git from the base's own Debian mirror (the one the base is bootstrapp
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -210,7 +211,10 @@ def test_the_reference_stack_builds_and_smokes_in_the_8_5_toolkit_layout(workspa
         [
             ("version: 8.3.RC1", "version: 8.5.0"),
             ("Ascend-cann-toolkit_8.3.RC1_linux-", "Ascend-cann-toolkit_8.5.0_linux-"),
-            ("--version 8.3.RC1 --output-dir", "--version 8.5.0 --package-name Ascend-cann-toolkit --output-dir"),
+            ("Ascend-cann-910b-ops_8.3.RC1_linux-", "Ascend-cann-910b-ops_8.5.0_linux-"),
+            ("--version 8.3.RC1 --output-dir", "--version 8.5.0 --output-dir"),
+            ("pack.py --arch", "pack.py --package-name Ascend-cann-toolkit --arch"),
+            ("pack.py --kind ops", "pack.py --kind ops --package-name Ascend-cann-910b-ops"),
             (
                 "build: [make, make install]",
                 "build: [make REQUIRED_VERSION=8.5.0, make install REQUIRED_VERSION=8.5.0]",
@@ -237,8 +241,8 @@ def test_the_reference_stack_builds_from_bare_run_files(workspace: Path) -> None
     folder): no signature, so no trust; the sha256 pin is the check. The reference stack builds and
     smokes from it as from its signed zips."""
     replacements = [("  trust: [reference/toolkit/test-ca/ca.pem]\n", "")]
-    for arch in ("x86_64", "aarch64"):
-        run = f"Ascend-cann-toolkit_8.3.RC1_linux-{arch}.run"
+    for arch, package in itertools.product(("x86_64", "aarch64"), ("toolkit", "910b-ops")):
+        run = f"Ascend-cann-{package}_8.3.RC1_linux-{arch}.run"
         signing = (
             f"\n          && python3 reference/toolkit/sign.py --run {{output_dir}}/{run} --output-dir {{output_dir}}"
         )
@@ -247,7 +251,8 @@ def test_the_reference_stack_builds_from_bare_run_files(workspace: Path) -> None
     stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
     locked = json.loads((workspace / "lockfiles" / f"{name}.lock.json").read_text())
     assert [p["file"] for p in locked["architectures"]["x86_64"]["packages"]] == [
-        "Ascend-cann-toolkit_8.3.RC1_linux-x86_64.run"
+        "Ascend-cann-toolkit_8.3.RC1_linux-x86_64.run",
+        "Ascend-cann-910b-ops_8.3.RC1_linux-x86_64.run",
     ]
     built = stackbuild(workspace, "build", name)
     assert built.returncode == 0, built.stderr[-3000:]
