@@ -65,26 +65,34 @@ def run_name(file: str) -> str:
 
 def unwrap(path: Path, file: str, trust: Trust, cache: Cache, fix: str) -> str:
     """The sha256 of the `.run` inside the signed catalog zip at path (named file in the manifest),
-    verified against trust and put in the cache; a zip verified once is not unwrapped again."""
+    verified against trust and put in the cache. A zip verified once is not unwrapped again while the
+    root that verified it is still trusted."""
     zip_sha = sha256_file(path)
-    if (record := cache.read_record(RECORDS, zip_sha)) is not None and cache.has(str(record.get("run"))):
+    record = cache.read_record(RECORDS, zip_sha)
+    if record is not None and cache.has(str(record.get("run"))) and record.get("root") in _digests(trust):
         return str(record["run"])
     with cache.temp_dir() as tmp:
         outer = _members(path, file, tmp / "outer", fix)
-        inner, cms, crl = _triple(outer, file, path, fix)
-        _verify(inner, cms, crl, trust, file)
-        run = _members(inner, inner.name, tmp / "inner", fix).get(run_name(file))
-        if run is None:
-            raise InputError(f"{file}: its signed {inner.name} holds no {run_name(file)}: {fix}")
-        sha = cache.add_part(run, None, run_name(file))
-    cache.write_record({"run": sha, "file": run_name(file)}, RECORDS, zip_sha)
+        inner_name, (inner, cms, crl) = _triple(outer, file, path, fix)
+        root = _verify(inner, cms, crl, trust, file)
+        held = _members(inner, PurePosixPath(inner_name).name, tmp / "inner", fix)
+        # By its name wherever it is in the inner zip: ascend-deployer extracts the whole inner zip.
+        found = [extracted for member, extracted in held.items() if PurePosixPath(member).name == run_name(file)]
+        if not found:
+            raise InputError(f"{file}: its signed {inner_name} holds no {run_name(file)}: {fix}")
+        sha = cache.add_part(found[0], None, run_name(file))
+    cache.write_record({"run": sha, "file": run_name(file), "root": sha256_file(root)}, RECORDS, zip_sha)
     return sha
 
 
+def _digests(trust: Trust) -> set[str]:
+    return {sha256_file(root) for root in trust.roots if root.is_file()}
+
+
 def _members(archive: Path, name: str, into: Path, fix: str) -> dict[str, Path]:
-    """The regular files of archive (named name: the package's file name, or its inner zip's), by name
-    (`+` renamed as ascend-deployer renames it), written flat into into: a member with a directory part
-    is not one the vendor ships, so it is refused."""
+    """The regular files of archive (named name: the package's file name, or its inner zip's), by their
+    name in it (`+` renamed as ascend-deployer renames it); each written to into under a number, so no
+    name in the archive decides where anything is written."""
     if not zipfile.is_zipfile(archive):
         raise InputError(f"{name}: {archive} is not a zip archive: {fix}")
     into.mkdir()
@@ -94,20 +102,19 @@ def _members(archive: Path, name: str, into: Path, fix: str) -> dict[str, Path]:
         if any(i.filename.endswith(".cms") for i in infos):  # _extract_filter_rule
             base = PurePosixPath(name).stem  # the package's name, not its cache blob's
             infos = [i for i in infos if i.filename.startswith(base)]
-        for info in infos:
+        for number, info in enumerate(infos):
             member = info.filename
             for char, replacement in VENDOR_RENAMES.items():
                 member = member.replace(char, replacement)
-            if "/" in member or "\\" in member or member in (".", ".."):
-                raise InputError(f"{name}: {archive.name} holds {info.filename!r}, not a file at its top: {fix}")
-            with z.open(info) as source, (into / member).open("wb") as target:
+            with z.open(info) as source, (into / str(number)).open("wb") as target:
                 shutil.copyfileobj(source, target)
-            found[member] = into / member
+            found[member] = into / str(number)
     return found
 
 
-def _triple(members: dict[str, Path], file: str, path: Path, fix: str) -> tuple[Path, Path, Path]:
-    """(inner zip, its .cms, the CRL) of an outer zip's members, as handle_zip_pkg picks them."""
+def _triple(members: dict[str, Path], file: str, path: Path, fix: str) -> tuple[str, tuple[Path, Path, Path]]:
+    """The inner zip's name, and (inner zip, its .cms, the CRL) of an outer zip's members, as
+    handle_zip_pkg picks them (the first .cms, the zip it signs, the CRL of that name or the first)."""
     cms = sorted(name for name in members if name.endswith(".cms"))
     crls = sorted(name for name in members if name.endswith(".crl"))
     if not cms or not crls:
@@ -120,12 +127,12 @@ def _triple(members: dict[str, Path], file: str, path: Path, fix: str) -> tuple[
     if inner not in members:
         raise InputError(f"{file}: {path} holds {cms[0]} but not the {inner} it signs: {fix}")
     same_name = [name for name in crls if name.removesuffix(".crl") in inner]
-    return members[inner], members[cms[0]], members[(same_name or crls)[0]]
+    return inner, (members[inner], members[cms[0]], members[(same_name or crls)[0]])
 
 
-def _verify(inner: Path, cms: Path, crl: Path, trust: Trust, file: str) -> None:
-    """inner's CMS signature verified against the first root that also signed the CRL (G2, then the
-    older root), as verify_hmac tries them."""
+def _verify(inner: Path, cms: Path, crl: Path, trust: Trust, file: str) -> Path:
+    """The first root (G2, then the older root, as verify_hmac tries them; then the site's) that signed
+    the CRL and against which inner's CMS signature verifies."""
     if not trust.roots:
         raise InputError(f"{file}: a signed package, and no root CA to verify it with ({trust.origin}: none)")
     reasons = []
@@ -133,7 +140,7 @@ def _verify(inner: Path, cms: Path, crl: Path, trust: Trust, file: str) -> None:
         try:
             _check_crl(crl, root)
             _check_cms(inner, cms, root)
-            return
+            return root
         except _Refused as refused:
             reasons.append(f"{root.name}: {refused}")
     raise InputError(f"{file}: its signature does not verify ({'; '.join(reasons)}; roots from {trust.origin})")

@@ -135,6 +135,9 @@ def test_a_signed_zip_gives_its_verified_run_into_the_cache(tmp_path: Path) -> N
     sha = signed.unwrap(blob, ZIP, trust, cache, "fix it")
     assert cache.blob(sha).read_bytes() == _run_bytes()
     assert signed.unwrap(blob, ZIP, trust, cache, "fix it") == sha  # from the record, once verified
+    _other_ca(tmp_path)
+    with pytest.raises(InputError, match="its signature does not verify"):  # not while its root is trusted no more
+        signed.unwrap(blob, ZIP, Trust((tmp_path / "other.pem",), "the test"), cache, "fix it")
 
 
 def _written(path: Path, data: bytes) -> Path:
