@@ -25,6 +25,7 @@ from builder.store.http import DownloadError, HttpClient, SizeLimit
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
 from tests.helpers import http_server, run_cli
+from tests.unit.test_lock import FETCHING
 
 MiB = 1 << 20
 # Where an endless body gives up by itself, so that code without a bound fails an assertion instead
@@ -116,30 +117,6 @@ def test_a_redirect_to_an_endless_body_elsewhere_counts_against_the_same_limit(t
     assert "secret" not in str(info.value)
     assert redirect.sent < 16 * MiB and target.sent < 2 * MiB + 16 * MiB
     assert scratch(cache) == []
-
-
-FETCHING = """schema: 1
-name: fetching
-toolkit:
-  vendor: cpusim
-  version: 8.3.RC1
-  chip: 910b
-  packages:
-    toolkit:
-      x86_64:
-        file: tk.run
-        generate: "printf 'toolkit-v1' > {output_dir}/tk.run"
-host: {driver: none}
-platform: {os: debian, os_version: "12", python: "3.11", architectures: [x86_64]}
-base:
-  image: debian@sha256:1111111111111111111111111111111111111111111111111111111111111111
-components:
-  - id: app
-    source: {path: app}
-    fetch:
-      - {url: URL/include.zip, to: third_party/json/include.zip}
-smoke: {command: "true", expect: ""}
-"""
 
 
 def _project(tmp_path: Path, url: str) -> Path:

@@ -242,17 +242,23 @@ def test_a_bundle_gives_no_new_tag_to_a_commit_the_mirror_holds(tmp_path: Path, 
     assert [line for line in said if "tags v99.0 not taken" in line], said
 
 
+def next_commit(tmp_path: Path, repo: Path) -> str:
+    """A second commit on bare_repo's work tree, pushed to repo's branch next."""
+    work = tmp_path / "work"
+    (work / "README").write_text("v2")
+    run_git("commit", "-q", "-am", "v2", cwd=work)
+    second = git_commit(work)
+    run_git("push", "-q", str(repo), "HEAD:refs/heads/next", cwd=work)
+    return second
+
+
 def test_a_bundle_moves_no_tag_of_the_mirror_and_still_imports(tmp_path: Path) -> None:
     """The bundle's v1.0 on a commit new here, where the mirror's v1.0 names another: left as it is."""
     repo, first = bare_repo(tmp_path)
     run_git("update-ref", "refs/tags/v1.0", first, cwd=repo)
     cache = Cache(tmp_path / "cache")
     mirror = git.mirror(f"file://{repo}", first, cache)
-    work = tmp_path / "work"
-    (work / "README").write_text("v2")
-    run_git("commit", "-q", "-am", "v2", cwd=work)
-    second = git_commit(work)
-    run_git("push", "-q", str(repo), "HEAD:refs/heads/next", cwd=work)
+    second = next_commit(tmp_path, repo)
     bundle = bundle_of(tmp_path, second, repo)
     run_git("update-ref", "refs/tags/v1.0", second, cwd=bundle / "git" / "0123456789abcdef.git")
     said: list[str] = []
@@ -267,11 +273,7 @@ def test_a_commit_new_to_the_mirror_brings_the_bundles_tags_on_it(tmp_path: Path
     repo, first = bare_repo(tmp_path)
     cache = Cache(tmp_path / "cache")
     mirror = git.mirror(f"file://{repo}", first, cache)
-    work = tmp_path / "work"
-    (work / "README").write_text("v2")
-    run_git("commit", "-q", "-am", "v2", cwd=work)
-    second = git_commit(work)
-    run_git("push", "-q", str(repo), "HEAD:refs/heads/next", cwd=work)
+    second = next_commit(tmp_path, repo)
     run_git("update-ref", "refs/tags/v2.0", second, cwd=repo)
     import_bundle(bundle_of(tmp_path, second, repo), upstream_site(repo), cache, print)
     assert tags_of(mirror) == [f"refs/tags/v2.0 {second}"]
