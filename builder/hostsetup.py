@@ -1,6 +1,6 @@
 """Host setup: install the host tools stackbuild and its tests need, saying what it does.
 
-`python -m builder.hostsetup` checks the build tools (gcc, make, cmake, git, binutils);
+`python -m builder.hostsetup` checks the build tools (gcc, make, cmake, git, binutils, openssl);
 `--docker` also mmdebstrap and docker.io, and starts dockerd if no engine answers;
 `--registry` Debian's docker-registry (the tests push to one on loopback); `--foreign ARCH`
 what building another architecture under emulation needs (qemu-user-static, binfmt-support,
@@ -23,7 +23,8 @@ from pathlib import Path
 from builder.model.arch import ARCHITECTURES, Arch
 
 # command -> Debian package providing it
-BUILD_TOOLS = {"cc": "gcc", "make": "make", "cmake": "cmake", "git": "git", "objcopy": "binutils"}
+# openssl verifies signed catalog zips as ascend-deployer does (builder/inputs/signed.py).
+BUILD_TOOLS = {"cc": "gcc", "make": "make", "cmake": "cmake", "git": "git", "objcopy": "binutils", "openssl": "openssl"}
 DOCKER_TOOLS = {"dockerd": "docker.io", "mmdebstrap": "mmdebstrap"}
 REGISTRY_TOOLS = {"docker-registry": "docker-registry", "skopeo": "skopeo"}  # skopeo: tests read what was pushed
 FOREIGN_TOOLS = {
