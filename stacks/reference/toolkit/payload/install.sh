@@ -85,9 +85,12 @@ if [ "${KIND:-toolkit}" = ops ]; then
     fi
     log INFO "installing ${PACKAGE_NAME} ${VERSION} into $dest"
     cp -R "$here/opp/." "$dest/opp/"
-    (cd "$here/opp" && find . -type d) | while read -r d; do chmod 750 "$dest/opp/$d"; done
+    # Modes on its own files only: the toolkit's files stay as the toolkit wrote them (and in its layer).
+    (cd "$here/opp" && find . -mindepth 1 -type d) | while read -r d; do chmod 750 "$dest/opp/$d"; done
     (cd "$here/opp" && find . -type f) | while read -r f; do chmod 440 "$dest/opp/$f"; done
-    [ "$for_all" = 0 ] || chmod -R o=g,o-w "$dest/opp"
+    if [ "$for_all" = 1 ]; then
+        (cd "$here/opp" && find . -mindepth 1) | while read -r f; do chmod o=g,o-w "$dest/opp/$f"; done
+    fi
     log INFO "${PACKAGE_NAME} ${VERSION} installed"
     echo "[$(date '+%Y-%m-%d %H:%M:%S')] $(id -un) Install ${PACKAGE_NAME} ${VERSION} success" >> "$log_dir/operation.log"
     exit 0
