@@ -222,6 +222,13 @@ def _x86_64_package() -> str:
     return text[start : text.index("      aarch64:\n", start)]
 
 
+def _ops_packages() -> str:
+    """The reference manifest's ops packages (a toolkit of another version would refuse them)."""
+    text = (ROOT / "stacks" / "reference.yaml").read_text()
+    start = text.index("    # The operator package")
+    return text[start : text.index("host:\n", start)]
+
+
 @pytest.mark.parametrize("bad", [False, True], ids=["matching", "version-mismatch"])
 def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, bad: bool) -> None:
     """The reference toolkit under CANN's real file name, signed and wrapped as the catalog's zips are
@@ -275,6 +282,7 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
             [
                 ("  vendor: cpusim", "  vendor: huawei"),
                 ("  trust: [reference/toolkit/test-ca/ca.pem]\n", ""),
+                (_ops_packages(), ""),
                 (
                     _x86_64_package(),
                     f"""      x86_64:
