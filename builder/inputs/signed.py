@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
+from pyasn1.codec.der import decoder as der_decoder
 
 from builder.inputs.site import SiteConfig
 from builder.manifest import catalog
@@ -153,7 +154,7 @@ class _Refused(StackbuildError):
 def _check_crl(crl_file: Path, root: Path) -> None:
     """verify_crl: the CRL is signed by root, and root is not on it."""
     try:
-        crl = x509.load_der_x509_crl(crl_file.read_bytes())
+        crl = _crl(crl_file.read_bytes())
         ca = x509.load_pem_x509_certificate(root.read_bytes())
     except ValueError as err:
         raise _Refused(f"unreadable CRL or root ({err})") from None
@@ -165,6 +166,18 @@ def _check_crl(crl_file: Path, root: Path) -> None:
         raise _Refused(f"the CRL {crl_file.name} is not signed by this root")
     if crl.get_revoked_certificate_by_serial_number(ca.serial_number) is not None:
         raise _Refused("the root is revoked by the CRL")
+
+
+def _crl(data: bytes) -> x509.CertificateRevocationList:
+    """verify_crl's reading: a CRL followed by other bytes (cryptography: ExtraData) is read without
+    them, where pyasn1 says its DER ends, as ascend-deployer reads it (no stricter)."""
+    try:
+        return x509.load_der_x509_crl(data)
+    except ValueError as err:
+        if "ExtraData" not in str(err):
+            raise
+        _, rest = der_decoder.decode(data)
+        return x509.load_der_x509_crl(data[: len(data) - len(rest)])
 
 
 def _check_cms(inner: Path, cms: Path, root: Path) -> None:

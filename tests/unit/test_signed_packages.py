@@ -156,6 +156,16 @@ def test_what_is_not_a_signed_zip_of_a_trusted_ca_is_refused_in_one_line(tmp_pat
     assert not cache.blob_files()  # nothing of it entered the cache
 
 
+def test_a_crl_followed_by_other_bytes_is_read_as_huawei_installer_reads_it(tmp_path: Path) -> None:
+    """ascend-deployer's verify_crl strips what follows the CRL's DER (pyasn1) rather than refuse it."""
+    key, cert, crl = _test_ca()
+    (tmp_path / ZIP).write_bytes(SIGN.signed_zip(RUN, _run_bytes(), key, cert, crl + b"\x00\x01trailing"))
+    cache = Cache(tmp_path / "c")
+    sha = signed.unwrap(tmp_path / ZIP, ZIP, Trust((TEST_CA / "ca.pem",), "the test"), cache, "fix")
+    assert cache.blob(sha).read_bytes() == _run_bytes()
+    assert huawei_installer(tmp_path, tmp_path / ZIP).returncode == 0  # the oracle takes it too
+
+
 def test_a_root_the_crl_revokes_verifies_nothing(tmp_path: Path) -> None:
     key, cert, _ = _test_ca()
     now = datetime.datetime(2024, 6, 1, tzinfo=datetime.timezone.utc)
