@@ -42,7 +42,7 @@ VENDOR_RENAMES = {"+": "."}  # ascend-deployer's extract_zip: special_characters
 @dataclass(frozen=True)
 class Trust:
     """The root CAs a package's signature must chain to, in the order they are tried (ascend-deployer
-    tries the G2 root first), and where each came from (for the error that none verified it)."""
+    tries the G2 root first), and where they came from (for the error that none verified it)."""
 
     roots: tuple[Path, ...]
     origin: str
