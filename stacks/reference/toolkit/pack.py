@@ -28,6 +28,14 @@ DEFAULT_VERSION = "8.3.RC1"
 DEFAULT_PACKAGE = {"toolkit": "cpusim-cann-toolkit", "ops": "cpusim-cann-910b-ops"}
 ARCHES = ("x86_64", "aarch64")
 PAYLOAD_MARKER = "__PAYLOAD_BELOW__"
+# When this simulation's packages were "built": the `timestamp=` CANN's packaging appends to each
+# package's version.info (hicann/runtime v8.5.0 scripts/update_version_info/update_version_info.sh
+# l.28-44, format YYYYMMDD_HHMMSSmmm). Fixed, so packing stays deterministic.
+BUILD_TIMESTAMP = "20250101_000000000"
+# The AICPU kernel package the runtime's tsd client loads at device setup (hicann/runtime v9.0.0
+# src/tsd/tsdclient/src/client_manager.cpp l.331-374: exactly one
+# ${ASCEND_AICPU_PATH}/opp/<title>/aicpu/Ascend*-aicpu_syskernels.tar.gz, title `Ascend` for 910B).
+AICPU_PACKAGE = "opp/Ascend/aicpu/Ascend-aicpu_syskernels.tar.gz"
 
 
 def package_file_name(package: str, version: str, arch: str) -> str:
@@ -35,8 +43,23 @@ def package_file_name(package: str, version: str, arch: str) -> str:
 
 
 def _package_info(kind: str, package: str, version: str, arch: str) -> bytes:
-    fields = f"KIND={kind}\nPACKAGE_NAME={package}\nVERSION={version}\nINNER_VERSION={version}.cpusim\nARCH={arch}\n"
+    fields = (
+        f"KIND={kind}\nPACKAGE_NAME={package}\nVERSION={version}\nINNER_VERSION={version}.cpusim\nARCH={arch}\n"
+        f"TIMESTAMP={BUILD_TIMESTAMP}\n"
+    )
     return fields.encode()
+
+
+def _aicpu_package(arch: str) -> bytes:
+    """A gzip'd tar standing in for the AICPU system kernels (the CPU simulation runs none of them)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        note = f"AICPU system kernels for {arch}: a stand-in of the CPU simulation, not Huawei's.\n"
+        _add(tar, "aicpu_kernels_device/README", note.encode(), 0o644)
+    compressed = io.BytesIO()
+    with gzip.GzipFile(fileobj=compressed, mode="wb", mtime=0, filename="") as gz:
+        gz.write(raw.getvalue())
+    return compressed.getvalue()
 
 
 def _files(kind: str) -> list[tuple[str, Path]]:
@@ -71,6 +94,8 @@ def build_payload(kind: str, package: str, version: str, arch: str, pad_mb: int 
             executable = rel == "install.sh" or "/bin/" in f"/{rel}"
             _add(tar, rel, path.read_bytes(), 0o755 if executable else 0o644)
         _add(tar, "package.info", _package_info(kind, package, version, arch), 0o644)
+        if kind == "toolkit":
+            _add(tar, AICPU_PACKAGE, _aicpu_package(arch), 0o644)
         if pad_mb:
             _add(tar, "include/stackbuild-padding.bin", padding(pad_mb), 0o644)
     compressed = io.BytesIO()

@@ -2,13 +2,13 @@
 # Installer of the CPU-simulated CANN toolkit, and of its operator package (KIND=ops in
 # package.info: its opp/ files into the toolkit of the same version). Flags and layout follow CANN's toolkit
 # .run (see shared/ascend-facts.md, "The .run interface"): --install/--full/--devel, --upgrade,
-# --uninstall, --quiet, --install-path=DIR, --install-for-all, --force, --version, passed on by
-# the .run's header (header.sh). The layout is the one the package's version
-# installs: up to 8.3, <path>/ascend-toolkit/<ver>/ with a `latest` symlink and
-# ascend-toolkit/set_env.sh; from 8.5.0, <path>/cann-<ver>/ with a `cann` link, cann-<ver>/set_env.sh
-# and the old ascend-toolkit/set_env.sh and ascend-toolkit/latest kept for scripts that use them.
-# Both have <arch>-linux/ascend_toolkit_install.info and opp/version.info with version_dir=; the
-# compiler is in tools/ccec_compiler/bin and the ACL CMake package in lib64/cmake.
+# --uninstall, --quiet, --install-path=DIR, --install-for-all, --force, --version and, from 8.5.0,
+# --whitelist=nnrt, passed on by the .run's header (header.sh). The layout is the one the package's
+# version installs: up to 8.3, <path>/ascend-toolkit/<ver>/ with a `latest` symlink and
+# ascend-toolkit/set_env.sh; from 8.5.0, <path>/cann-<ver>/ with the link chain and the records
+# ascend-facts "Installed tree" describes (each written below names its source). Both have
+# <arch>-linux/ascend_toolkit_install.info; the compiler is in tools/ccec_compiler/bin and the ACL
+# CMake package in lib64/cmake.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
@@ -18,20 +18,25 @@ here=$(cd "$(dirname "$0")" && pwd)
 # operation's outcome) as root, $HOME/var/log/ascend_seclog/ otherwise, quiet or not (hicann/runtime
 # scripts/package/runtime/scripts/install.sh, log_dir= and its logfile lines): so does this one.
 if [ "$(id -u)" = 0 ]; then log_dir=/var/log/ascend_seclog; else log_dir=$HOME/var/log/ascend_seclog; fi
+# The toolkit's own log is ascend_toolkit_install.log (ascend-deployer install_cann.py _retarget sets
+# that name for the toolkit; ascend-facts "Installed tree"), a component's ascend_install.log
+# (hicann/runtime v8.5.0 install.sh l.43).
+if [ "${KIND:-toolkit}" = toolkit ]; then log_name=ascend_toolkit_install.log; else log_name=ascend_install.log; fi
 mkdir -p "$log_dir"
-log() { echo "[Toolkit] [$1] ${*:2}"; echo "[Toolkit] [$(date '+%Y-%m-%d %H:%M:%S')] [$1] ${*:2}" >> "$log_dir/ascend_install.log"; }
+log() { echo "[Toolkit] [$1] ${*:2}"; echo "[Toolkit] [$(date '+%Y-%m-%d %H:%M:%S')] [$1] ${*:2}" >> "$log_dir/$log_name"; }
 die() { log ERROR "$*" >&2; exit 1; }
 
 # The patched makeself header (header.sh) prepends `--<the .run>` and `--<working directory>`;
 # CANN's component installers strip them the same way (hicann/runtime install.sh l.943-962).
 case "${1:-}" in --*.run) shift 2 ;; esac
-mode="" quiet=0 path="" for_all=0 force=0
+mode="" quiet=0 path="" for_all=0 force=0 whitelist="" install_type=full
 for arg in "$@"; do
     case "$arg" in
-        --install|--full|--devel) mode=install ;;
+        --install|--full) mode=install ;;
+        --devel) mode=install install_type=devel ;;
         --upgrade) mode=install force=1 ;;  # the same version replaced: this package has no other to upgrade from
         --uninstall) mode=uninstall ;;
-        --whitelist=nnrt) die "--whitelist=nnrt: a runtime-only install is not simulated by this package yet" ;;
+        --whitelist=nnrt) whitelist=nnrt ;;
         --whitelist=*) die "${arg}: the parts this package has: nnrt" ;;
         --quiet|-q) quiet=1 ;;
         --install-path=*) path=${arg#--install-path=} ;;
@@ -66,10 +71,17 @@ case "$path" in /*) ;; *) die "--install-path must be absolute: $path" ;; esac
 major=${VERSION%%.*} rest=${VERSION#*.} minor=${rest%%.*}
 if [ "$major" -gt 8 ] || { [ "$major" = 8 ] && [ "$minor" -ge 5 ]; }; then
     root=$path dest=$path/cann-$VERSION home=$path/cann link_target=cann-$VERSION set_env=$path/cann/set_env.sh
-    home_dir=$dest
+    home_dir=$dest new_layout=1
 else
     root=$path/ascend-toolkit dest=$root/$VERSION home=$root/latest link_target=$VERSION set_env=$root/set_env.sh
-    home_dir=$home
+    home_dir=$home new_layout=0
+fi
+if [ -n "$whitelist" ]; then
+    # Only the 8.5.0+ toolkit takes it (ascend-deployer install_cann.py l.485-516); before 8.5 the
+    # runtime is its own package (its CANN_8.3.RC1.json lists Ascend-cann-nnrt_8.3.RC1_linux-<arch>.zip).
+    [ "${KIND:-toolkit}" = toolkit ] || die "--whitelist=: only the toolkit package has parts to choose from"
+    [ "$new_layout" = 1 ] || die "--whitelist=nnrt: CANN ${VERSION} ships the runtime as its own nnrt package"
+    install_type=run
 fi
 if [ "${KIND:-toolkit}" = ops ]; then
     # The operator package installs into the toolkit of its version, never without one (ascend-deployer
@@ -98,8 +110,9 @@ fi
 if [ "$mode" = uninstall ]; then
     [ -e "$dest" ] || die "${PACKAGE_NAME} ${VERSION} is not installed in $path"
     rm -rf "$dest" "$home"
-    [ "$home" != "$path/cann" ] || rm -f "$path/ascend-toolkit/latest" "$path/ascend-toolkit/set_env.sh"
-    [ "$home" = "$path/cann" ] || rm -f "$set_env"
+    [ "$new_layout" = 0 ] || rm -f "$path/ascend-toolkit/latest" "$path/ascend-toolkit/set_env.sh"
+    [ "$new_layout" = 0 ] || [ "$(id -u)" != 0 ] || rm -f /etc/Ascend/ascend_cann_install.info
+    [ "$new_layout" = 1 ] || rm -f "$set_env"
     log INFO "${PACKAGE_NAME} ${VERSION} uninstalled from $path"
     exit 0
 fi
@@ -111,23 +124,31 @@ fi
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || die "no C compiler ($cc) found: the CPU device library is built at install time"
 
-log INFO "installing ${PACKAGE_NAME} ${VERSION} into $dest"
+log INFO "installing ${PACKAGE_NAME} ${VERSION} into $dest${whitelist:+ (only: $whitelist)}"
 mkdir -p "$root"
 staging=$(mktemp -d "$root/.staging.XXXXXX")
 trap 'rm -rf "$staging"' EXIT
-mkdir -p "$staging/bin" "$staging/lib64/cmake" "$staging/devlib" "$staging/$ARCH-linux" "$staging/opp"
-cp -R "$here/include" "$staging/include"
-cp -R "$here/tools" "$staging/tools"
-cp "$here/cmake/ACLConfig.cmake" "$staging/lib64/cmake/"
-echo "$VERSION" > "$staging/bin/.toolkit_version"
+mkdir -p "$staging/lib64" "$staging/devlib" "$staging/$ARCH-linux"
 # devlib/ holds the driver HAL's stand-in that libascendcl.so links against (CANN's devlib/ has the
 # driver's development libraries); a host's driver provides the real one at run time.
 "$cc" -O2 -fPIC -shared -Wall -Werror -Wl,-soname,libascend_hal.so "$here/src/hal_stub.c" \
     -o "$staging/devlib/libascend_hal.so" || die "building devlib/libascend_hal.so failed"
-"$cc" -O2 -fPIC -shared -pthread -Wall -Werror -I"$staging/include" -Wl,-soname,libascendcl.so \
+"$cc" -O2 -fPIC -shared -pthread -Wall -Werror -I"$here/include" -Wl,-soname,libascendcl.so \
     "$here/src/acl.c" -o "$staging/lib64/libascendcl.so" -L"$staging/devlib" -lascend_hal \
     || die "building libascendcl.so failed"
+cp -R "$here/opp" "$staging/opp"
+if [ "$whitelist" != nnrt ]; then
+    # What a runtime-only install leaves out: the compiler, headers and CMake packages (ascend-deployer
+    # reports the toolkit "not installed" under whitelist=nnrt, process_test.py l.395-414).
+    mkdir -p "$staging/bin" "$staging/lib64/cmake"
+    cp -R "$here/include" "$staging/include"
+    cp -R "$here/tools" "$staging/tools"
+    cp "$here/cmake/ACLConfig.cmake" "$staging/lib64/cmake/"
+    echo "$VERSION" > "$staging/bin/.toolkit_version"
+fi
 
+# The toolkit-level record ascend-deployer detects an installed toolkit by (install_cann.py l.150-156,
+# l.211-212; fields as ascend-facts "Version files" shows them).
 cat > "$staging/$ARCH-linux/ascend_toolkit_install.info" <<INFO
 package_name=${PACKAGE_NAME}
 version=${VERSION}
@@ -136,25 +157,45 @@ arch=${ARCH}
 os=linux
 path=${dest}
 INFO
-cat > "$staging/opp/version.info" <<INFO
-Version=${INNER_VERSION}
-version_dir=${VERSION}
-INFO
+if [ "$new_layout" = 1 ]; then
+    # The install parameters ascend-deployer reads back, whitelist= (cann_checks.py l.119-134,
+    # process_test.py l.424-436: the first /usr/local/Ascend/cann/*/install.conf; "no" when none).
+    echo "whitelist=${whitelist:-no}" > "$staging/$ARCH-linux/install.conf"
+    # Per-package records, as hicann/runtime v8.5.0 install.sh writes its own (l.94-95 modes 640/440,
+    # l.559-631 keys and order, l.1143-1176 share/info/<package>/; runtime_func.sh l.59 the arch path),
+    # version.info as that tag's root version.info plus the build's timestamp= (update_version_info.sh
+    # l.28-44). The directory field says `cann` whatever the release: nothing may key on it.
+    info=$staging/share/info/runtime
+    mkdir -p "$info"
+    printf 'Version=%s\nversion_dir=cann\ntimestamp=%s\n' "$VERSION" "$TIMESTAMP" > "$info/version.info"
+    {
+        echo "Runtime_Install_Type=$install_type"
+        echo "Runtime_Chip_Type=all"
+        echo "Runtime_Feature_Type=all"
+        echo "Runtime_UserName=$(id -un)"
+        echo "Runtime_UserGroup=$(id -gn)"
+        echo "Runtime_Install_Path_Param=$path"
+        echo "Runtime_Arch_Linux_Path=$ARCH-linux"
+        echo "Runtime_Hetero_Arch_Flag=n"
+    } > "$info/ascend_install.info"
+fi
 
 # set_env.sh is told where the toolkit is at install time, as CANN's installer does (hicann/runtime
 # scripts/package/runtime/scripts/runtime_custom_install.sh rewrites its version_dirpath= line): 8.5.0
 # and later keep it in cann-<ver>/, older releases in ascend-toolkit/, naming the `latest` link.
-if [ "$home" = "$path/cann" ]; then set_env_file=$dest/set_env.sh; else set_env_file=$root/set_env.sh; fi
+if [ "$new_layout" = 1 ]; then set_env_file=$dest/set_env.sh; else set_env_file=$root/set_env.sh; fi
 sed "s#^\( *local toolkit_dir=\).*#\1\"$home_dir\"#" "$here/set_env.sh" > "$staging/set_env.sh"
 mv "$staging" "$dest"
 [ "$set_env_file" = "$dest/set_env.sh" ] || mv "$dest/set_env.sh" "$set_env_file"
 trap - EXIT
 ln -sfn "$link_target" "$home"
-if [ "$home" = "$path/cann" ]; then
-    # The old entry points stay for scripts that source them (the official 8.5.0 image does).
+if [ "$new_layout" = 1 ]; then
+    # The old entry points stay for scripts that source them (the official 8.5.0 image does), through
+    # the `cann` link (ascend-facts "Installed tree": inferred as the usual chain; what stackbuild reads
+    # goes through <path>/cann, as ascend-deployer does).
     mkdir -p "$path/ascend-toolkit"
-    ln -sfn "../$link_target" "$path/ascend-toolkit/latest"
-    ln -sfn "../$link_target/set_env.sh" "$path/ascend-toolkit/set_env.sh"
+    ln -sfn ../cann "$path/ascend-toolkit/latest"
+    ln -sfn latest/set_env.sh "$path/ascend-toolkit/set_env.sh"
 fi
 
 # Modes as CANN's installer sets them (owner and group only); --install-for-all gives others the
@@ -163,8 +204,19 @@ find "$dest" -type d -exec chmod 750 {} +
 find "$dest" -type f -exec chmod 440 {} +
 find "$dest" -type f \( -path '*/bin/*' -o -name '*.so' \) -exec chmod 550 {} +
 chmod 440 "$set_env_file"
+if [ "$new_layout" = 1 ]; then
+    chmod 550 "$dest/share/info/runtime"
+    chmod 640 "$dest/share/info/runtime/ascend_install.info" "$dest/$ARCH-linux/install.conf"
+fi
 if [ "$for_all" = 1 ]; then
     chmod -R o=g,o-w "$dest" "$set_env_file"
+fi
+if [ "$new_layout" = 1 ] && [ "$(id -u)" = 0 ]; then
+    # The machine's record of the CANN install (ascend-facts "Installed tree": read by sgl-kernel-npu's
+    # build.sh; these two fields are all that is known of it). /etc/ascend_install.info is the driver's.
+    mkdir -p /etc/Ascend
+    printf 'Install_Path=%s\nToolkit_InstallPath=%s\n' "$path" "$dest" > /etc/Ascend/ascend_cann_install.info
+    chmod 644 /etc/Ascend/ascend_cann_install.info
 fi
 log INFO "${PACKAGE_NAME} ${VERSION} installed; run: source ${set_env}"
 echo "[$(date '+%Y-%m-%d %H:%M:%S')] $(id -un) Install ${PACKAGE_NAME} ${VERSION} success" >> "$log_dir/operation.log"

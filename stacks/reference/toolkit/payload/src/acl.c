@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "acl/acl.h"
 
+#include <glob.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,6 +71,27 @@ aclError aclrtGetDeviceCount(uint32_t *count)
     return ACL_SUCCESS;
 }
 
+/* Device setup loads the AICPU kernel package as CANN's tsd client does (hicann/runtime v9.0.0
+ * src/tsd/tsdclient/src/client_manager.cpp l.331-374): exactly one
+ * ${ASCEND_AICPU_PATH}/opp/Ascend/aicpu/Ascend*-aicpu_syskernels.tar.gz (910B's title); a missing one
+ * fails the setup as the driver's check of it does (E30006, then 507033). */
+static aclError load_aicpu_package(void)
+{
+    const char *root = getenv("ASCEND_AICPU_PATH");
+    if (!root || !*root)
+        return fail(ACL_ERROR_RT_DEV_SETUP_ERROR, "E30006: Failed to verify the OPP: ASCEND_AICPU_PATH is not set");
+    char pattern[4096];
+    snprintf(pattern, sizeof pattern, "%s/opp/Ascend/aicpu/Ascend*-aicpu_syskernels.tar.gz", root);
+    glob_t found;
+    int rc = glob(pattern, 0, NULL, &found);
+    size_t count = rc == 0 ? found.gl_pathc : 0;
+    globfree(&found);
+    if (count != 1)
+        return fail(ACL_ERROR_RT_DEV_SETUP_ERROR, "E30006: Failed to verify the OPP: %zu files match %s", count,
+                    pattern);
+    return ACL_SUCCESS;
+}
+
 aclError aclrtSetDevice(int32_t deviceId)
 {
     if (!initialized)
@@ -77,6 +99,9 @@ aclError aclrtSetDevice(int32_t deviceId)
     if (deviceId != 0)
         return fail(ACL_ERROR_RT_INVALID_DEVICEID,
                     "device %d does not exist: the CPU simulation has one device, 0", deviceId);
+    aclError loaded = load_aicpu_package();
+    if (loaded != ACL_SUCCESS)
+        return loaded;
     device_set = 1;
     return ACL_SUCCESS;
 }

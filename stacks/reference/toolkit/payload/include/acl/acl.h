@@ -24,6 +24,7 @@ typedef int aclError;
 #define ACL_ERROR_RT_CONTEXT_NULL 107002
 #define ACL_ERROR_BAD_ALLOC 200000
 #define ACL_ERROR_FAILURE 500001
+#define ACL_ERROR_RT_DEV_SETUP_ERROR 507033 /* hicann/runtime rt_error_codes.h l.115 */
 
 typedef enum {
     ACL_MEMCPY_HOST_TO_HOST = 0,
