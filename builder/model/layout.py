@@ -39,18 +39,6 @@ class ToolkitLayout:
             (f"{ASCEND_ROOT}/nnal/atb/set_env.sh", False),
         )
 
-    def runtime_paths(self, machine: str) -> tuple[str, ...]:
-        """What the runtime image copies from the toolkit: libraries (devlib's too: with no driver
-        mounted, set_env.sh puts it on LD_LIBRARY_PATH), install info, version file, set_env.sh (the
-        `home` link is made again, since COPY follows it)."""
-        return (
-            f"{self.install_dir}/lib64",
-            f"{self.install_dir}/devlib",
-            f"{self.install_dir}/{machine}-linux",
-            f"{self.install_dir}/opp/version.info",
-            self.set_env if self.name == "ascend-toolkit" else f"{self.install_dir}/set_env.sh",
-        )
-
 
 def toolkit_layout(version: str) -> ToolkitLayout:
     """The layout a CANN version installs (8.3.RC1 -> ascend-toolkit/8.3.RC1, 8.5.0 -> cann-8.5.0)."""
@@ -85,6 +73,11 @@ DRIVER_MOUNTS = (
     "/usr/local/Ascend/driver/version.info",
     "/etc/ascend_install.info",
 )
+# Libraries an image may need that only the host's driver provides, under the driver paths set_env.sh
+# adds (driver/lib64, lib64/common, lib64/driver): libascend_hal.so, which CANN's set_env.sh looks for
+# to tell whether a driver is there (hicann/runtime v8.5.0 scripts/package/runtime/set_env.sh l.87-110).
+# The runtime image's closure probe allows these, and only these, to be missing.
+DRIVER_LIBRARIES = ("libascend_hal.so",)
 
 
 def stack_dir(component: str) -> str:

@@ -178,9 +178,11 @@ def make_plan(inputs: Inputs) -> Plan:
         bake=render.environment("devel-image", lock, components=devel_scripts) if devel_scripts else None,
     )
     about = render.about(image_labels(manifest, carried, arch, devel=False), "stack.lock.json", LOCK_IN_IMAGE)
-    runtime_file = render.runtime(
-        manifest, lock, graph.image("base-runtime"), graph.image("toolkit"), built, arch, about
-    )
+    images = render.RuntimeImages(graph.image("base-runtime"), graph.image("base-devel"), graph.image("toolkit"))
+    runtime_file = render.runtime(manifest, lock, images, section.packages, built, about)
+    # CANN's runtime subset installed on the devel base from the packages, or the toolkit stage's tree.
+    installs_cann = render.runtime_installs(lock, section.packages)
+    cann_parent, cann_context = ("base-devel", inputs.packages) if installs_cann else ("toolkit", NO_CONTEXT)
     # Only the variables of components that reach the runtime image (the others name what it lacks).
     in_runtime = [cid for cid in lock.order if manifest.component(cid).reaches_runtime]
     runtime_env = render.environment(
@@ -189,16 +191,17 @@ def make_plan(inputs: Inputs) -> Plan:
         render.component_env(manifest, in_runtime),
         render.component_scripts(manifest, in_runtime, runtime=True),
     )
-    runtime_parents = ("base-runtime", "toolkit", *lock.order)
+    runtime_parents = ("base-runtime", cann_parent, *lock.order)
     runtime_modules = [
         m for cid in lock.order if manifest.component(cid).reaches_runtime for m in manifest.component(cid).imports
     ]
-    runtime_probes = probe_specs.imports_probe(runtime_modules)
+    runtime_probes = (*probe_specs.imports_probe(runtime_modules), probe_specs.closure_probe())
     graph.add(
         "runtime-image",
         "runtime",
         runtime_parents,
         runtime_file,
+        cann_context,
         probes=runtime_probes,
         files=lock_file,
         bake=runtime_env,

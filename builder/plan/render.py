@@ -23,7 +23,6 @@ from builder.inputs.bootstrap import Flavor
 from builder.inputs.packages import installer_name
 from builder.lock.model import Lock, LockedBootstrapBase, LockedDownload, LockedGenerated, LockedImageBase
 from builder.manifest.model import Manifest
-from builder.model.arch import Arch
 from builder.model.layout import ASCEND_ROOT, STACK_ROOT, stack_dir, toolkit_layout
 from builder.plan.stage import BAKED_ENV, Bake
 from builder.store.cache import default_root
@@ -37,6 +36,10 @@ INSTALL_FLAGS = {
     "nnal": "--install --quiet --install-for-all",
 }
 PACKAGE_ORDER = {"toolkit": 0, "ops": 1, "nnal": 2}
+# CANN's runtime-only install: from 8.5.0 the toolkit .run with --whitelist=nnrt (no separate nnrt
+# package), then the ops package into its tree, as ascend-deployer installs nnrt (install_cann.py
+# l.485-516, install_kernels); NNAL is not supported on an nnrt-only install (hiascend ATB docs).
+RUNTIME_ONLY = {"toolkit": "--whitelist=nnrt", "ops": ""}
 
 
 class _TemplateCache(jinja2.BytecodeCache):
@@ -165,14 +168,37 @@ def env_block(pairs: Sequence[tuple[str, str]]) -> str:
 
 
 @dataclass(frozen=True)
+class RuntimeImages:
+    """The images a runtime image is made from: its base, the base CANN's runtime subset is installed on
+    (the devel base, which has what the installers need) and the toolkit stage's (earlier releases)."""
+
+    base: str
+    install_base: str
+    toolkit: str
+
+
+# The build stage inside runtime.Dockerfile.j2 that installs CANN's runtime subset.
+CANN_RUNTIME_STAGE = "cann-runtime"
+
+
+@dataclass(frozen=True)
 class PackageStep:
     kind: str
     installer: str  # the .run, mounted from the context (a signed zip's, verified on the host)
     flags: str
 
 
-def package_steps(packages: Sequence[LockedDownload | LockedGenerated]) -> list[PackageStep]:
+def package_steps(
+    packages: Sequence[LockedDownload | LockedGenerated], runtime_only: bool = False
+) -> list[PackageStep]:
+    """The install steps, in CANN's order; runtime_only: the runtime subset's (RUNTIME_ONLY)."""
     ordered = sorted(packages, key=lambda p: PACKAGE_ORDER[p.role])
+    if runtime_only:
+        return [
+            PackageStep(p.role, installer_name(p.file), f"{INSTALL_FLAGS[p.role]} {RUNTIME_ONLY[p.role]}".strip())
+            for p in ordered
+            if p.role in RUNTIME_ONLY
+        ]
     return [PackageStep(p.role, installer_name(p.file), INSTALL_FLAGS[p.role]) for p in ordered]
 
 
@@ -359,16 +385,23 @@ def devel(
     )
 
 
+def runtime_installs(lock: Lock, packages: Sequence[LockedDownload | LockedGenerated]) -> bool:
+    """Whether the runtime image installs CANN's runtime subset itself (8.5.0 and later, from the
+    packages) rather than copying the toolkit stage's whole tree (earlier releases ship the runtime
+    as a separate nnrt package, which stackbuild does not take; a base with CANN preinstalled)."""
+    return toolkit_layout(lock.toolkit.version).name == "cann" and bool(packages)
+
+
 def runtime(
     manifest: Manifest,
     lock: Lock,
-    base_image: str,
-    toolkit_image: str,
+    images: RuntimeImages,
+    packages: Sequence[LockedDownload | LockedGenerated],
     components: Sequence[tuple[str, str]],
-    arch: Arch,
     about: str = "",
 ) -> str:
     layout = toolkit_layout(lock.toolkit.version)
+    installs = runtime_installs(lock, packages)
     artifacts = (
         [
             {"image": image, "path": f"{STACK_ROOT}/{cid}/{a.path}", "to": f"{STACK_ROOT}/{cid}/{a.path}"}
@@ -390,10 +423,12 @@ def runtime(
     )
     return render(
         "runtime",
-        base_image=base_image,
-        toolkit_image=toolkit_image,
-        toolkit_paths=layout.runtime_paths(arch.value),
+        base_image=images.base,
+        install_base_image=images.install_base,
+        cann_image=CANN_RUNTIME_STAGE if installs else images.toolkit,
+        packages=package_steps(packages, runtime_only=True) if installs else [],
         layout=layout,
+        source_date_epoch=lock.base.source_date_epoch,
         artifacts=artifacts,
         about=about,
     )

@@ -72,6 +72,58 @@ def linked_from(probe: ProbeSpec) -> Outcome:
     return True, ", ".join(f"{lib} -> {resolved[lib]}" for lib in probe["libraries"]) or "all resolve"
 
 
+ELF_LOADABLE = (2, 3)  # e_type ET_EXEC, ET_DYN: what the loader maps (objects and archives are not)
+
+
+def elf_files(roots: list[str]) -> list[str]:
+    """The loadable ELF files under roots (regular files; links are reached through their targets)."""
+    found = []
+    for root in roots:
+        for folder, _, names in os.walk(root):
+            for name in names:
+                path = os.path.join(folder, name)
+                if os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                try:
+                    with open(path, "rb") as f:
+                        head = f.read(18)
+                except OSError:
+                    continue
+                if head[:4] == b"\x7fELF" and len(head) == 18:
+                    order = "<" if head[5] == 1 else ">"
+                    if struct.unpack_from(order + "H", head, 16)[0] in ELF_LOADABLE:
+                        found.append(path)
+    return sorted(found)
+
+
+def closure(probe: ProbeSpec) -> Outcome:
+    """Each library every ELF file needs resolves, asked of the loader itself (ldd) in this environment;
+    one the loader cannot take (another machine's, a static file) is not this image's to load."""
+    provided, loaded = set(probe["provided"]), 0
+    missing: dict[str, list[str]] = {}
+    by_host: set[str] = set()
+    for path in elf_files(probe["roots"]):
+        run = subprocess.run(["ldd", "--", path], capture_output=True, text=True)
+        if run.returncode != 0:
+            continue
+        loaded += 1
+        for line in run.stdout.splitlines():
+            lib, arrow, where = line.strip().partition("=>")
+            if not arrow or where.strip() != "not found":
+                continue
+            if lib.strip() in provided:
+                by_host.add(lib.strip())
+            else:
+                missing.setdefault(lib.strip(), []).append(path)
+    if missing:
+        return False, "; ".join(
+            f"{lib} not found (needed by {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''})"
+            for lib, paths in sorted(missing.items())
+        )
+    host = f"; left to the host's driver: {', '.join(sorted(by_host))}" if by_host else ""
+    return True, f"{loaded} ELF files, each library they need found{host}"
+
+
 def env(probe: ProbeSpec) -> Outcome:
     bad = [f"{v} is not set" for v in probe["set"] + probe["paths"] if not os.environ.get(v)]
     bad += [
@@ -169,6 +221,7 @@ KINDS = {
     "set-env": set_env,
     "exists": exists,
     "imports": imports,
+    "closure": closure,
 }
 
 

@@ -8,6 +8,9 @@ Built-in kinds (declared per component in the manifest):
   command      a command exits with the expected code and prints what is expected
 and, from a component's `imports`, imports: each module imports in a fresh python3 (in its stage,
 the devel image and, when the component reaches it, the runtime image);
+for the runtime image, closure: every ELF file under the CANN tree and the stack's directory has each
+library it needs (DT_NEEDED) resolved by the loader in the image's environment, but those only the
+host's driver provides (layout.DRIVER_LIBRARIES);
 and, for the toolkit stage, set-env: each variable the release's environment scripts set has in the
 image's ENV the value they give it. The probes of a stage run in a container of it through its
 entrypoint (set-env in a second one without it), by probe_runner.py (standard library only), so the
@@ -27,7 +30,7 @@ from typing import Any
 from builder.engine import Engine
 from builder.manifest.model import Component
 from builder.manifest.probes import Probe
-from builder.model.layout import ASCEND_ROOT, ToolkitLayout
+from builder.model.layout import ASCEND_ROOT, DRIVER_LIBRARIES, STACK_ROOT, ToolkitLayout
 
 RUNNER = (Path(__file__).parent / "probe_runner.py").read_text()
 # Part of every probed stage's key: a change to how probes run re-probes cached stages.
@@ -44,6 +47,11 @@ def toolkit_probes(layout: ToolkitLayout) -> tuple[ProbeSpec, ...]:
         {"kind": "set-env", "scripts": [list(s) for s in layout.env_scripts()], "root": ASCEND_ROOT},
         {"kind": "env", "set": [], "paths": ["ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"]},
     )
+
+
+def closure_probe() -> ProbeSpec:
+    """The runtime image's: what it holds of CANN and of the stack (the smoke's files) loads there."""
+    return {"kind": "closure", "roots": [ASCEND_ROOT, STACK_ROOT], "provided": list(DRIVER_LIBRARIES)}
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,8 @@ def describe(probe: ProbeSpec) -> str:
         return f"exists {' '.join(probe['paths'])}"
     if kind == "imports":
         return f"imports {' '.join(probe['modules'])}"
+    if kind == "closure":
+        return f"closure of the ELF files under {' '.join(probe['roots'])}"
     return str(kind)
 
 

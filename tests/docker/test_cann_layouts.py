@@ -24,7 +24,7 @@ from builder.plan import render
 from builder.plan.stage import Bake
 from builder.store.cache import Cache, default_root
 from builder.verify import probes as probe_specs
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_PREFIX
 from tests.docker.conftest import plan_of, stackbuild
 
 BASH_OWN = {"PWD", "OLDPWD", "SHLVL", "_"}
@@ -204,3 +204,37 @@ def test_no_layer_holds_an_installer_and_no_parent_tree_is_copied_again(
                 if path.startswith(STACK_PATHS):
                     assert path not in seen, f"{stage}: {path} in layers {seen[path]} and {n}"
                     seen[path] = n
+
+
+def test_the_8_5_runtime_image_is_canns_runtime_subset_and_loads_whole(workspace: Path, engine: DockerEngine) -> None:
+    """From 8.5.0 the runtime image is the toolkit installed with --whitelist=nnrt (ascend-deployer's
+    runtime-only install), /etc/Ascend and the AICPU package kept; every ELF file in it finds what it
+    needs (the closure probe, which the build ran); one whose library is taken away fails that probe,
+    naming the library."""
+    name = _stack(workspace, "reference-8.5")
+    built = stackbuild(workspace, "build", name)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert "smoke: launch: passed" in built.stderr
+    runtime = plan_of(workspace, name).stages["runtime-image"].tag()
+    home = toolkit_layout("8.5.0").install_dir
+    looked = subprocess.run(
+        ["docker", "run", "--rm", runtime, "bash", "-c",
+         f"cat {home}/*/install.conf /etc/Ascend/ascend_cann_install.info; ls {home}/opp/Ascend/aicpu;"
+         f" ls -d {home}/tools {home}/include 2>&1 || true"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "whitelist=nnrt" in looked.splitlines() and f"Toolkit_InstallPath={home}" in looked
+    assert "Ascend-aicpu_syskernels.tar.gz" in looked and "No such file" in looked  # no compiler, no headers
+    [passed] = probe_specs.run_probes(engine, runtime, "/opt/stack", [probe_specs.closure_probe()])
+    assert passed.ok, passed.message
+    broken = f"{TEST_PREFIX}/runtime-without-acl:test"
+    subprocess.run(
+        ["docker", "build", "-q", "-t", broken, "-"],
+        input=f"FROM {runtime}\nRUN rm {home}/lib64/libascendcl.so\n", text=True, capture_output=True, check=True,
+    )  # fmt: skip
+    try:
+        [failed] = probe_specs.run_probes(engine, broken, "/opt/stack", [probe_specs.closure_probe()])
+    finally:
+        subprocess.run(["docker", "image", "rm", broken], capture_output=True)
+    assert not failed.ok and "libascendcl.so not found" in failed.message, failed.message
+    assert "/opt/stack/runtime/build/libascend_runtime.so" in failed.message

@@ -10,6 +10,7 @@ host's own are never written.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import platform
@@ -22,7 +23,6 @@ import tarfile
 import textwrap
 from pathlib import Path
 
-import ascend_deployer
 import pytest
 
 from tests.conftest import REFERENCE
@@ -30,7 +30,7 @@ from tests.reference.isolation import isolated
 
 PACK = REFERENCE / "toolkit" / "pack.py"
 ARCH = platform.machine()
-AD = Path(ascend_deployer.__file__).parent
+AD = Path(str(getattr(importlib.util.find_spec("ascend_deployer"), "origin", ""))).parent
 VERSION = "8.5.0"
 
 # Every version or install-record file the reference toolkit and ops packages write, with each field and
