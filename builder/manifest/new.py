@@ -64,7 +64,7 @@ def _upstream_components(data: dict[str, Any], version: str, chip: str) -> set[s
                 continue
             source["ref"] = known[1].ref(version)
         kept.append(comp)
-    for comp in kept:  # e.g. catlass before CANN 8.5.0 builds without asc-devkit
+    for comp in kept:  # a --from stack's component built on one dropped builds without it
         if "depends_on" in comp:
             comp["depends_on"] = [d for d in comp["depends_on"] if d not in dropped]
     data["components"] = kept

@@ -31,6 +31,8 @@ def _catlass_ref(version: str) -> str:
 
 
 UPSTREAM: dict[str, Upstream] = {
+    # Not in `new`'s template: the CANN toolkit ships the Ascend C devkit (templates/cann.yaml says
+    # where that is shown). Kept for `check`, for a stack that builds it from source over the toolkit's.
     "asc-devkit": Upstream(
         "https://github.com/hicann/asc-devkit.git",
         {"910b": "8.5.0", "a3": "8.5.0"},

@@ -34,7 +34,8 @@ foreach(needed makeself/makeself.sh makeself/makeself-header.sh pkg/include.zip 
 endforeach()
 file(ARCHIVE_EXTRACT INPUT "${CANN_3RD_LIB_PATH}/pkg/include.zip" DESTINATION "${CMAKE_BINARY_DIR}/json")
 """
-# As stacks/8.5.0.yaml unpacks the LLVM source tarball (FetchContent would, without its top directory).
+# As a stack building asc-devkit v8.5.0 from source unpacks the LLVM source tarball (FetchContent
+# would, without its top directory).
 STAGE_LLVM = (
     "mkdir -p third_party/llvm-15 && tar -xzf third_party/pkg/llvm.tar.gz --strip-components=1 -C third_party/llvm-15"
 )

@@ -61,14 +61,14 @@ def test_the_project_is_found_from_any_directory_under_it(tmp_path: Path) -> Non
     for cwd, stack in ((deep, "8.5.0"), (root / "stacks", "8.5.0.yaml")):
         run = stackbuild(cwd, "render", stack)
         assert run.returncode == 0, run.stderr
-        assert "### asc-devkit.Dockerfile" in run.stdout
+        assert "### catlass.Dockerfile" in run.stdout
     assert not list(tmp_path.rglob(".stackbuild"))
 
 
 def test_the_stack_named_by_default_is_the_projects_only_one_else_reference(tmp_path: Path) -> None:
     only = project(tmp_path / "one", stacks=("8.5.0",))
     run = stackbuild(only, "render")
-    assert run.returncode == 0 and "### asc-devkit.Dockerfile" in run.stdout, run.stderr
+    assert run.returncode == 0 and "### catlass.Dockerfile" in run.stdout, run.stderr
     both = project(tmp_path / "two")
     run = stackbuild(both, "plan")
     assert run.returncode == 0 and "harness" in run.stdout, run.stderr

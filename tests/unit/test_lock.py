@@ -231,11 +231,11 @@ def fake_upstream(tmp_path: Path, names: list[str]) -> Path:
 
 
 def upstream_8_5_0(tmp_path: Path) -> Path:
-    """The upstream repositories of the 8.5.0 stack with upstream's refs and submodule paths: asc-devkit
-    (master, tag v8.5.0), tilelang-ascend (default branch ascendc_pto, 3rdparty/tvm from
-    https://github.com/TileLang/tvm.git), catlass (master, tag v1.6.3); the CUDA-only submodules the
-    stack skips (and the HIP-only and test-only ones) are there too, at commits no mirror has."""
-    github = fake_upstream(tmp_path, ["hicann/asc-devkit", "hicann/catlass"])
+    """The upstream repositories of the 8.5.0 stack with upstream's refs and submodule paths:
+    tilelang-ascend (default branch ascendc_pto, 3rdparty/tvm from https://github.com/TileLang/tvm.git),
+    catlass (master, tag v1.6.3); the CUDA-only submodules the stack skips (and the HIP-only and
+    test-only ones) are there too, at commits no mirror has."""
+    github = fake_upstream(tmp_path, ["hicann/catlass"])
     cuda = tmp_path / "work" / "cuda-only"
     make_repo(cuda, "cuda")
     tvm = tmp_path / "work" / "TileLang" / "tvm"
@@ -247,9 +247,8 @@ def upstream_8_5_0(tmp_path: Path) -> Path:
     add_submodule(catlass, f"file://{cuda}", "3rdparty/googletest", "https://gitcode.com/gone/googletest.git")
     shutil.rmtree(github / "hicann" / "catlass.git")
     shutil.copytree(catlass / ".git", github / "hicann" / "catlass.git")
-    for repo, tag in (("hicann/asc-devkit", "v8.5.0"), ("hicann/catlass", "v1.6.3")):
-        git("branch", "-m", "main", "master", cwd=github / f"{repo}.git")
-        git("tag", tag, "master", cwd=github / f"{repo}.git")
+    git("branch", "-m", "main", "master", cwd=github / "hicann" / "catlass.git")
+    git("tag", "v1.6.3", "master", cwd=github / "hicann" / "catlass.git")
     work = tmp_path / "work" / "tile-ai" / "tilelang-ascend"
     make_repo(work, "tilelang-ascend")
     add_submodule(work, f"file://{github}/TileLang/tvm.git", "3rdparty/tvm", "https://github.com/TileLang/tvm.git")
@@ -274,9 +273,9 @@ def on_image(manifest_text: str, image: str = UBUNTU_IMAGE) -> str:
 
 
 def unanswering() -> str:
-    """Site rewrites sending the other hosts the 8.5.0 stack names (gitcode's third-party files, the
-    Python indexes) to loopback ports where nothing listens: a test never reaches the network."""
-    hosts = ("https://gitcode.com/", "https://download.pytorch.org/", "https://pypi.org/")
+    """Site rewrites sending the other hosts the 8.5.0 stack names (the Python indexes) to loopback
+    ports where nothing listens: a test never reaches the network."""
+    hosts = ("https://download.pytorch.org/", "https://pypi.org/")
     return "".join(f"  - {{from: '{host}', to: 'http://127.0.0.1:{free_port()}/'}}\n" for host in hosts)
 
 
@@ -286,7 +285,7 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
 ) -> None:
     """Its packages' sha256 are pinned in the manifest: locking needs no vendor host at all (an
     air-gapped site fetches them at build time, or puts them in installer_dirs). What no host answers
-    for here (gitcode's third-party files, PyTorch's CPU index) is left unresolved, one line each."""
+    for here (PyTorch's CPU index) is left unresolved, one line each."""
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
     github = upstream_8_5_0(tmp_path)
     root = tmp_path / "project"
@@ -308,7 +307,6 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     unresolved = sorted(line.split(": ")[1] for line in err.splitlines() if line.startswith("unresolved: "))
     assert code == 3 and unresolved == [
         "aarch64 python packages of tilelang-ascend",
-        "fetch third_party/pkg/include.zip of asc-devkit",
         "x86_64 python packages of tilelang-ascend",
     ], err
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "with-debs")
@@ -317,7 +315,6 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
     sources = {c["id"]: c["source"] for c in data["components"]}
     assert {cid: src["ref"] for cid, src in sources.items()} == {
-        "asc-devkit": "v8.5.0",
         "tilelang-ascend": "ascendc_pto",
         "catlass": "v1.6.3",
     }
@@ -346,7 +343,7 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
         args = ["--root", str(root), "--site-config", str(site), "render", "8.5.0", "--arch", arch, "-o", str(out)]
         assert run_cli(capsys, *args)[0] == 0
     files = sorted((tmp_path / "rendered").glob("*/*.Dockerfile"))
-    assert len(files) == 2 * 8  # bases, toolkit, three components, the two finals
+    assert len(files) == 2 * 7  # bases, toolkit, two components, the two finals
     lint = hadolint(files)
     assert lint.returncode == 0, lint.stdout + lint.stderr
 
@@ -674,7 +671,7 @@ def test_an_official_cann_image_as_base_with_the_toolkit_preinstalled(
     base = ["--root", str(root), "--site-config", str(site)]
     assert run_cli(capsys, *base, "check", "8.5.0")[0] == 0
     code, _, err = run_cli(capsys, *base, "lock", "8.5.0", "--arch", "x86_64", "--arch", "aarch64")
-    assert code == 3 and err.count("unresolved: ") == 3, err  # gitcode's include.zip, the CPU index twice
+    assert code == 3 and err.count("unresolved: ") == 2, err  # the CPU index, once for each architecture
     data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
     assert all(section["packages"] == [] for section in data["architectures"].values())
     out = tmp_path / "rendered"
@@ -699,12 +696,11 @@ def test_the_committed_8_5_0_lock_pins_upstreams_commits_and_renders_hadolint_cl
     """lockfiles/8.5.0.lock.json was made against mirrors of the real repositories (docs/manifest.md): it agrees
     with its manifest, and renders offline from an empty cache for both architectures. What no machine
     here reached is recorded unresolved, never pinned by guess: Ubuntu's arm64 archive
-    (ports.ubuntu.com), PyTorch's CPU index, gitcode's json include.zip."""
+    (ports.ubuntu.com), PyTorch's CPU index."""
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
     data = json.loads((ROOT / "lockfiles" / "8.5.0.lock.json").read_text())
     commits = {c["id"]: (c["source"]["ref"], c["source"]["commit"]) for c in data["components"]}
-    assert commits == {  # from the upstream repositories, by hand
-        "asc-devkit": ("v8.5.0", "cc982f3abd7628a2ba3ef61063a0c220c9340c53"),
+    assert commits == {  # from the upstream repositories, by hand; asc-devkit: the toolkit's
         "tilelang-ascend": ("ascendc_pto", "95acbd7f7283f57f228aa4d016742ea165c03b84"),
         "catlass": ("v1.6.3", "0c1b33a001cfaacefd1de2a1a94bfe540747c538"),
     }
@@ -717,13 +713,8 @@ def test_the_committed_8_5_0_lock_pins_upstreams_commits_and_renders_hadolint_cl
         ("base", "aarch64", "http://ports.ubuntu.com/ubuntu-ports"),
         ("python", "x86_64", "https://download.pytorch.org/whl/cpu"),
         ("python", "aarch64", "https://download.pytorch.org/whl/cpu"),
-        ("fetch", None, "https://gitcode.com/cann-src-third-party/json/releases/download/v3.11.3/include.zip"),
     }
-    # The LLVM tarball: upstream pins its sha256 (llvm_clang.cmake l.229), so it is pinned as the
-    # installers are, fetched when a build needs it; json's include.zip has no upstream pin.
-    (llvm,) = next(c for c in data["components"] if c["id"] == "asc-devkit")["fetched"]
-    assert llvm["sha256"] == "e24b4d3bf7821dcb1c901d1e09096c1f88fb00095c5a6ef893baab4836975e52"
-    assert llvm["size"] is None
+    assert "asc-devkit" not in json.dumps(data) and not any(c.get("fetched") for c in data["components"])
     x86 = data["architectures"]["x86_64"]
     assert not x86["python"] and not data["architectures"]["aarch64"]["base"]
     # -security's libssl3 (3.0.2-0ubuntu1.N), not the release pocket's 3.0.2-0ubuntu1
@@ -735,9 +726,7 @@ def test_the_committed_8_5_0_lock_pins_upstreams_commits_and_renders_hadolint_cl
         assert code == 0 and f"note: unresolved in the lock of 8.5.0 for {arch}" in err, err
         lint = hadolint(sorted(out.glob("*.Dockerfile")))
         assert lint.returncode == 0, lint.stdout + lint.stderr
-    steps = tmp_path / "rendered" / "x86_64" / "asc-devkit" / "steps"
-    assert 'cann-asc-devkit_*_linux-"$(uname -m)".run' in (steps / "step-5.sh").read_text()
-    assert '--cann_3rd_lib_path="$PWD/third_party"' in (steps / "step-4.sh").read_text()
+    assert not list((tmp_path / "rendered").glob("*/asc-devkit*"))
 
 
 FETCHING = """schema: 1

@@ -53,9 +53,9 @@ def test_new_rejects_unknown_release_and_chip(tmp_path: Path, capsys: pytest.Cap
 
 
 # Which public upstream layers each catalog release and chip gets, written by hand from the
-# projects' READMEs (asc-devkit: A2/A3 from CANN 8.5.0; tilelang-ascend: A2/A3 from 8.3.RC1;
-# catlass: A2/A3 from 8.2.RC1), not from the table `new` reads.
-ALL = ["asc-devkit", "tilelang-ascend", "catlass"]
+# projects' READMEs (tilelang-ascend: A2/A3 from 8.3.RC1; catlass: A2/A3 from 8.2.RC1), not from the
+# table `new` reads. Never asc-devkit: the toolkit ships it (builder/manifest/templates/cann.yaml).
+ALL = ["tilelang-ascend", "catlass"]
 EXPECTED = {
     ("8.1.RC1", "910b"): [],
     ("8.1.RC1", "910"): [],
@@ -101,18 +101,35 @@ def test_new_in_an_empty_directory_for_every_release_and_chip(
         if "catlass" in refs:
             assert refs["catlass"] == ("v1.6.3" if version in ("8.5.0", "9.0.0") else "v1.5.0")
             catlass = next(c for c in loaded.components if c.id == "catlass")
-            assert catlass.depends_on == (["asc-devkit"] if "asc-devkit" in components else [])
-        if "asc-devkit" in refs:
-            assert refs["asc-devkit"] == f"v{version}"
+            assert catlass.depends_on == []  # built on the toolkit's Ascend C
         expect = "Compare success." if "catlass" in components else "toolkit ready"
         assert loaded.smoke.expect == expect
+
+
+# asc-devkit built from source over the toolkit's, as a stack of one's own may (not the template's).
+DEVKIT = """  - id: asc-devkit
+    source: {git: "https://github.com/hicann/asc-devkit.git", ref: "v8.5.0"}
+    build: [bash build.sh --pkg]
+"""
+
+
+def test_new_from_a_stack_drops_a_layer_the_release_does_not_support_and_what_depends_on_it() -> None:
+    from builder.manifest import new
+
+    template = new.packaged_template("8.3.RC1")
+    template["components"].insert(0, yaml.safe_load(DEVKIT)[0])
+    catlass = next(c for c in template["components"] if c["id"] == "catlass")
+    catlass["depends_on"] = ["asc-devkit"]
+    data = new.new_manifest(template, "8.3.RC1", "910b", "x")  # asc-devkit: CANN >= 8.5.0
+    assert [c["id"] for c in data["components"]] == ["tilelang-ascend", "catlass"]
+    assert next(c for c in data["components"] if c["id"] == "catlass")["depends_on"] == []
 
 
 def test_check_refuses_a_layer_on_a_release_or_chip_it_does_not_support(tmp_path: Path) -> None:
     from builder.manifest import compat
     from tests.conftest import ROOT
 
-    text = (ROOT / "stacks" / "8.5.0.yaml").read_text()
+    text = (ROOT / "stacks" / "8.5.0.yaml").read_text().replace("\nsmoke:", f"\n{DEVKIT}smoke:")
     path = tmp_path / "m.yaml"
     path.write_text(text.replace("chip: 910b", "chip: 310p").replace("910b-ops", "310p-ops"))
     errors = compat.check(manifest.load(path)).errors

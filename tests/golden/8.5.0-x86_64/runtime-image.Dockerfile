@@ -1,12 +1,10 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:13c0c9c8e5d7768fe6821ca09b6de23ad9b683ff852c98c0c2afc9378480364c
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:3a93006f26fda26e2730e40aeb1490633540fe5c804182749bc56f9095ed87a8
-ARG ASC_DEVKIT_IMAGE=stackbuild/stage/asc-devkit:0bbe984c3b8d62b6e25d659d5f0060a8992ce18b6b6823f6db6f3698f84380b9
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:fc5b4c868cedbf65ba57a1e8b09376a12e40cfce29f52aaaada7083a1fa7d7ca
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:d0b320967647be84261a52af9a302aa554ef0a421aaba77b2419dafe69107d95
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:6c3e92ab76d3ae2a497cc522774b99fd9e5057775db6af2f9694f6497b760a55
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:568fecacb377f886fd8a25d797a8c06816b4f908f04b385d81e46b664b6b7e5f
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:c579cf529adee63a5e03493fcab68f0e9c76acb3327177a0086def8873c33e4b
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:0306c74fe1d8f4c0d385ef30183158d9ed363f19fef8e4d9c761559e2aadec9c
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${TOOLKIT_IMAGE} AS toolkit
-FROM ${ASC_DEVKIT_IMAGE} AS asc-devkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
 FROM ${CATLASS_IMAGE} AS catlass
 # stackbuild: runtime image, the declared runtime artifacts and the toolkit's
@@ -26,7 +24,7 @@ COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="8.5.0 runtime image" \
       org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10-runtime" \
       org.opencontainers.image.created="2024-01-01T00:00:00Z" \
-      org.stackbuild.lock.sha256="3c65d7342eb0dfbec97eb8fa7a68f7c22f694851dc27c6a8b95e4a89754cf5d4" \
+      org.stackbuild.lock.sha256="36f7e3ff97e13fb59eb2b05542db653a394655e84d85b177c64abee8681ea6b8" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \
       org.stackbuild.host.driver="25.5.0" \

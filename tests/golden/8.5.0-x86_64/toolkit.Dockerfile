@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:63ac2a627025a09ba7644532c8409f7e6bc525ea71d096299beb4cb27cca91d4
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:14619e3f5e1a698f4369e8a824ec0a38184279f6db7df0b516ddfb203db0148f
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh

@@ -1,1 +1,0 @@
-mkdir -p third_party/json && cmake -E chdir third_party/json cmake -E tar xf ../pkg/include.zip --format=zip
