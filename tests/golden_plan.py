@@ -63,7 +63,18 @@ def golden_request(manifest_path: Path = GOLDEN / "golden.yaml") -> Request:
     return Request(loaded, manifest_path, locked, SiteConfig(), Cache(GOLDEN / "no-cache"), Arch.X86_64)
 
 
-def golden_plan() -> Plan:
+def golden_plan(toolkit_version: str | None = None) -> Plan:
+    """toolkit_version: the golden lock's toolkit as another release (its layout and runtime image)."""
+    request = golden_request()
+    if toolkit_version is not None:
+        loaded = request.manifest.model_copy(
+            update={"toolkit": request.manifest.toolkit.model_copy(update={"version": toolkit_version})}
+        )
+        toolkit = request.lock.toolkit.model_copy(update={"version": toolkit_version})
+        locked = request.lock.model_copy(
+            update={"toolkit": toolkit, "manifest_sha256": manifest.manifest_digest(loaded)}
+        )
+        request = dataclasses.replace(request, manifest=loaded, lock=locked)
     # Not this repository's checkout: the finals' source and revision labels would follow every commit.
-    inputs = dataclasses.replace(resolve_inputs(golden_request(), say=print), origin=Origin())
+    inputs = dataclasses.replace(resolve_inputs(request, say=print), origin=Origin())
     return make_plan(inputs)

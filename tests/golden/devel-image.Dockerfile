@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:cdfc96175952714962f42705a33ba778f9d86f76c312a4e39d0aa7f4d13195e3
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:74192a440816a6d22a14b6b905c9ce93fbc5fd49f0228483189d7c6fc0fafbb6
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:2f64bd68922dcc1c0fb8c318f376818427bcb1e479fba99aabb1c1b72037b366
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:7c1db4d826cce43838d56af7688d89915844f6395d52c689f744cc367fe3064c
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:418905c31c4bac147ead34d72e007f4aa9d4dcf0cc44f676d6ef2906ed8d2fb2
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:3d9309dc82567410b980a60997eea40f56e4df3037e5dd8f629c80fecf6cd698
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels

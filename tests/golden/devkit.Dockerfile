@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:cdfc96175952714962f42705a33ba778f9d86f76c312a4e39d0aa7f4d13195e3
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:7c1db4d826cce43838d56af7688d89915844f6395d52c689f744cc367fe3064c
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component devkit (git master 1111111111111111111111111111111111111111).
 FROM toolkit

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:cdfc96175952714962f42705a33ba778f9d86f76c312a4e39d0aa7f4d13195e3
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:74192a440816a6d22a14b6b905c9ce93fbc5fd49f0228483189d7c6fc0fafbb6
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:7c1db4d826cce43838d56af7688d89915844f6395d52c689f744cc367fe3064c
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:418905c31c4bac147ead34d72e007f4aa9d4dcf0cc44f676d6ef2906ed8d2fb2
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

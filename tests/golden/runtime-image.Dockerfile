@@ -1,23 +1,42 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:169a9126643a1fffa2fd97204c51449918b1c1d2a333a537bff5322db8c91754
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:cdfc96175952714962f42705a33ba778f9d86f76c312a4e39d0aa7f4d13195e3
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:74192a440816a6d22a14b6b905c9ce93fbc5fd49f0228483189d7c6fc0fafbb6
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:2f64bd68922dcc1c0fb8c318f376818427bcb1e479fba99aabb1c1b72037b366
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:55f95edbecc3155f01f364fe1dd4d8c12e0f1466d4290843ffccc960c71347d3
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:6b0e8bdbe2786a329b243fdf99f31d6a79d1b3e9272740cf4ac972fd8f028fca
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:418905c31c4bac147ead34d72e007f4aa9d4dcf0cc44f676d6ef2906ed8d2fb2
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:3d9309dc82567410b980a60997eea40f56e4df3037e5dd8f629c80fecf6cd698
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
-FROM ${TOOLKIT_IMAGE} AS toolkit
+FROM ${BASE_DEVEL_IMAGE} AS base-devel
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels
-# stackbuild: runtime image, the declared runtime artifacts and the toolkit's
-# runtime libraries on the smaller runtime base. Its ENV (what the toolkit's set_env.sh sets here,
-# then the components' variables) and entrypoint are added once it is built (env.Dockerfile.j2).
+# stackbuild: runtime image: CANN's runtime and the declared runtime artifacts on the smaller runtime
+# base. Its ENV (what the toolkit's set_env.sh sets here, then the components' variables) and
+# entrypoint are added once it is built (env.Dockerfile.j2).
+# CANN's runtime subset as CANN defines it: from 8.5.0 the toolkit .run installed with
+# --whitelist=nnrt, then the ops package (ascend-deployer library/install_cann.py l.485-516,
+# install_kernels), on the devel base, which has what the installers need. Its tree and /etc/Ascend are
+# copied whole, as the official images copy theirs (Ascend/cann-container-image
+# cann/8.5.0-910b-ubuntu22.04-py3.10/Dockerfile l.143-168); /etc/Ascend made if the installers wrote
+# nothing there, so the copy never depends on it. See toolkit.Dockerfile.j2 for the install steps.
+FROM base-devel AS cann-runtime
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+RUN --mount=type=bind,source=packages,target=/mnt \
+    started=$(( $(date +%s%N) - 100000000 )) \
+ && bash /mnt/Ascend-cann-toolkit_8.5.0_linux-x86_64.run --install --quiet --install-for-all --whitelist=nnrt \
+ && find /var/log -xdev -type f -name '*.log' -newerct "@${started::-9}.${started: -9}" -delete \
+ && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
+      -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
+    | xargs -0r touch -h -d "@1704067200"
+RUN --mount=type=bind,source=packages,target=/mnt \
+    started=$(( $(date +%s%N) - 100000000 )) \
+ && bash /mnt/Ascend-cann-910b-ops_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
+ && find /var/log -xdev -type f -name '*.log' -newerct "@${started::-9}.${started: -9}" -delete \
+ && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
+      -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
+    | xargs -0r touch -h -d "@1704067200"
+RUN mkdir -p /etc/Ascend
 FROM base-runtime
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/lib64", "/usr/local/Ascend/cann-8.5.0/lib64"]
-COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/devlib", "/usr/local/Ascend/cann-8.5.0/devlib"]
-COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/x86_64-linux", "/usr/local/Ascend/cann-8.5.0/x86_64-linux"]
-COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/opp/version.info", "/usr/local/Ascend/cann-8.5.0/opp/version.info"]
-COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/set_env.sh", "/usr/local/Ascend/cann-8.5.0/set_env.sh"]
-RUN ln -sfn cann-8.5.0 /usr/local/Ascend/cann
+COPY --from=cann-runtime ["/usr/local/Ascend", "/usr/local/Ascend"]
+COPY --from=cann-runtime ["/etc/Ascend", "/etc/Ascend"]
 COPY --from=devkit ["/opt/stack/devkit/output", "/opt/stack/devkit/output"]
 COPY --from=kernels ["/opt/stack/kernels/output/bin/00_basic_matmul", "/opt/stack/kernels/output/bin/00_basic_matmul"]
 WORKDIR /opt/stack

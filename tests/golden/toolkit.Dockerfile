@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:1fbeffd1019fab188b99eb959e790e0f5ae108d76489b7ec4881cd739ef96323
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:6b0e8bdbe2786a329b243fdf99f31d6a79d1b3e9272740cf4ac972fd8f028fca
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh

@@ -48,6 +48,12 @@ def golden() -> Plan:
     return golden_plan()
 
 
+@pytest.fixture(scope="module")
+def before_8_5() -> Plan:
+    """The golden stack on a release before 8.5.0, whose runtime image copies the toolkit stage's tree."""
+    return golden_plan("8.3.RC1")
+
+
 class Recorder:
     """A build_one that takes a moment and records the order and how many ran at once."""
 
@@ -435,11 +441,11 @@ def test_a_child_starts_on_its_parent_as_built_only_when_it_reads_nothing_normal
 
 
 def test_children_that_read_none_of_the_files_normalising_changes_are_told_they_may_build_on_it_as_built(
-    golden: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    before_8_5: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The toolkit's installer log is left out by normalising: the runtime image, which copies only
     the toolkit's install paths, may build on it as built; the stages FROM it wait."""
-    plan = _without_contexts(golden)
+    plan = _without_contexts(before_8_5)
     toolkit = plan.stages["toolkit"]
     log = "var/log/ascend_seclog/ascend_install.log"
     from_dirs = Normalised({"rootfs": {"diff_ids": []}}, [], [], [], 0, changed=[log])
@@ -459,11 +465,11 @@ def test_children_that_read_none_of_the_files_normalising_changes_are_told_they_
 
 
 def test_a_child_that_only_copies_from_a_stage_starts_before_its_environment_is_added(
-    golden: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    before_8_5: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The runtime image copies files of the toolkit, never its config: it may build on the toolkit
     as built at once; the stages FROM the toolkit inherit its ENV, so they wait for it to be added."""
-    plan = _without_contexts(golden)
+    plan = _without_contexts(before_8_5)
     toolkit = plan.stages["toolkit"]
     assert toolkit.bake is not None
     nothing_changed = Normalised({"rootfs": {"diff_ids": []}}, [], [], [], 0)
@@ -481,11 +487,11 @@ def test_a_child_that_only_copies_from_a_stage_starts_before_its_environment_is_
 
 
 def test_a_stage_whose_children_started_fails_when_docker_save_changes_other_files_than_its_data_root(
-    golden: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    before_8_5: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its data root said what normalising changes, and a child started by it; the data root then did
     not reassemble, and docker save says otherwise: the stage fails (its children are dropped with it)."""
-    plan = _without_contexts(golden)
+    plan = _without_contexts(before_8_5)
     toolkit = plan.stages["toolkit"]
 
     def unreadable() -> Iterator[bytes]:

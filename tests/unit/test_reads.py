@@ -12,9 +12,12 @@ HEADER = "ARG TOOLKIT_IMAGE=t\nARG DEVKIT_IMAGE=d\nFROM ${TOOLKIT_IMAGE} AS tool
 def test_a_parent_built_from_is_read_whole_and_one_copied_from_only_where_copied() -> None:
     plan = golden_plan()
     reads = dict(plan.stages["runtime-image"].reads)
-    assert reads["base-runtime"] == ("/",)
-    assert all(path.startswith("/usr/local/Ascend/") for path in reads["toolkit"]), reads["toolkit"]
+    # From 8.5.0 CANN's runtime subset is installed in a build stage FROM the devel base: read whole.
+    assert reads["base-runtime"] == reads["base-devel"] == ("/",)
+    assert reads["devkit"] == ("/opt/stack/devkit/output",)
     assert dict(plan.stages["kernels"].reads) == {"toolkit": ("/",), "devkit": ("/opt/stack/devkit/output",)}
+    # Before, the runtime image copies the toolkit stage's tree, and reads it only there.
+    assert dict(golden_plan("8.3.RC1").stages["runtime-image"].reads)["toolkit"] == ("/usr/local/Ascend",)
 
 
 def test_copies_in_both_forms_with_flags_are_read_and_what_is_not_understood_is_read_whole() -> None:

@@ -137,7 +137,9 @@ def test_two_fresh_builds_compare_stage_by_stage_and_a_differing_stage_says_what
     first, second = fresh_build(builder, "first", print), fresh_build(builder, "second", print)
     assert first.keys() == second.keys() == plan.stages.keys()
     assert all(verdict.same for verdict in compare(plan, (engine, first), (engine, second)))
-    kernels_parents = [args["TOOLKIT_IMAGE"] for args in engine.build_args if "DEVKIT_IMAGE" in args]
+    kernels_parents = [
+        args["TOOLKIT_IMAGE"] for args in engine.build_args if {"DEVKIT_IMAGE", "TOOLKIT_IMAGE"} <= set(args)
+    ]
     assert any(ref.startswith(f"{TEST_PREFIX}/verify/first-toolkit:") for ref in kernels_parents)
     assert any(ref.startswith(f"{TEST_PREFIX}/verify/second-toolkit:") for ref in kernels_parents)
 

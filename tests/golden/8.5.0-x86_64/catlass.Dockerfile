@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:568fecacb377f886fd8a25d797a8c06816b4f908f04b385d81e46b664b6b7e5f
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:89abe4ccb58db8f4d0a0e29464685c885bf0a1e97567074dbc80564d00465901
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).
 FROM toolkit

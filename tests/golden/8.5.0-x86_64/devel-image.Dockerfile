@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:568fecacb377f886fd8a25d797a8c06816b4f908f04b385d81e46b664b6b7e5f
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:c579cf529adee63a5e03493fcab68f0e9c76acb3327177a0086def8873c33e4b
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:0306c74fe1d8f4c0d385ef30183158d9ed363f19fef8e4d9c761559e2aadec9c
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:89abe4ccb58db8f4d0a0e29464685c885bf0a1e97567074dbc80564d00465901
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:649658dbea473c8b1a5abc148b019fab2aea41507931646cd5ffdd46d84912ae
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:022ad2ec9a448494e426ff0ba7cc6c85ac17830b329fbc9b3de14b7b087b3b27
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
 FROM ${CATLASS_IMAGE} AS catlass

@@ -1,23 +1,42 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:6c3e92ab76d3ae2a497cc522774b99fd9e5057775db6af2f9694f6497b760a55
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:568fecacb377f886fd8a25d797a8c06816b4f908f04b385d81e46b664b6b7e5f
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:c579cf529adee63a5e03493fcab68f0e9c76acb3327177a0086def8873c33e4b
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:0306c74fe1d8f4c0d385ef30183158d9ed363f19fef8e4d9c761559e2aadec9c
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:905674141edbbd9666bf9d21ea5148a62deea4df12c58ebcca134e4192971f59
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:1a4c6d24d5bd1b015e355ed8d31bd476584357726e90690cad72be09d8ff9a61
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:649658dbea473c8b1a5abc148b019fab2aea41507931646cd5ffdd46d84912ae
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:022ad2ec9a448494e426ff0ba7cc6c85ac17830b329fbc9b3de14b7b087b3b27
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
-FROM ${TOOLKIT_IMAGE} AS toolkit
+FROM ${BASE_DEVEL_IMAGE} AS base-devel
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
 FROM ${CATLASS_IMAGE} AS catlass
-# stackbuild: runtime image, the declared runtime artifacts and the toolkit's
-# runtime libraries on the smaller runtime base. Its ENV (what the toolkit's set_env.sh sets here,
-# then the components' variables) and entrypoint are added once it is built (env.Dockerfile.j2).
+# stackbuild: runtime image: CANN's runtime and the declared runtime artifacts on the smaller runtime
+# base. Its ENV (what the toolkit's set_env.sh sets here, then the components' variables) and
+# entrypoint are added once it is built (env.Dockerfile.j2).
+# CANN's runtime subset as CANN defines it: from 8.5.0 the toolkit .run installed with
+# --whitelist=nnrt, then the ops package (ascend-deployer library/install_cann.py l.485-516,
+# install_kernels), on the devel base, which has what the installers need. Its tree and /etc/Ascend are
+# copied whole, as the official images copy theirs (Ascend/cann-container-image
+# cann/8.5.0-910b-ubuntu22.04-py3.10/Dockerfile l.143-168); /etc/Ascend made if the installers wrote
+# nothing there, so the copy never depends on it. See toolkit.Dockerfile.j2 for the install steps.
+FROM base-devel AS cann-runtime
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+RUN --mount=type=bind,source=packages,target=/mnt \
+    started=$(( $(date +%s%N) - 100000000 )) \
+ && bash /mnt/Ascend-cann-toolkit_8.5.0_linux-x86_64.run --install --quiet --install-for-all --whitelist=nnrt \
+ && find /var/log -xdev -type f -name '*.log' -newerct "@${started::-9}.${started: -9}" -delete \
+ && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
+      -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
+    | xargs -0r touch -h -d "@1704067200"
+RUN --mount=type=bind,source=packages,target=/mnt \
+    started=$(( $(date +%s%N) - 100000000 )) \
+ && bash /mnt/Ascend-cann-910b-ops_8.5.0_linux-x86_64.run --install --quiet --install-for-all \
+ && find /var/log -xdev -type f -name '*.log' -newerct "@${started::-9}.${started: -9}" -delete \
+ && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
+      -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
+    | xargs -0r touch -h -d "@1704067200"
+RUN mkdir -p /etc/Ascend
 FROM base-runtime
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/lib64", "/usr/local/Ascend/cann-8.5.0/lib64"]
-COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/devlib", "/usr/local/Ascend/cann-8.5.0/devlib"]
-COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/x86_64-linux", "/usr/local/Ascend/cann-8.5.0/x86_64-linux"]
-COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/opp/version.info", "/usr/local/Ascend/cann-8.5.0/opp/version.info"]
-COPY --from=toolkit ["/usr/local/Ascend/cann-8.5.0/set_env.sh", "/usr/local/Ascend/cann-8.5.0/set_env.sh"]
-RUN ln -sfn cann-8.5.0 /usr/local/Ascend/cann
+COPY --from=cann-runtime ["/usr/local/Ascend", "/usr/local/Ascend"]
+COPY --from=cann-runtime ["/etc/Ascend", "/etc/Ascend"]
 COPY --from=catlass ["/opt/stack/catlass/output/bin/00_basic_matmul", "/opt/stack/catlass/output/bin/00_basic_matmul"]
 WORKDIR /opt/stack
 COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
