@@ -55,6 +55,17 @@ KNOWN_FAILURES: tuple[tuple[str, str], ...] = (
         "passes /dev/davinci* and the driver mounts, and prints the equivalent `docker run` flags)",
     ),
     (
+        r"E30006|Failed to verify the OPP|ACL_ERROR_RT_DEV_SETUP_ERROR|\b507033\b",
+        "the AICPU kernel package (opp/Ascend/aicpu/Ascend*-aicpu_syskernels.tar.gz) is missing or not the one the "
+        "driver verifies: the image's CANN must keep it (vllm-ascend#4284; hicann/runtime tsdclient "
+        "client_manager.cpp)",
+    ),
+    (
+        r"\S+\.so\S* not found \(needed by ",
+        "a library the runtime image needs is not in it: a component links what only the devel image has, or a "
+        "driver library is missing from builder.model.layout.DRIVER_LIBRARIES",
+    ),
+    (
         r"libascend_hal\.so.*not found|libascend_hal\.so: cannot open",
         "the host driver's lib64 is not mounted into the container (-v /usr/local/Ascend/driver/lib64/...)",
     ),

@@ -7,7 +7,7 @@ import pytest
 
 from builder.lock.model import LockedDeb
 from builder.plan.system import context_digest, locked_list
-from builder.verify.diagnose import install_failure, step_failure
+from builder.verify.diagnose import diagnose, install_failure, step_failure
 
 HEADER = "stackbuild: system packages: apt-get exited with 100; apt's and dpkg's reasons:"
 
@@ -156,3 +156,10 @@ def test_a_failed_build_steps_headline_is_the_step_and_its_tools_first_words_of_
     tail: list[str], headline: str | None
 ) -> None:
     assert step_failure(tail) == headline
+
+
+def test_the_runtime_images_failures_are_explained() -> None:
+    closure = diagnose(["libascendcl.so not found (needed by /opt/stack/runtime/build/libascend_runtime.so)"])
+    assert closure is not None and "DRIVER_LIBRARIES" in closure
+    aicpu = diagnose(["EE507033: E30006: Failed to verify the OPP: 0 files match /x/opp/Ascend/aicpu/Ascend*"])
+    assert aicpu is not None and "aicpu_syskernels" in aicpu
