@@ -71,13 +71,14 @@ def installer_name(file: str) -> str:
     return signed.run_name(file) if file.endswith(".zip") else file
 
 
-def installer(path: Path, file: str, trust: Trust, cache: Cache, fix: str = REPLACE) -> Path:
+def installer(path: Path, file: str, trust: Trust, cache: Cache, fix: str = REPLACE, sha256: str | None = None) -> Path:
     """The installer a package file gives: a bare .run as it is; the .run inside a signed catalog zip,
     its signature verified as Huawei's installer verifies it (signed.unwrap), in the cache. A file that
-    is not what its name says is refused in one line (fix: what to do about it), before anything slow."""
+    is not what its name says is refused in one line (fix: what to do about it), before anything slow.
+    sha256: the file's, when known (the cache's blobs)."""
     if not file.endswith(".zip"):
         return path
-    return cache.blob(signed.unwrap(path, file, trust, cache, fix))
+    return cache.blob(signed.unwrap(path, file, trust, cache, fix, sha256))
 
 
 def at_hand(file: str, sha256: str, trust: Trust, site: SiteConfig, cache: Cache) -> Path | None:
@@ -89,7 +90,7 @@ def at_hand(file: str, sha256: str, trust: Trust, site: SiteConfig, cache: Cache
             cache.add_file(local, sha256)
     if not cache.has(sha256):
         return None
-    return installer(cache.blob(sha256), file, trust, cache, FIX_PIN)
+    return installer(cache.blob(sha256), file, trust, cache, FIX_PIN, sha256)
 
 
 def download(

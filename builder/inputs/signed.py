@@ -64,11 +64,12 @@ def run_name(file: str) -> str:
     return file.removesuffix(".zip") + ".run"
 
 
-def unwrap(path: Path, file: str, trust: Trust, cache: Cache, fix: str) -> str:
+def unwrap(path: Path, file: str, trust: Trust, cache: Cache, fix: str, zip_sha256: str | None = None) -> str:
     """The sha256 of the `.run` inside the signed catalog zip at path (named file in the manifest),
     verified against trust and put in the cache. A zip verified once is not unwrapped again while the
-    root that verified it is still trusted."""
-    zip_sha = sha256_file(path)
+    root that verified it is still trusted. zip_sha256: the zip's, when known (a cache blob is named by
+    it), so the gigabytes are not read again only to look the record up."""
+    zip_sha = zip_sha256 or sha256_file(path)
     record = cache.read_record(RECORDS, zip_sha)
     if record is not None and cache.has(str(record.get("run"))) and record.get("root") in _digests(trust):
         return str(record["run"])

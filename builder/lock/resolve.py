@@ -98,7 +98,7 @@ class Resolver:
         match package:
             case GeneratedPackage(file=file, generate=command):
                 sha = packages.generate(command, file, self.manifest_dir, self.cache, package.sha256)
-                packages.installer(self.cache.blob(sha), file, trust, self.cache, "fix its generate command")
+                packages.installer(self.cache.blob(sha), file, trust, self.cache, "fix its generate command", sha)
                 size = self.cache.blob(sha).stat().st_size
                 return LockedGenerated(role=role, file=file, command=command, sha256=sha, size=size)
             case DownloadPackage(file=file, url=url, sha256=pinned):
@@ -115,7 +115,7 @@ class Resolver:
             self.say(f"  {file}: found in {local.parent} (installer_dirs)")
             return sha, local.stat().st_size
         if pinned and self.cache.has(pinned):
-            packages.installer(self.cache.blob(pinned), file, trust, self.cache, packages.FIX_PIN)
+            packages.installer(self.cache.blob(pinned), file, trust, self.cache, packages.FIX_PIN, pinned)
             self.say(f"  {file}: in the cache")
             return pinned, self.cache.blob(pinned).stat().st_size
         if pinned:
@@ -132,7 +132,7 @@ class Resolver:
             limit=SizeLimit(self.site.download_limit),
         )
         packages.installer(
-            self.cache.blob(sha), file, trust, self.cache, f"{redact(url)} gives another file: fix the url"
+            self.cache.blob(sha), file, trust, self.cache, f"{redact(url)} gives another file: fix the url", sha
         )
         return sha, self.cache.blob(sha).stat().st_size
 

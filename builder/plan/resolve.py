@@ -154,7 +154,7 @@ def _obtain_package(request: Request, package: LockedDownload | LockedGenerated,
 
     def obtain() -> Path:
         with cache.lock(f"blob-{package.sha256}"):
-            return packages.installer(fetch(), package.file, trust, cache, packages.FIX_PIN)
+            return packages.installer(fetch(), package.file, trust, cache, packages.FIX_PIN, package.sha256)
 
     def fetch() -> Path:
         if cache.has(package.sha256):

@@ -36,6 +36,7 @@ from builder.manifest import catalog
 from builder.manifest.model import DownloadPackage
 from builder.model.arch import Arch
 from builder.model.errors import InputError
+from builder.store import files
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 from tests.conftest import REFERENCE, ROOT
@@ -138,6 +139,29 @@ def test_a_signed_zip_gives_its_verified_run_into_the_cache(tmp_path: Path) -> N
     _other_ca(tmp_path)
     with pytest.raises(InputError, match="its signature does not verify"):  # not while its root is trusted no more
         signed.unwrap(blob, ZIP, Trust((tmp_path / "other.pem",), "the test"), cache, "fix it")
+
+
+def test_a_verified_zip_whose_sha256_is_known_is_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lock, input preparation and the context each ask for the .run: a zip named by its sha256 (a cache
+    blob) is looked up by it, not hashed again (a real toolkit zip is gigabytes)."""
+    cache = Cache(tmp_path / "cache")
+    zip_sha = cache.add_file(_written(tmp_path / ZIP, good_zip()))
+    trust = Trust((TEST_CA / "ca.pem",), "the test")
+    run = packages.installer(cache.blob(zip_sha), ZIP, trust, cache, "fix it", zip_sha)
+    read: list[Path] = []
+    hashed = files.sha256_file
+
+    def counted(path: Path) -> str:
+        read.append(path)
+        return hashed(path)
+
+    monkeypatch.setattr("builder.inputs.signed.sha256_file", counted)
+    assert packages.installer(cache.blob(zip_sha), ZIP, trust, cache, "fix it", zip_sha) == run
+    assert cache.blob(zip_sha) not in read, read
+    assert packages.installer(cache.blob(zip_sha), ZIP, trust, cache, "fix it") == run
+    assert cache.blob(zip_sha) in read  # not known: hashed, as before
 
 
 def _written(path: Path, data: bytes) -> Path:
