@@ -127,6 +127,7 @@ echo "$VERSION" > "$staging/bin/.toolkit_version"
 "$cc" -O2 -fPIC -shared -pthread -Wall -Werror -I"$staging/include" -Wl,-soname,libascendcl.so \
     "$here/src/acl.c" -o "$staging/lib64/libascendcl.so" -L"$staging/devlib" -lascend_hal \
     || die "building libascendcl.so failed"
+bash "$here/asc-devkit/install.sh" "$staging" || die "building the Ascend C devkit (ascendc/, lib64/libascendc.so) failed"
 
 cat > "$staging/$ARCH-linux/ascend_toolkit_install.info" <<INFO
 package_name=${PACKAGE_NAME}
