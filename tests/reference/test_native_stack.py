@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from builder.verify.diagnose import diagnose
 from tests.conftest import REFERENCE
 
 LAUNCH = [
@@ -157,6 +158,7 @@ def test_out_of_order_and_wrong_toolkit_fail_loudly(native_stack: dict[str, str]
     without = make(kernels, {**native_stack, "ASCEND_HOME_PATH": str(tmp_path)}, "-n")
     assert without.returncode != 0
     assert f"no Ascend C devkit: {tmp_path}/ascendc/include/ascendc/kernel_operator.h is missing" in without.stderr
+    assert "CANN ships it inside the toolkit package" in (diagnose(without.stderr.splitlines()) or "")
     assert make(kernels, native_stack, "-n").returncode == 0
     cmake = subprocess.run(
         ["cmake", "-S", str(REFERENCE / "runtime"), "-B", str(tmp_path / "b")], env=bare, capture_output=True, text=True
