@@ -120,30 +120,25 @@ def test_harness_without_runtime_env(native_stack: dict[str, str]) -> None:
     assert result.returncode != 0 and "ASCEND_RUNTIME_LIB is not set" in result.stderr
 
 
+def resolved(library: str, needed: str) -> str:
+    """Where the dynamic linker finds needed for library with no environment: through its run path."""
+    ldd = subprocess.run(
+        ["ldd", library], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, check=True
+    ).stdout
+    return next(line for line in ldd.splitlines() if needed in line).split("=>")[1].strip()
+
+
 def test_kernel_library_resolves_ascend_c_inside_the_toolkit(native_stack: dict[str, str]) -> None:
     """The Ascend C library comes with the toolkit (as CANN ships asc-devkit): the kernel library finds
-    it in the toolkit's lib64, with no environment (its run path), as the runtime image has it."""
-    ldd = subprocess.run(
-        ["ldd", native_stack["ASCEND_KERNEL_LIB"]],
-        capture_output=True,
-        text=True,
-        env={"PATH": "/usr/bin:/bin"},
-        check=True,
-    ).stdout
-    found = next(line for line in ldd.splitlines() if "libascendc.so" in line)
-    assert found.split("=>")[1].strip().startswith(f"{native_stack['ASCEND_HOME_PATH']}/lib64/libascendc.so")
+    it in the toolkit's lib64."""
+    found = resolved(native_stack["ASCEND_KERNEL_LIB"], "libascendc.so")
+    assert found.startswith(f"{native_stack['ASCEND_HOME_PATH']}/lib64/libascendc.so")
 
 
 def test_runtime_resolves_acl_inside_the_toolkit(native_stack: dict[str, str]) -> None:
-    ldd = subprocess.run(
-        ["ldd", native_stack["ASCEND_RUNTIME_LIB"]],
-        capture_output=True,
-        text=True,
-        env={"PATH": "/usr/bin:/bin"},
-        check=True,
-    ).stdout
-    acl = next(line for line in ldd.splitlines() if "libascendcl.so" in line)
-    assert acl.split("=>")[1].strip().startswith(native_stack["ASCEND_TOOLKIT_HOME"])
+    assert resolved(native_stack["ASCEND_RUNTIME_LIB"], "libascendcl.so").startswith(
+        native_stack["ASCEND_TOOLKIT_HOME"]
+    )
 
 
 def make(path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
