@@ -198,6 +198,7 @@ def test_8_5_packages_install_the_new_layout(tmp_path: Path) -> None:
     assert "version=8.5.0\n" in info.read_text() and "package_name=Ascend-cann-toolkit\n" in info.read_text()
     assert "version_dir=8.5.0" in (prefix / "cann-8.5.0" / "opp" / "version.info").read_text()
     assert not (prefix / "ascend-toolkit" / "8.5.0").exists()
+    assert all((prefix / "cann-8.5.0" / rel).is_file() for rel in DEVKIT)  # under ASCEND_HOME_PATH, as in 8.3
     for script in ("cann/set_env.sh", "ascend-toolkit/set_env.sh"):
         sourced = subprocess.run(
             ["bash", "-c", f"source {prefix}/{script} && echo $ASCEND_TOOLKIT_HOME && ascendcc --version"],
