@@ -1,7 +1,8 @@
 # The classic linear peer of bench/build_bench.py: one hand-written multi-stage Dockerfile
-# doing the same six builds as stackbuild's reference stack, on the same base image, built
+# doing the same builds as stackbuild's reference stack, on the same base image, built
 # with the classic `docker build` and its own layer cache. Each stage starts from the previous
-# one, as such files are usually written. debs/ holds the lock's makeself .deb.
+# one, as such files are usually written. The Ascend C devkit installs with the toolkit (inside
+# its package, as CANN ships asc-devkit); the layers above find it from ASCEND_HOME_PATH.
 ARG BASE
 FROM ${BASE} AS toolkit
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
@@ -9,15 +10,7 @@ COPY dist/ /tmp/dist/
 RUN bash /tmp/dist/cpusim-cann-toolkit_8.3.RC1_linux-x86_64.run --full --quiet --install-for-all && rm -rf /tmp/dist
 # bench: the toolkit's environment (what its set_env.sh sets, written in as ENV by the bench)
 
-FROM toolkit AS ascend-c
-COPY debs/ /tmp/debs/
-RUN dpkg -i /tmp/debs/*.deb && rm -rf /tmp/debs
-COPY reference/ascend-c /opt/stack/ascend-c
-WORKDIR /opt/stack/ascend-c
-RUN make && make install
-ENV ASCEND_C_HOME=${ASCEND_TOOLKIT_HOME}/ascendc ASCEND_C_INCLUDE=${ASCEND_TOOLKIT_HOME}/ascendc/include
-
-FROM ascend-c AS tilelang
+FROM toolkit AS tilelang
 COPY reference/tilelang /opt/stack/tilelang
 WORKDIR /opt/stack/tilelang
 RUN python3 -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index --target python .

@@ -447,7 +447,6 @@ def small_stack(bench: Bench, repeat: int) -> tuple[bool, list[str], dict[str, S
         f"{name}={json.dumps(value)}" for name, value in sorted(bench.env["toolkit"].items())
     )
     (root / "stacks" / "baseline.Dockerfile").write_text(baseline.replace(BASELINE_ENV, toolkit_env))
-    shutil.copytree(dag / "ascend-c" / "debs", root / "stacks" / "debs", dirs_exist_ok=True)
     sh(sys.executable, str(root / "stacks" / "reference" / "toolkit" / "pack.py"), "--arch", Arch.host().value,
        "--output-dir", str(root / "stacks" / "dist"))  # fmt: skip
     times: dict[str, StageTimes] = {}

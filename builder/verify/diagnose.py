@@ -13,8 +13,10 @@ KNOWN_FAILURES: tuple[tuple[str, str], ...] = (
         "says; re-download it or relock with the right package",
     ),
     (
-        r"needs toolkit \S+ but ASCEND_TOOLKIT_HOME has",
-        "a layer pins another CANN version than the toolkit (versions not pinned together): align them in the manifest",
+        r"no Ascend C devkit",
+        "the toolkit ASCEND_HOME_PATH names has no Ascend C devkit: CANN ships it inside the toolkit package "
+        "(the reference's under <toolkit>/ascendc), so source that toolkit's set_env.sh, or point ASCEND_C_INCLUDE "
+        "at the headers",
     ),
     (
         r"ASCEND_TOOLKIT_HOME is not set|find_package\((CANN|ASCENDCL|HCCL)\)|ASCENDCL not found",

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Build the six layers of the reference stack natively (no Docker) under PREFIX, in
-# dependency order, the way a user would by hand; with --smoke, run the matmul launch.
+# dependency order, the way a user would by hand; with --smoke, run the matmul launch. The Ascend C
+# layer comes inside the toolkit package, as asc-devkit does in CANN: installing the toolkit
+# installs it (<toolkit>/ascendc/include, lib64/libascendc.so), and the layers above find it from
+# ASCEND_HOME_PATH, which the toolkit's set_env.sh sets.
 # Writes PREFIX/env.sh with the environment the built stack needs.
 #   usage: build-native.sh PREFIX [--smoke]
 # Needs: bash, a C compiler, make, cmake, python3 with pip, setuptools and numpy.
@@ -16,21 +19,15 @@ step() { printf '==> %s\n' "$*"; }
 
 rm -rf "$prefix/src" "$prefix/python"
 mkdir -p "$prefix/dist" "$prefix/src"
-for layer in ascend-c tilelang tilelang-compiler ascend-kernel runtime harness; do
+for layer in tilelang tilelang-compiler ascend-kernel runtime harness; do
     cp -R "$here/$layer" "$prefix/src/$layer"
 done
 
-step "toolkit: pack and install the CPU-simulated CANN toolkit"
+step "toolkit: pack and install the CPU-simulated CANN toolkit (with its Ascend C devkit)"
 installer=$("$python" "$here/toolkit/pack.py" --arch "$arch" --output-dir "$prefix/dist" | cut -d' ' -f1)
 bash "$installer" --install --full --quiet --force --install-for-all --install-path="$prefix/Ascend"
 # shellcheck source=/dev/null
 source "$prefix/Ascend/ascend-toolkit/set_env.sh"
-
-step "ascend-c: build/libascendc.so"
-make -C "$prefix/src/ascend-c"
-export ASCEND_C_HOME=$prefix/src/ascend-c
-export ASCEND_C_INCLUDE=$ASCEND_C_HOME/include
-export ASCEND_C_LIBDIR=$ASCEND_C_HOME/build
 
 pip_install() {
     "$python" -m pip install --quiet --no-deps --no-build-isolation --no-index --target "$prefix/python" "$1"
@@ -56,9 +53,6 @@ pip_install "$prefix/src/harness"
 
 cat > "$prefix/env.sh" <<ENV
 source $prefix/Ascend/ascend-toolkit/set_env.sh
-export ASCEND_C_HOME=$ASCEND_C_HOME
-export ASCEND_C_INCLUDE=$ASCEND_C_INCLUDE
-export ASCEND_C_LIBDIR=$ASCEND_C_LIBDIR
 export ASCEND_RUNTIME_LIB=$ASCEND_RUNTIME_LIB
 export ASCEND_KERNEL_LIB=$prefix/src/ascend-kernel/build/libascend_kernel.so
 export PYTHONPATH=$prefix/python\${PYTHONPATH:+:\$PYTHONPATH}

@@ -107,7 +107,7 @@ def _without(variable: str) -> str:
     ("variable", "component", "named"),
     [
         ("CMAKE_PREFIX_PATH", "runtime", 'Add the installation prefix of "ACL" to CMAKE_PREFIX_PATH'),
-        ("PATH", "ascend-c", "the toolkit's compiler is not on PATH"),
+        ("PATH", "ascend-kernel", "the toolkit's compiler is not on PATH"),
     ],
 )
 def test_a_variable_left_out_of_the_baked_env_fails_the_component_that_needs_it(

@@ -85,9 +85,8 @@ def test_packages_are_locked_per_architecture_and_installed_offline_at_the_locke
     stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
     lock_path = workspace / "lockfiles" / f"{name}.lock.json"
     lock = json.loads(lock_path.read_text())
-    # The closure in apt's install order: the dependency first (makeself comes from ascend-c, a dependency).
+    # The closure in apt's install order: the dependency first.
     assert [(d["name"], d["version"]) for d in locked_debs(lock, "x86_64", "harness")] == [
-        ("makeself", "2.4.5-1"),
         ("sbdemo-lib", "1.0"),
         ("sbdemo-tool", "1.0"),
     ]
@@ -163,13 +162,10 @@ def test_two_components_installing_the_same_file_are_refused_naming_both(workspa
         "reftest-collide",
         [
             (
-                "    build: [make, make install]\n",
-                "    build:\n      - make\n      - make install\n" + shared.format("a"),
-            ),
-            (
-                "      - {path: /usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc, runtime: true}\n",
-                "      - {path: /usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc, runtime: true}\n"
-                "      - {path: /usr/local/shared}\n",
+                "--no-index --break-system-packages .\n    installs:\n"
+                "      - {path: /usr/local/lib/python3.11/dist-packages}\n",
+                "--no-index --break-system-packages .\n" + shared.format("a") + "    installs:\n"
+                "      - {path: /usr/local/lib/python3.11/dist-packages}\n      - {path: /usr/local/shared}\n",
             ),
             (
                 "      - cmake --build build\n",
@@ -182,22 +178,29 @@ def test_two_components_installing_the_same_file_are_refused_naming_both(workspa
     assert run.returncode != 0
     # Checked before either final image (whichever starts first fails).
     assert re.search(
-        r"stage (devel|runtime)-image failed: /usr/local/shared/tool is installed by both ascend-c and runtime",
+        r"stage (devel|runtime)-image failed: /usr/local/shared/tool is installed by both tilelang and runtime",
         run.stderr,
     )
 
 
 def test_installs_reach_dependents_and_the_final_images(workspace: Path, engine: DockerEngine) -> None:
-    """ascend-c installs its .run into the toolkit tree; ascend-kernel links against that install."""
+    """tilelang installs into the image's site-packages: what it added there reaches its dependents and
+    the devel image, not the runtime image (not a runtime install). The Ascend C devkit comes inside the
+    toolkit package: ascend-kernel links against its library in the toolkit's lib64, which both final
+    images have (the runtime image copies lib64 from the toolkit)."""
     run = stackbuild(workspace, "build", "reftest")
     assert run.returncode == 0, run.stderr[-3000:]
     plan = plan_of(workspace, "reftest")
-    install = "/usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc"
-    assert {"kind": "exists", "paths": [install]} in plan.stages["ascend-c"].probes  # checked before it was tagged
-    library = "/usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc/lib64/libascendc.so"
+    install = "/usr/local/lib/python3.11/dist-packages"
+    assert {"kind": "exists", "paths": [install]} in plan.stages["tilelang"].probes  # checked before it was tagged
+    module = f"{install}/tilelang/parser.py"
+    for image in (plan.stages["ascend-kernel"].tag(), plan.final_tags["devel-image"]):
+        assert engine.run(image, ["test", "-f", module]).exit_code == 0, image
+    assert engine.run(plan.final_tags["runtime-image"], ["test", "-e", module]).exit_code == 1
+    library = "/usr/local/Ascend/ascend-toolkit/8.3.RC1/lib64/libascendc.so"
     kernel = "/opt/stack/ascend-kernel/build/libascend_kernel.so"
     linked = engine.run(plan.stages["ascend-kernel"].tag(), ["ldd", kernel]).output
-    assert "/usr/local/Ascend/ascend-toolkit/latest/ascendc/lib64/libascendc.so" in linked
+    assert "/usr/local/Ascend/ascend-toolkit/latest/lib64/libascendc.so" in linked
     for final in plan.final_tags.values():
         assert engine.run(final, ["test", "-f", library]).exit_code == 0
 
@@ -215,11 +218,6 @@ def test_the_reference_stack_builds_and_smokes_in_the_8_5_toolkit_layout(workspa
             ("--version 8.3.RC1 --output-dir", "--version 8.5.0 --output-dir"),
             ("pack.py --arch", "pack.py --package-name Ascend-cann-toolkit --arch"),
             ("pack.py --kind ops", "pack.py --kind ops --package-name Ascend-cann-910b-ops"),
-            (
-                "build: [make, make install]",
-                "build: [make REQUIRED_VERSION=8.5.0, make install REQUIRED_VERSION=8.5.0]",
-            ),
-            ("/usr/local/Ascend/ascend-toolkit/8.3.RC1/ascendc", "/usr/local/Ascend/cann-8.5.0/ascendc"),
             # set_env.sh names the real directory, so CMake finds ACL there (not through the cann link).
             ("within: /usr/local/Ascend/ascend-toolkit", "within: /usr/local/Ascend/cann-8.5.0"),
         ],

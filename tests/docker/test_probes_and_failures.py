@@ -84,11 +84,11 @@ def test_acl_copy_outside_toolkit_fails_linked_from_probe(workspace: Path) -> No
 
 def test_unset_env_fails_env_probe(workspace: Path) -> None:
     run = build_variant(
-        workspace, "reftest-noenv", [("      ASCEND_C_INCLUDE: ${ASCEND_TOOLKIT_HOME}/ascendc/include\n", "")]
+        workspace, "reftest-noenv", [("    env:\n      ASCEND_C_INCLUDE: ${ASCEND_HOME_PATH}/ascendc/include\n", "")]
     )
     assert run.returncode == 1
     assert (
-        "stage ascend-c failed: probe env ASCEND_TOOLKIT_HOME ASCEND_C_HOME ASCEND_C_INCLUDE failed: "
+        "stage tilelang-compiler failed: probe env ASCEND_HOME_PATH ASCEND_C_INCLUDE failed: "
         "ASCEND_C_INCLUDE is not set"
     ) in run.stderr
 
@@ -147,16 +147,17 @@ def test_build_steps_are_scripts_comments_and_lines_are_harmless(workspace: Path
         "reftest-comment",
         [
             (
-                "    build: [make, make install]\n",
+                "    build: [make]\n    env:\n      ASCEND_KERNEL_LIB",
                 "    build:\n      - make  # compile\n"
-                "      - |\n        echo first line\n        rm build/libascendc.so\n",
+                "      - |\n        echo first line\n        rm build/libascend_kernel.so\n"
+                "    env:\n      ASCEND_KERNEL_LIB",
             )
         ],
     )
     assert run.returncode == 1
-    assert "stackbuild: ascend-c did not produce the artifact build/libascendc.so" in run.stderr
-    log = (workspace / ".stackbuild" / "logs" / "reftest-comment" / str(Arch.host()) / "ascend-c.log").read_text()
-    assert "stackbuild: ascend-c: step 2/2: echo first line ..." in log and "\nfirst line\n" in log
+    assert "stackbuild: ascend-kernel did not produce the artifact build/libascend_kernel.so" in run.stderr
+    log = (workspace / ".stackbuild" / "logs" / "reftest-comment" / str(Arch.host()) / "ascend-kernel.log").read_text()
+    assert "stackbuild: ascend-kernel: step 2/2: echo first line ..." in log and "\nfirst line\n" in log
 
 
 def wait_for_line(stream: IO[str], prefix: str, seconds: float) -> bool:

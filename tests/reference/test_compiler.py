@@ -8,7 +8,8 @@ from tilelang_compiler import CompileError, compile_file
 from tests.conftest import REFERENCE
 
 MATMUL = REFERENCE / "tilelang" / "examples" / "matmul.tl"
-INCLUDE = str(REFERENCE / "ascend-c" / "include")
+# The Ascend C headers as the toolkit package holds them (it installs them as <toolkit>/ascendc/include).
+INCLUDE = str(REFERENCE / "toolkit" / "payload" / "asc-devkit" / "include")
 
 
 def write_tl(tmp_path: Path, tiling: str, memory: str = "{A: L1, B: L1, C: DDR}") -> Path:
@@ -56,7 +57,31 @@ def test_cli_reports_overflow_and_missing_headers(tmp_path: Path) -> None:
     assert "tilelang-compiler: error: tiling {i: 256, j: 16, k: 1024} needs 1114112 bytes of L1" in run.stderr
     run = subprocess.run(cmd, env={"PYTHONPATH": paths, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
     assert run.returncode == 1
-    assert "ASCEND_C_INCLUDE is not set" in run.stderr
+    assert "neither ASCEND_C_INCLUDE nor ASCEND_HOME_PATH is set: source the toolkit's set_env.sh" in run.stderr
+    toolkit = tmp_path / "toolkit-without-devkit"
+    toolkit.mkdir()
+    env = {"PYTHONPATH": paths, "PATH": "/usr/bin:/bin", "ASCEND_HOME_PATH": str(toolkit)}
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert run.returncode == 1
+    assert f"{toolkit}/ascendc/include has no ascendc/kernel_operator.h: no Ascend C devkit there" in run.stderr
+
+
+def test_the_headers_are_found_in_the_toolkit_from_ascend_home_path(tmp_path: Path) -> None:
+    """The Ascend C devkit comes inside the toolkit (as CANN ships asc-devkit): without ASCEND_C_INCLUDE
+    the compiler takes $ASCEND_HOME_PATH/ascendc/include, which set_env.sh's ASCEND_HOME_PATH gives;
+    ASCEND_C_INCLUDE, when set, wins."""
+    toolkit = tmp_path / "toolkit"
+    (toolkit / "ascendc").mkdir(parents=True)
+    (toolkit / "ascendc" / "include").symlink_to(INCLUDE)
+    paths = f"{REFERENCE / 'tilelang'}:{REFERENCE / 'tilelang-compiler'}"
+    cmd = [sys.executable, "-m", "tilelang_compiler", "-i", str(MATMUL), "-o", str(tmp_path / "gemm_f32.ac")]
+    env = {"PYTHONPATH": paths, "PATH": "/usr/bin:/bin", "ASCEND_HOME_PATH": str(toolkit)}
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert '#include "ascendc/kernel_operator.h"' in (tmp_path / "gemm_f32.ac").read_text()
+    elsewhere = {**env, "ASCEND_C_INCLUDE": str(tmp_path / "nowhere")}
+    run = subprocess.run(cmd, env=elsewhere, capture_output=True, text=True)
+    assert run.returncode == 1 and f"{tmp_path / 'nowhere'} has no ascendc/kernel_operator.h" in run.stderr
 
 
 def test_unknown_target_and_unsupported_kernel(tmp_path: Path) -> None:

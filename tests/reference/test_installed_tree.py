@@ -33,6 +33,15 @@ ARCH = platform.machine()
 AD = Path(str(getattr(importlib.util.find_spec("ascend_deployer"), "origin", ""))).parent
 VERSION = "8.5.0"
 
+# The toolkit's parts with records of their own, each record's key prefix and where it is seen.
+PARTS = {
+    "runtime": ("Runtime", "hicann/runtime v8.5.0 scripts/package/runtime/scripts/install.sh l.567, l.1172-1176"),
+    "asc-devkit": ("Asc-Devkit", "hicann/asc-devkit v8.5.0 scripts/package/scripts/install.sh l.578, l.1160"),
+}
+INSTALL_INFO_FIELDS = (
+    "Install_Type", "Chip_Type", "Feature_Type", "UserName", "UserGroup", "Install_Path_Param", "Arch_Linux_Path",
+    "Hetero_Arch_Flag",
+)  # fmt: skip
 # Every version or install-record file the reference toolkit and ops packages write, with each field and
 # where CANN is seen writing it (ascend-facts "Installed tree"). Paths relative to /.
 RECORDS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -44,26 +53,20 @@ RECORDS: dict[str, tuple[tuple[str, ...], str]] = {
         ("whitelist",),
         "ascend-deployer cann_checks.py l.119-134, process_test.py l.424-436 read whitelist= from it",
     ),
-    f"usr/local/Ascend/cann-{VERSION}/share/info/runtime/version.info": (
-        ("Version", "version_dir", "timestamp"),
-        "hicann/runtime v8.5.0 version.info; scripts/update_version_info/update_version_info.sh l.28-44",
-    ),
-    f"usr/local/Ascend/cann-{VERSION}/share/info/runtime/ascend_install.info": (
-        tuple(
-            f"Runtime_{key}"
-            for key in (
-                "Install_Type",
-                "Chip_Type",
-                "Feature_Type",
-                "UserName",
-                "UserGroup",
-                "Install_Path_Param",
-                "Arch_Linux_Path",
-                "Hetero_Arch_Flag",
-            )
-        ),
-        "hicann/runtime v8.5.0 scripts/package/runtime/scripts/install.sh l.559-631",
-    ),
+    **{
+        f"usr/local/Ascend/cann-{VERSION}/share/info/{part}/version.info": (
+            ("Version", "version_dir", "timestamp"),
+            "hicann/runtime v8.5.0 version.info; scripts/update_version_info/update_version_info.sh l.28-44",
+        )
+        for part in PARTS
+    },
+    **{
+        f"usr/local/Ascend/cann-{VERSION}/share/info/{part}/ascend_install.info": (
+            tuple(f"{key}_{field}" for field in INSTALL_INFO_FIELDS),
+            f"{source} (hicann/runtime v8.5.0 scripts/package/runtime/scripts/install.sh l.559-631 the order)",
+        )
+        for part, (key, source) in PARTS.items()
+    },
     "etc/Ascend/ascend_cann_install.info": (
         ("Install_Path", "Toolkit_InstallPath"),
         "ascend-facts 'Installed tree' (read by sgl-kernel-npu's build.sh)",
@@ -238,6 +241,9 @@ def test_huawei_installer_makes_a_runtime_only_install_with_the_whitelist(tmp_pa
     }
     names = {m.name for m in tree.getmembers()}
     home = f"usr/local/Ascend/cann-{VERSION}"
+    # Its records: the runtime's only (the devkit's library is there, not the devkit).
+    assert sorted(n for n in names if _is_record(n)) == sorted(r for r in RECORDS if "/asc-devkit/" not in r)
+    assert f"{home}/lib64/libascendc.so" in names and f"{home}/ascendc/include/ascendc/kernel_operator.h" not in names
     for kept in ("lib64/libascendcl.so", "set_env.sh", "opp/Ascend/aicpu/Ascend-aicpu_syskernels.tar.gz"):
         assert f"{home}/{kept}" in names, kept
     assert not any(n.startswith((f"{home}/tools/", f"{home}/include/", f"{home}/lib64/cmake")) for n in names)

@@ -11,6 +11,9 @@ from tests.conftest import REFERENCE
 from tests.reference.isolation import isolated
 
 PACK = REFERENCE / "toolkit" / "pack.py"
+DEVKIT_SOURCES = REFERENCE / "toolkit" / "payload" / "asc-devkit"
+# The Ascend C devkit as the toolkit installs it: its header, and its library beside libascendcl.so.
+DEVKIT = ("ascendc/include/ascendc/kernel_operator.h", "lib64/libascendc.so")
 ARCH = platform.machine()
 OTHER_ARCH = "aarch64" if ARCH == "x86_64" else "x86_64"
 
@@ -117,7 +120,7 @@ def test_install_layout_and_version_files(installer: Path, tmp_path: Path) -> No
     # No per-package records before 8.5: their place and format then are not known here (ascend-facts).
     assert not (home / "opp" / "version.info").exists() and not (home / "share").exists()
     compiler = "tools/ccec_compiler/bin/ascendcc"  # where CANN keeps bisheng: on PATH through set_env.sh only
-    for rel in (compiler, "lib64/libascendcl.so", "lib64/cmake/ACLConfig.cmake", "devlib/libascend_hal.so"):
+    for rel in (compiler, "lib64/libascendcl.so", "lib64/cmake/ACLConfig.cmake", "devlib/libascend_hal.so", *DEVKIT):
         assert (home / rel).is_file(), rel
     env = subprocess.run(
         ["bash", "-c", f"source {root}/set_env.sh && echo $ASCEND_TOOLKIT_HOME && ascendcc --version"],
@@ -130,12 +133,32 @@ def test_install_layout_and_version_files(installer: Path, tmp_path: Path) -> No
     # Without --install-for-all other users get no access; with it, the group's bits without write.
     assert stat.S_IMODE((home / compiler).stat().st_mode) == 0o550
     assert stat.S_IMODE((root / "set_env.sh").stat().st_mode) == 0o440
+    assert [stat.S_IMODE((home / rel).stat().st_mode) for rel in DEVKIT] == [0o440, 0o550]
     again = run(installer, "--install", "--quiet", "--install-for-all", f"--install-path={tmp_path}")
     assert again.returncode == 1 and "already installed" in again.stderr and "--force" in again.stderr
     forced = run(installer, "--install", "--quiet", "--install-for-all", "--force", f"--install-path={tmp_path}")
     assert forced.returncode == 0, forced.stderr
     assert stat.S_IMODE((home / compiler).stat().st_mode) == 0o555
     assert stat.S_IMODE(home.stat().st_mode) == 0o755
+    assert [stat.S_IMODE((home / rel).stat().st_mode) for rel in DEVKIT] == [0o444, 0o555]
+    assert stat.S_IMODE((home / "ascendc" / "include").stat().st_mode) == 0o755
+
+
+def test_the_ascend_c_devkit_comes_inside_the_toolkit(installer: Path, tmp_path: Path) -> None:
+    """CANN ships its Ascend C devkit (asc-devkit) inside the toolkit package, not as a package of its
+    own: the package holds the devkit's sources, and the install puts its headers under ascendc/include
+    and builds libascendc.so with the toolkit's ascendcc into lib64/, beside libascendcl.so (where
+    asc-devkit's host libraries go, and what the runtime image copies)."""
+    listed = set(run(installer, "--list").stdout.split())
+    assert {"asc-devkit/install.sh", "asc-devkit/include/ascendc/kernel_operator.h", "asc-devkit/src/tile.c"} <= listed
+    done = run(installer, "--install", "--quiet", f"--install-path={tmp_path}")
+    assert done.returncode == 0, done.stderr
+    home = tmp_path / "ascend-toolkit" / "8.3.RC1"
+    header, library = (home / rel for rel in DEVKIT)
+    assert header.read_bytes() == (DEVKIT_SOURCES / "include" / "ascendc" / "kernel_operator.h").read_bytes()
+    exported = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True)
+    assert {"ascendc_copy_in", "ascendc_copy_out", "ascendc_pipe_barrier"} <= set(exported.stdout.split())
+    assert not (home / "asc-devkit").exists()  # the sources stay in the package
 
 
 def test_license_prompt_without_quiet(installer: Path, tmp_path: Path) -> None:
@@ -180,6 +203,7 @@ def test_8_5_packages_install_the_new_layout(tmp_path: Path) -> None:
     assert runtime_info.read_text().splitlines()[:2] == ["Version=8.5.0", "version_dir=cann"]
     assert os.readlink(prefix / "ascend-toolkit" / "latest") == "../cann"
     assert not (prefix / "ascend-toolkit" / "8.5.0").exists()
+    assert all((prefix / "cann-8.5.0" / rel).is_file() for rel in DEVKIT)  # under ASCEND_HOME_PATH, as in 8.3
     for script in ("cann/set_env.sh", "ascend-toolkit/set_env.sh"):
         sourced = subprocess.run(
             ["bash", "-c", f"source {prefix}/{script} && echo $ASCEND_TOOLKIT_HOME && ascendcc --version"],

@@ -140,7 +140,14 @@ def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> No
             for scope, packages in scopes
         }
 
-    loaded = manifest.load(ROOT / "stacks" / "reference.yaml")
+    # The reference stack with a component's own system packages (its components have none).
+    edited = tmp_path / "stacks"
+    shutil.copytree(ROOT / "stacks", edited, ignore=shutil.ignore_patterns("build", "__pycache__"))
+    kernels = "    depends_on: [tilelang-compiler]\n"
+    text = (edited / "reference.yaml").read_text()
+    assert text.count(kernels) == 1
+    (edited / "reference.yaml").write_text(text.replace(kernels, kernels + "    system_packages: [makeself]\n"))
+    loaded = manifest.load(edited / "reference.yaml")
     resolver = Resolver(ROOT / "stacks", SiteConfig(), cache, HttpClient(), lambda _: None, make_base, resolve_debs)
     both = resolve(loaded, resolver, [Arch.X86_64, Arch.AARCH64])
     # Each architecture's devel scopes on its devel base, its runtime scope on its runtime base.
@@ -153,7 +160,7 @@ def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> No
     # The system packages too: the refreshed architecture's resolved again on its new base, the other kept.
     assert resolved_on[4:] == ["x86_64/0005", "x86_64/0006"]
     assert again.architectures[Arch.AARCH64].system == both.architectures[Arch.AARCH64].system
-    assert [d.version for d in again.architectures[Arch.X86_64].system.components["ascend-c"]] == ["0005"]
+    assert [d.version for d in again.architectures[Arch.X86_64].system.components["ascend-kernel"]] == ["0005"]
     assert again.architectures[Arch.X86_64].base != both.architectures[Arch.X86_64].base
     assert set(again.architectures) == {Arch.X86_64, Arch.AARCH64}
     assert all(isinstance(s, ArchSection) and s.packages for s in again.architectures.values())
@@ -162,8 +169,6 @@ def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> No
 
     # New system packages, only x86_64 relocked: aarch64's section no longer says what the manifest
     # asks for, so a build of it refuses and lock --check names it (instead of installing nothing).
-    edited = tmp_path / "stacks"
-    shutil.copytree(ROOT / "stacks", edited, ignore=shutil.ignore_patterns("build", "__pycache__"))
     text = (
         (edited / "reference.yaml")
         .read_text()

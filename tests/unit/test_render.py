@@ -27,7 +27,6 @@ REFERENCE_STAGES = [
     "base-devel",
     "base-runtime",
     "toolkit",
-    "ascend-c",
     "tilelang",
     "tilelang-compiler",
     "ascend-kernel",

@@ -97,6 +97,6 @@ def test_wheel_installed_outside_the_checkout_renders_the_reference_stack(tmp_pa
         main(["--root", str(project), "render", "reference", "--arch", "x86_64", "-o", str(tmp_path / "checkout")]) == 0
     )
     rendered = {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*") if p.is_file()}
-    assert len([name for name in rendered if name.endswith(".Dockerfile")]) == 11
+    assert len([name for name in rendered if name.endswith(".Dockerfile")]) == 10
     checkout = tmp_path / "checkout"
     assert rendered == {p.relative_to(checkout).as_posix(): p.read_text() for p in checkout.rglob("*") if p.is_file()}

@@ -5,9 +5,10 @@ The real CANN ``.run`` files are makeself archives: a shell header followed by a
 compressed tarball. This one has the same shape. Packing is deterministic (sorted
 entries, fixed mtime/owner/mode, gzip without a timestamp) so the sha256 of the
 installer depends only on the sources and the options, and a committed lock stays valid.
-The payload holds sources, not binaries: ``libascendcl.so`` is compiled at install time
-with the system C compiler, which keeps the package architecture-neutral in content
-while its name and install check stay per-architecture like CANN's.
+The payload holds sources, not binaries: ``libascendcl.so`` and the Ascend C devkit's
+``libascendc.so`` (``payload/asc-devkit/``, inside the toolkit as CANN ships asc-devkit) are
+compiled at install time with the system C compiler, which keeps the package
+architecture-neutral in content while its name and install check stay per-architecture like CANN's.
 """
 
 from __future__ import annotations

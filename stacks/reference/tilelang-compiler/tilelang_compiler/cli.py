@@ -12,7 +12,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="tilelang-compiler",
         description="Compile a TileLang kernel to Ascend C (reference stack, CPU simulation). "
-        "Needs ASCEND_C_INCLUDE pointing at the ascend-c headers.",
+        "Needs the Ascend C headers: $ASCEND_HOME_PATH/ascendc/include (the toolkit's set_env.sh sets "
+        "ASCEND_HOME_PATH), or ASCEND_C_INCLUDE pointing elsewhere.",
     )
     parser.add_argument("-i", "--input", required=True, help="TileLang source (.tl)")
     parser.add_argument("-o", "--output", required=True, help="Ascend C output (.ac)")

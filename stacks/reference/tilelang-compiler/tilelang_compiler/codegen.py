@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -36,15 +37,27 @@ def load_target(name: str) -> dict[str, Any]:
     return data
 
 
+def ascend_c_include(environ: Mapping[str, str]) -> str | None:
+    """Where the Ascend C headers are: ASCEND_C_INCLUDE when set (an override), else the devkit inside
+    the toolkit, $ASCEND_HOME_PATH/ascendc/include (set_env.sh sets ASCEND_HOME_PATH; CANN ships its
+    Ascend C devkit inside the toolkit), else None."""
+    if environ.get("ASCEND_C_INCLUDE"):
+        return environ["ASCEND_C_INCLUDE"]
+    if environ.get("ASCEND_HOME_PATH"):
+        return f"{environ['ASCEND_HOME_PATH']}/ascendc/include"
+    return None
+
+
 def check_ascend_c(include_dir: str | None) -> Path:
     """The Ascend C header the generated code includes, checked for its API version."""
     if not include_dir:
         raise CompileError(
-            "ASCEND_C_INCLUDE is not set: point it at the ascend-c include directory (build ascend-c first)"
+            "neither ASCEND_C_INCLUDE nor ASCEND_HOME_PATH is set: source the toolkit's set_env.sh "
+            "(the Ascend C headers are in $ASCEND_HOME_PATH/ascendc/include) or point ASCEND_C_INCLUDE at them"
         )
     header = Path(include_dir) / "ascendc" / "kernel_operator.h"
     if not header.is_file():
-        raise CompileError(f"ASCEND_C_INCLUDE={include_dir} has no ascendc/kernel_operator.h")
+        raise CompileError(f"{include_dir} has no ascendc/kernel_operator.h: no Ascend C devkit there")
     match = re.search(r"#define\s+ASCENDC_API_VERSION\s+(\d+)", header.read_text())
     if not match or int(match.group(1)) != ASCENDC_API_VERSION:
         found = match.group(1) if match else "none"
@@ -167,7 +180,7 @@ def compile_file(
     dtype: str = "float32",
     include_dir: str | None = None,
 ) -> Path:
-    check_ascend_c(include_dir if include_dir is not None else os.environ.get("ASCEND_C_INCLUDE"))
+    check_ascend_c(include_dir if include_dir is not None else ascend_c_include(os.environ))
     target = load_target(target_name)
     try:
         ir = parse_file(source)

@@ -146,6 +146,8 @@ if [ "$whitelist" != nnrt ]; then
     cp "$here/cmake/ACLConfig.cmake" "$staging/lib64/cmake/"
     echo "$VERSION" > "$staging/bin/.toolkit_version"
 fi
+bash "$here/asc-devkit/install.sh" "$staging" ${whitelist:+--library-only} \
+    || die "building the Ascend C devkit (ascendc/, lib64/libascendc.so) failed"
 
 # The toolkit-level record ascend-deployer detects an installed toolkit by (install_cann.py l.150-156,
 # l.211-212; fields as ascend-facts "Version files" shows them).
@@ -165,19 +167,25 @@ if [ "$new_layout" = 1 ]; then
     # l.559-631 keys and order, l.1143-1176 share/info/<package>/; runtime_func.sh l.59 the arch path),
     # version.info as that tag's root version.info plus the build's timestamp= (update_version_info.sh
     # l.28-44). The directory field says `cann` whatever the release: nothing may key on it.
-    info=$staging/share/info/runtime
-    mkdir -p "$info"
-    printf 'Version=%s\nversion_dir=cann\ntimestamp=%s\n' "$VERSION" "$TIMESTAMP" > "$info/version.info"
-    {
-        echo "Runtime_Install_Type=$install_type"
-        echo "Runtime_Chip_Type=all"
-        echo "Runtime_Feature_Type=all"
-        echo "Runtime_UserName=$(id -un)"
-        echo "Runtime_UserGroup=$(id -gn)"
-        echo "Runtime_Install_Path_Param=$path"
-        echo "Runtime_Arch_Linux_Path=$ARCH-linux"
-        echo "Runtime_Hetero_Arch_Flag=n"
-    } > "$info/ascend_install.info"
+    # asc-devkit's the same way, with its own key prefix (hicann/asc-devkit v8.5.0
+    # scripts/package/scripts/install.sh l.578, l.635, l.1160): only where its devkit is installed whole.
+    parts="runtime:Runtime"
+    [ "$whitelist" = nnrt ] || parts="$parts asc-devkit:Asc-Devkit"
+    for part in $parts; do
+        info=$staging/share/info/${part%%:*} key=${part#*:}
+        mkdir -p "$info"
+        printf 'Version=%s\nversion_dir=cann\ntimestamp=%s\n' "$VERSION" "$TIMESTAMP" > "$info/version.info"
+        {
+            echo "${key}_Install_Type=$install_type"
+            echo "${key}_Chip_Type=all"
+            echo "${key}_Feature_Type=all"
+            echo "${key}_UserName=$(id -un)"
+            echo "${key}_UserGroup=$(id -gn)"
+            echo "${key}_Install_Path_Param=$path"
+            echo "${key}_Arch_Linux_Path=$ARCH-linux"
+            echo "${key}_Hetero_Arch_Flag=n"
+        } > "$info/ascend_install.info"
+    done
 fi
 
 # set_env.sh is told where the toolkit is at install time, as CANN's installer does (hicann/runtime
@@ -205,8 +213,8 @@ find "$dest" -type f -exec chmod 440 {} +
 find "$dest" -type f \( -path '*/bin/*' -o -name '*.so' \) -exec chmod 550 {} +
 chmod 440 "$set_env_file"
 if [ "$new_layout" = 1 ]; then
-    chmod 550 "$dest/share/info/runtime"
-    chmod 640 "$dest/share/info/runtime/ascend_install.info" "$dest/$ARCH-linux/install.conf"
+    chmod 550 "$dest"/share/info/*
+    chmod 640 "$dest"/share/info/*/ascend_install.info "$dest/$ARCH-linux/install.conf"
 fi
 if [ "$for_all" = 1 ]; then
     chmod -R o=g,o-w "$dest" "$set_env_file"

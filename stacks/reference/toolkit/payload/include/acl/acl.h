@@ -48,7 +48,7 @@ typedef struct {
 /* A kernel entry point as ascendcc emits it: unpacks args[i] (pointers to each argument). */
 typedef void (*aclrtKernelEntry)(void **args);
 
-/* What a kernel sees of the block it runs as (read through the ascend-c builtins). */
+/* What a kernel sees of the block it runs as (read through the Ascend C devkit's builtins). */
 typedef struct {
     aclrtDim3 blockIdx;
     aclrtDim3 gridDim;

@@ -1,6 +1,8 @@
 /* Ascend C support header of the reference stack (CPU simulation; the real one is
- * kernel_operator.h from CANN's asc-devkit). Kernels include it and are compiled by the
- * toolkit's ascendcc, which defines the keywords and records kernel metadata. */
+ * kernel_operator.h from CANN's asc-devkit). The toolkit installs it as
+ * <toolkit>/ascendc/include/ascendc/kernel_operator.h, as CANN ships asc-devkit inside its
+ * toolkit. Kernels include it and are compiled by the toolkit's ascendcc, which defines the
+ * keywords and records kernel metadata. */
 #ifndef ASCENDC_KERNEL_OPERATOR_H
 #define ASCENDC_KERNEL_OPERATOR_H
 
