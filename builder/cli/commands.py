@@ -102,7 +102,7 @@ EXAMPLES = {
     "shell": "stackbuild shell reference runtime",
     "inspect": "stackbuild inspect registry.example.com/team/8.5.0:lock-1a2b3c4d5e6f",
     "diff": "stackbuild diff team/8.5.0:lock-1a2b3c4d5e6f team/8.5.0:lock-6f5e4d3c2b1a",
-    "sbom": "stackbuild sbom stackbuild/reference:8.3.rc1-910b-debian12-py3.11-x86_64 -o sbom.json",
+    "sbom": "stackbuild sbom stackbuild/reference:8.5.0-910b-debian12-py3.11-x86_64 -o sbom.json",
     "doctor": "stackbuild doctor 8.5.0",
     "gc": "stackbuild gc --dry-run",
 }

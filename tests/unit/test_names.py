@@ -43,7 +43,7 @@ def test_any_other_prefix_is_refused_before_a_name_is_made(prefix: str, monkeypa
 def test_gc_lists_and_removes_nothing_outside_its_prefix(tmp_path: Path) -> None:
     """The suite's gc (its prefix, tests/conftest.py) beside a user's images of every kind gc removes."""
     users = [f"stackbuild/{kind}/kernels:" + "1" * 64 for kind in ("stage", "pending", "failed")]
-    users.append("stackbuild/reference:8.3.rc1-910b-debian12-py3.11-x86_64-dirty")
+    users.append("stackbuild/reference:8.5.0-910b-debian12-py3.11-x86_64-dirty")
     ours = [f"{TEST_PREFIX}/{kind}/kernels:" + "2" * 64 for kind in ("stage", "pending", "failed")]
     engine = FakeEngine()
     for n, tag in enumerate(users + ours):

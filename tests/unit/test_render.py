@@ -92,10 +92,19 @@ def test_render_is_identical_across_processes_and_hash_seeds(tmp_path: Path) -> 
 
 
 def test_rendered_dockerfiles_pass_hadolint(tmp_path: Path) -> None:
-    """The reference stack for both architectures, and the golden files. The committed lock pins the
-    x86_64 bases only (aarch64 needs an emulated bootstrap), so aarch64 renders from a copy of the
-    lock with stand-in aarch64 base pins: the Dockerfiles do not depend on the tarballs' content."""
+    """The reference stack for both architectures, reference-8.3 (the pre-8.5 layout), and the golden
+    files. The committed lock pins the x86_64 bases only (aarch64 needs an emulated bootstrap), so
+    aarch64 renders from a copy of the lock with stand-in aarch64 base pins: the Dockerfiles do not
+    depend on the tarballs' content."""
     assert main(["--root", str(ROOT), "render", "reference", "--arch", "x86_64", "-o", str(tmp_path / "x86_64")]) == 0
+    old_layout = tmp_path / "reference-8.3"
+    assert main(["--root", str(ROOT), "render", "reference-8.3", "--arch", "x86_64", "-o", str(old_layout)]) == 0
+    # Before 8.5 the runtime image copies the toolkit stage's tree; from 8.5.0 it installs the runtime subset.
+    assert (
+        'COPY --from=toolkit ["/usr/local/Ascend", "/usr/local/Ascend"]'
+        in (old_layout / "runtime-image.Dockerfile").read_text()
+    )
+    assert "--whitelist=nnrt" in (tmp_path / "x86_64" / "runtime-image.Dockerfile").read_text()
     loaded = manifest.load(ROOT / "stacks" / "reference.yaml")
     locked = lock_io.read(ROOT / "lockfiles" / "reference.lock.json")
     x86 = locked.architectures[Arch.X86_64]
@@ -108,9 +117,9 @@ def test_rendered_dockerfiles_pass_hadolint(tmp_path: Path) -> None:
     (tmp_path / "aarch64").mkdir()
     for stage in plan.order():
         (tmp_path / "aarch64" / f"{stage.name}.Dockerfile").write_text(stage.dockerfile)
-    assert "bash /mnt/Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run" in plan.stages["toolkit"].dockerfile
+    assert "bash /mnt/Ascend-cann-toolkit_8.5.0_linux-aarch64.run" in plan.stages["toolkit"].dockerfile
     files = sorted(tmp_path.glob("*/*.Dockerfile")) + sorted(GOLDEN.glob("*.Dockerfile"))
-    assert len(files) == 2 * len(REFERENCE_STAGES) + 7
+    assert len(files) == 3 * len(REFERENCE_STAGES) + 7
     run = hadolint(files)
     assert run.returncode == 0, run.stdout + run.stderr
 

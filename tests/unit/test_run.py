@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers import ascend_host, run_cli
 
-IMAGE = "stackbuild/reference:8.3.rc1-910b-debian12-py3.11-x86_64"
+IMAGE = "stackbuild/reference:8.5.0-910b-debian12-py3.11-x86_64"
 # The canonical flags for /dev/davinci0, in the facts' order.
 CANONICAL = (
     "--device /dev/davinci0 --device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc "

@@ -71,7 +71,7 @@ def test_builds_final_lines_plan_inspect_and_doctor_fit_100_columns(tmp_path: Pa
     ]
     fits(plan_lines(plan, rows))
     engine = FakeEngine()
-    image = "registry.example.com/team/reference:8.3.rc1-910b-debian12-py3.11-runtime-x86_64"
+    image = "registry.example.com/team/reference:8.5.0-910b-debian12-py3.11-runtime-x86_64"
     holding(engine, image, REFERENCE)
     contents = read_contents(engine, image, Arch.X86_64)
     fits(summary(contents) + handing_over(contents))
