@@ -61,7 +61,7 @@ def test_build_of_a_stack_without_a_lock_locks_it_first(workspace: Path) -> None
     )
     assert (workspace / "lockfiles" / f"{name}.lock.json").is_file()
     assert stackbuild(workspace, "lock", "--check", name).returncode == 0
-    assert f"{TEST_PREFIX}/{name}:8.3.rc1-910b-debian12-py3.11-{Arch.host()}" in run.stdout
+    assert f"{TEST_PREFIX}/{name}:8.5.0-910b-debian12-py3.11-{Arch.host()}" in run.stdout
 
 
 def test_build_prints_tags_runs_and_runtime_is_small(workspace: Path, engine: DockerEngine) -> None:
@@ -69,8 +69,8 @@ def test_build_prints_tags_runs_and_runtime_is_small(workspace: Path, engine: Do
     assert run.returncode == 0, run.stderr[-3000:]
     tags = tags_of(run.stdout)
     assert tags == {
-        "runtime": f"{TEST_PREFIX}/reftest:8.3.rc1-910b-debian12-py3.11-runtime-{Arch.host()}",
-        "devel": f"{TEST_PREFIX}/reftest:8.3.rc1-910b-debian12-py3.11-{Arch.host()}",
+        "runtime": f"{TEST_PREFIX}/reftest:8.5.0-910b-debian12-py3.11-runtime-{Arch.host()}",
+        "devel": f"{TEST_PREFIX}/reftest:8.5.0-910b-debian12-py3.11-{Arch.host()}",
     }
     assert "smoke: launch: passed" in run.stderr
     result = engine.run(tags["runtime"], SMOKE)
@@ -237,7 +237,7 @@ def test_real_stack_smoke_without_npu_is_skipped_not_passed(workspace: Path) -> 
     if smoke.npu_devices():
         pytest.skip("this host has an NPU: the launch itself runs here, not the no-device path")
     stackbuild(workspace, "build", "reftest", check=True)
-    image = f"{TEST_PREFIX}/reftest:8.3.rc1-910b-debian12-py3.11-{Arch.host()}"
+    image = f"{TEST_PREFIX}/reftest:8.5.0-910b-debian12-py3.11-{Arch.host()}"
     run = stackbuild(ROOT, "smoke", image, "--stack", "8.5.0")
     assert run.returncode == 0, run.stderr
     assert "smoke: launch: skipped (no NPU device on this host); static checks passed" in run.stderr

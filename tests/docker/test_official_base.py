@@ -27,7 +27,7 @@ def test_a_stack_builds_from_a_cann_image_pinned_by_digest_with_the_toolkit_prei
     client = docker.from_env()
     registry_log = tmp_path / "registry" / "registry.log"
     with registry(tmp_path / "registry") as address:
-        official = push_by_digest(client, toolkit_stage, f"{address}/ascend/cann", "8.3.RC1-910b-debian12-py3.11")
+        official = push_by_digest(client, toolkit_stage, f"{address}/ascend/cann", "8.5.0-910b-debian12-py3.11")
         text = (ROOT / "stacks" / "reference.yaml").read_text().replace("name: reference", "name: reftest-official")
         text, tools = re.subn(r"(?m)^  packages:\n(?:    .*\n)+", "  preinstalled: true\n", text)
         text, bases = re.subn(r"(?m)^base:\n(?:  .*\n)+", f"base:\n  image: {official}\n", text)
@@ -52,4 +52,4 @@ def test_a_stack_builds_from_a_cann_image_pinned_by_digest_with_the_toolkit_prei
     assert f"FROM {official}" in plan.stages["base-devel"].dockerfile
     runtime = plan.final_tags["runtime-image"]
     version = engine.run(runtime, ["bash", "-c", "cat $ASCEND_TOOLKIT_HOME/x86_64-linux/ascend_toolkit_install.info"])
-    assert "version=8.3.RC1" in version.output
+    assert "version=8.5.0" in version.output

@@ -187,7 +187,7 @@ def test_installs_reach_dependents_and_the_final_images(workspace: Path, engine:
     """tilelang installs into the image's site-packages: what it added there reaches its dependents and
     the devel image, not the runtime image (not a runtime install). The Ascend C devkit comes inside the
     toolkit package: ascend-kernel links against its library in the toolkit's lib64, which both final
-    images have (the runtime image copies lib64 from the toolkit)."""
+    images have (the runtime image's runtime-only install, --whitelist=nnrt, keeps it)."""
     run = stackbuild(workspace, "build", "reftest")
     assert run.returncode == 0, run.stderr[-3000:]
     plan = plan_of(workspace, "reftest")
@@ -197,41 +197,42 @@ def test_installs_reach_dependents_and_the_final_images(workspace: Path, engine:
     for image in (plan.stages["ascend-kernel"].tag(), plan.final_tags["devel-image"]):
         assert engine.run(image, ["test", "-f", module]).exit_code == 0, image
     assert engine.run(plan.final_tags["runtime-image"], ["test", "-e", module]).exit_code == 1
-    library = "/usr/local/Ascend/ascend-toolkit/8.3.RC1/lib64/libascendc.so"
+    # In the 8.5 layout ASCEND_HOME_PATH is the real directory (set_env.sh names it), so the kernel
+    # links the devkit's library there, not through the cann link.
+    library = "/usr/local/Ascend/cann-8.5.0/lib64/libascendc.so"
     kernel = "/opt/stack/ascend-kernel/build/libascend_kernel.so"
     linked = engine.run(plan.stages["ascend-kernel"].tag(), ["ldd", kernel]).output
-    assert "/usr/local/Ascend/ascend-toolkit/latest/lib64/libascendc.so" in linked
+    assert f"libascendc.so => {library}" in linked
     for final in plan.final_tags.values():
         assert engine.run(final, ["test", "-f", library]).exit_code == 0
 
 
 def test_the_reference_stack_builds_and_smokes_in_the_8_5_toolkit_layout(workspace: Path, engine: DockerEngine) -> None:
-    """The reference toolkit packed as CANN 8.5.0 (real file name, cann-8.5.0/ and the cann link):
-    render, probes, the runtime image and the smoke all take the layout from the one table."""
-    name = write_variant(
-        workspace,
-        "reftest-cann85",
-        [
-            ("version: 8.3.RC1", "version: 8.5.0"),
-            ("Ascend-cann-toolkit_8.3.RC1_linux-", "Ascend-cann-toolkit_8.5.0_linux-"),
-            ("Ascend-cann-910b-ops_8.3.RC1_linux-", "Ascend-cann-910b-ops_8.5.0_linux-"),
-            ("--version 8.3.RC1 --output-dir", "--version 8.5.0 --output-dir"),
-            ("pack.py --arch", "pack.py --package-name Ascend-cann-toolkit --arch"),
-            ("pack.py --kind ops", "pack.py --kind ops --package-name Ascend-cann-910b-ops"),
-            # set_env.sh names the real directory, so CMake finds ACL there (not through the cann link).
-            ("within: /usr/local/Ascend/ascend-toolkit", "within: /usr/local/Ascend/cann-8.5.0"),
-        ],
-    )
-    stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
-    run = stackbuild(workspace, "build", name)
+    """The reference toolkit is packed as CANN 8.5.0 (real file names, cann-8.5.0/ and the cann link):
+    render, probes, the runtime image and the smoke all take the layout from the one table. The old
+    entry points stay as links through the cann link, as the 8.5.0 installer leaves them."""
+    run = stackbuild(workspace, "build", "reftest")
     assert run.returncode == 0, run.stderr[-3000:]
     assert "smoke: launch: passed" in run.stderr
-    runtime = plan_of(workspace, name).final_tags["runtime-image"]
+    runtime = plan_of(workspace, "reftest").final_tags["runtime-image"]
     layout = engine.run(
-        runtime, ["bash", "-c", "readlink /usr/local/Ascend/cann; echo $ASCEND_TOOLKIT_HOME; ls /usr/local/Ascend"]
+        runtime,
+        [
+            "bash",
+            "-c",
+            "readlink /usr/local/Ascend/cann /usr/local/Ascend/ascend-toolkit/latest; echo $ASCEND_TOOLKIT_HOME;"
+            " ls /usr/local/Ascend",
+        ],
     )
     # ASCEND_TOOLKIT_HOME is the real directory, as CANN 8.5.0's set_env.sh has it once installed.
-    assert layout.output.split() == ["cann-8.5.0", "/usr/local/Ascend/cann-8.5.0", "cann", "cann-8.5.0"]
+    assert layout.output.split() == [
+        "cann-8.5.0",
+        "../cann",
+        "/usr/local/Ascend/cann-8.5.0",
+        "ascend-toolkit",
+        "cann",
+        "cann-8.5.0",
+    ]
 
 
 def test_the_reference_stack_builds_from_bare_run_files(workspace: Path) -> None:
@@ -240,7 +241,7 @@ def test_the_reference_stack_builds_from_bare_run_files(workspace: Path) -> None
     smokes from it as from its signed zips."""
     replacements = [("  trust: [reference/toolkit/test-ca/ca.pem]\n", "")]
     for arch, package in itertools.product(("x86_64", "aarch64"), ("toolkit", "910b-ops")):
-        run = f"Ascend-cann-{package}_8.3.RC1_linux-{arch}.run"
+        run = f"Ascend-cann-{package}_8.5.0_linux-{arch}.run"
         signing = (
             f"\n          && python3 reference/toolkit/sign.py --run {{output_dir}}/{run} --output-dir {{output_dir}}"
         )
@@ -249,8 +250,8 @@ def test_the_reference_stack_builds_from_bare_run_files(workspace: Path) -> None
     stackbuild(workspace, "lock", name, "--arch", "x86_64", check=True)
     locked = json.loads((workspace / "lockfiles" / f"{name}.lock.json").read_text())
     assert [p["file"] for p in locked["architectures"]["x86_64"]["packages"]] == [
-        "Ascend-cann-toolkit_8.3.RC1_linux-x86_64.run",
-        "Ascend-cann-910b-ops_8.3.RC1_linux-x86_64.run",
+        "Ascend-cann-toolkit_8.5.0_linux-x86_64.run",
+        "Ascend-cann-910b-ops_8.5.0_linux-x86_64.run",
     ]
     built = stackbuild(workspace, "build", name)
     assert built.returncode == 0, built.stderr[-3000:]

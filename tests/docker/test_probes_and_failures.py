@@ -75,9 +75,9 @@ def test_acl_copy_outside_toolkit_fails_linked_from_probe(workspace: Path) -> No
     )
     assert run.returncode == 1
     assert (
-        "stage runtime failed: probe linked-from build/libascend_runtime.so within /usr/local/Ascend/ascend-toolkit "
+        "stage runtime failed: probe linked-from build/libascend_runtime.so within /usr/local/Ascend/cann-8.5.0 "
         "failed: build/libascend_runtime.so resolves libascendcl.so to /opt/old-acl/lib64/libascendcl.so, "
-        "outside /usr/local/Ascend/ascend-toolkit"
+        "outside /usr/local/Ascend/cann-8.5.0"
     ) in run.stderr
     assert "likely cause: the runtime is linked against an ACL outside the pinned toolkit" in run.stderr
 
@@ -235,7 +235,7 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
     """The reference toolkit under CANN's real file name, signed and wrapped as the catalog's zips are
     (by the test CA, which the site configuration trusts for a private mirror), served over HTTP."""
     arch = "x86_64"
-    real_name = f"Ascend-cann-toolkit_8.3.RC1_linux-{arch}"
+    real_name = f"Ascend-cann-toolkit_8.5.0_linux-{arch}"
     subprocess.run(
         [
             sys.executable,
@@ -245,7 +245,7 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
             "--package-name",
             "Ascend-cann-toolkit",
             "--version",
-            "8.2.RC1" if bad else "8.3.RC1",
+            "9.0.0" if bad else "8.5.0",
             "--output-dir",
             str(tmp_path),
             "--output-name",
@@ -288,11 +288,11 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
                     _x86_64_package(),
                     f"""      x86_64:
         file: {real_name}.zip
-        url: {url}/CANN/CANN%208.3.RC1/{real_name}.zip
+        url: {url}/CANN/CANN%208.5.0/{real_name}.zip
         sha256: "{sha}"
 """,
                 ),
-                ("  driver: none", "  driver: 25.3.RC1"),
+                ("  driver: none", "  driver: 25.5.0"),
             ],
         )
         on_site = ("--site-config", str(site))
@@ -304,12 +304,12 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
     log = (workspace / ".stackbuild" / "logs" / name / arch / "toolkit.log").read_text()
     if not bad:
         assert run.returncode == 0, run.stderr[-3000:]
-        assert "[Toolkit] [INFO] installing Ascend-cann-toolkit 8.3.RC1" in log
+        assert "[Toolkit] [INFO] installing Ascend-cann-toolkit 8.5.0" in log
         assert "--install --quiet --install-for-all" in log
     else:
         assert run.returncode == 1
         assert (
-            "stackbuild: toolkit version mismatch: the lock pins 8.3.RC1 but the installed package reports '8.2.RC1'"
+            "stackbuild: toolkit version mismatch: the lock pins 8.5.0 but the installed package reports '9.0.0'"
         ) in run.stderr
         assert "stage toolkit failed" in run.stderr
         assert "likely cause: the package installed a different CANN version than the lock pins" in run.stderr

@@ -23,7 +23,7 @@ from builder.model.arch import Arch
 from tests.docker.conftest import stackbuild, touch
 from tests.helpers import registry
 
-RELEASE = "8.3.rc1-910b-debian12-py3.11"
+RELEASE = "8.5.0-910b-debian12-py3.11"
 USER, PASSWORD = "ci", "publish-" + os.urandom(6).hex()
 
 
@@ -96,7 +96,7 @@ def test_publish_pushes_one_index_per_tag_with_labels_and_the_lock(
     assert labels["org.opencontainers.image.title"] == "reftest runtime image"
     assert labels["org.opencontainers.image.created"] == "2024-01-01T00:00:00Z"  # the lock's source date
     assert labels["org.stackbuild.lock.sha256"] == locked.lock_sha256
-    assert labels["org.stackbuild.toolkit.version"] == "8.3.RC1"
+    assert labels["org.stackbuild.toolkit.version"] == "8.5.0"
     harness = next(c for c in locked.components if c.id == "harness")
     assert labels["org.stackbuild.component.harness"] == f"tree {harness.source.tree_sha256}"  # type: ignore[union-attr]
 
