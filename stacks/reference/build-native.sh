@@ -24,10 +24,11 @@ for layer in tilelang tilelang-compiler ascend-kernel runtime harness; do
 done
 
 step "toolkit: pack and install the CPU-simulated CANN toolkit (with its Ascend C devkit)"
-installer=$("$python" "$here/toolkit/pack.py" --arch "$arch" --output-dir "$prefix/dist" | cut -d' ' -f1)
+# As the reference stack packs it: CANN 8.5.0, its layout cann-8.5.0/ with the `cann` link.
+installer=$("$python" "$here/toolkit/pack.py" --arch "$arch" --version 8.5.0 --output-dir "$prefix/dist" | cut -d' ' -f1)
 bash "$installer" --install --full --quiet --force --install-for-all --install-path="$prefix/Ascend"
 # shellcheck source=/dev/null
-source "$prefix/Ascend/ascend-toolkit/set_env.sh"
+source "$prefix/Ascend/cann/set_env.sh"
 
 pip_install() {
     "$python" -m pip install --quiet --no-deps --no-build-isolation --no-index --target "$prefix/python" "$1"
@@ -52,7 +53,7 @@ pip_install "$prefix/src/harness"
 "$python" -m pip install --quiet --no-index --find-links "$here/wheelhouse" --target "$prefix/python" simreport==1.0
 
 cat > "$prefix/env.sh" <<ENV
-source $prefix/Ascend/ascend-toolkit/set_env.sh
+source $prefix/Ascend/cann/set_env.sh
 export ASCEND_RUNTIME_LIB=$ASCEND_RUNTIME_LIB
 export ASCEND_KERNEL_LIB=$prefix/src/ascend-kernel/build/libascend_kernel.so
 export PYTHONPATH=$prefix/python\${PYTHONPATH:+:\$PYTHONPATH}

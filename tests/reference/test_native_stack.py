@@ -81,7 +81,7 @@ def test_metadata_sections_in_kernel_object(native_stack: dict[str, str], tmp_pa
     assert info["args"].split(",") == ["float32*"] * 3 + ["int32"] * 6
     assert info["block_dim"] == "16,16,1"
     assert info["entry"] == "__ascend_entry_gemm_f32"
-    assert info["compiler"] == "ascendcc 8.3.RC1"
+    assert info["compiler"] == "ascendcc 8.5.0"
     tile = section(obj, "__tile_config", tmp_path)
     assert tile == {"kernel": "gemm_f32", "tiling": "i=16,j=16,k=32", "memory": "A=L1,B=L1,C=DDR", "target": "910b"}
 

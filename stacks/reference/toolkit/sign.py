@@ -54,7 +54,7 @@ def signed_zip(run_name: str, run: bytes, key: rsa.RSAPrivateKey, cert: x509.Cer
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Wrap a .run into a catalog-shaped zip signed by a TEST CA (not Huawei's).",
-        epilog="example: sign.py --run out/Ascend-cann-toolkit_8.3.RC1_linux-x86_64.run --output-dir out",
+        epilog="example: sign.py --run out/Ascend-cann-toolkit_8.5.0_linux-x86_64.run --output-dir out",
     )
     parser.add_argument("--run", type=Path, required=True, help="the installer to wrap (its name names the zip)")
     parser.add_argument("--ca", type=Path, default=TEST_CA, help="directory with ca.key, ca.pem, ca.crl")
