@@ -7,7 +7,7 @@ ARG BASE
 FROM ${BASE} AS toolkit
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 COPY dist/ /tmp/dist/
-RUN bash /tmp/dist/cpusim-cann-toolkit_8.3.RC1_linux-x86_64.run --full --quiet --install-for-all && rm -rf /tmp/dist
+RUN bash /tmp/dist/cpusim-cann-toolkit_8.5.0_linux-x86_64.run --full --quiet --install-for-all && rm -rf /tmp/dist
 # bench: the toolkit's environment (what its set_env.sh sets, written in as ENV by the bench)
 
 FROM toolkit AS tilelang

@@ -99,6 +99,9 @@ SAMPLE_SECONDS = 0.2
 BASELINE_ENV = "# bench: the toolkit's environment (what its set_env.sh sets, written in as ENV by the bench)"
 HARNESS_SOURCE = Path("reference/harness/harness/__init__.py")
 TOOLKIT_SOURCE = Path("reference/toolkit/payload/include/acl/acl.h")
+# The reference stack's toolkit version (stacks/reference.yaml), which the baseline installs too
+# (baseline.Dockerfile names its installer).
+REFERENCE_VERSION = "8.5.0"
 
 
 def sh(*cmd: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -408,9 +411,9 @@ def prepare(root: Path, sizes: list[float]) -> None:
     for size in [0.0, *sizes]:
         padded = text.replace("name: reference", f"name: {stack_name(size)}")
         if size:
-            padded = padded.replace(
-                "--output-dir {output_dir}", f"--pad-mb {int(size * 1024)} --output-dir {{output_dir}}"
-            )
+            # On pack.py's command lines only (sign.py, which wraps the .run, takes no --pad-mb).
+            pack = "reference/toolkit/pack.py "
+            padded = padded.replace(pack, f"{pack}--pad-mb {int(size * 1024)} ")
         (stacks / f"{stack_name(size)}.yaml").write_text(padded)
 
 
@@ -447,8 +450,9 @@ def small_stack(bench: Bench, repeat: int) -> tuple[bool, list[str], dict[str, S
         f"{name}={json.dumps(value)}" for name, value in sorted(bench.env["toolkit"].items())
     )
     (root / "stacks" / "baseline.Dockerfile").write_text(baseline.replace(BASELINE_ENV, toolkit_env))
+    # The reference stack's toolkit version (the layout its ENV, baked in above, names).
     sh(sys.executable, str(root / "stacks" / "reference" / "toolkit" / "pack.py"), "--arch", Arch.host().value,
-       "--output-dir", str(root / "stacks" / "dist"))  # fmt: skip
+       "--version", REFERENCE_VERSION, "--output-dir", str(root / "stacks" / "dist"))  # fmt: skip
     times: dict[str, StageTimes] = {}
     for n in range(repeat):
         say(f"small stack, cold, repetition {n + 1}/{repeat}")

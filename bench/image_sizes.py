@@ -6,7 +6,7 @@ Not a test. Builds the reference stack in a scratch copy with the toolkit packag
 and the bytes of installer packages (*.run, *.zip) any of its layers holds. Run it at two commits
 to compare them: it uses only the `stackbuild` command line and the docker CLI.
 
-    python bench/image_sizes.py [--pad-mb 512] [--root CHECKOUT] [--manifest stacks/reference-8.5.yaml]
+    python bench/image_sizes.py [--pad-mb 512] [--root CHECKOUT] [--manifest stacks/reference-8.3.yaml]
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,12 +62,10 @@ def main() -> int:
         root = Path(tmp)
         shutil.copytree(checkout / "stacks" / "reference", root / "stacks" / "reference", symlinks=True)
         source = args.manifest or checkout / "stacks" / "reference.yaml"
-        text = (
-            source.read_text()
-            .replace("name: reference-8.5", "name: reference")
-            .replace("name: reference", f"name: {STACK}")
-        )
-        text = text.replace("--output-dir {output_dir}", f"--pad-mb {args.pad_mb} --output-dir {{output_dir}}")
+        # Any of the reference manifests (reference, reference-8.3; reference-8.5 at older commits).
+        text = re.sub(r"(?m)^name: reference\S*$", f"name: {STACK}", source.read_text())
+        # On pack.py's command lines only (sign.py, which wraps the .run, takes no --pad-mb).
+        text = text.replace("reference/toolkit/pack.py ", f"reference/toolkit/pack.py --pad-mb {args.pad_mb} ")
         (root / "stacks" / f"{STACK}.yaml").write_text(text)
         env = dict(os.environ, PYTHONPATH=str(checkout))
         cli = [sys.executable, "-m", "builder", "--root", str(root)]
