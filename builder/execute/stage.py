@@ -178,7 +178,7 @@ class StageBuilder:
             ]
             if merges:
                 settled = {name: parent.settled for name, parent in zip(built_on, parents, strict=True)}
-                check_installs(self.engine, self.cache, self.plan, lambda parent: settled[parent.name], log)
+                check_installs(self.engine, self.cache, self.plan, self._settled_in(settled, stage, run), log)
             image_id = normalised(
                 self.engine,
                 self.cache,
@@ -211,6 +211,18 @@ class StageBuilder:
         self.pending.add(stage.as_built_tag())
         log.write(f"# as built for {', '.join(sorted(children))} in {time.monotonic() - started:.2f}s")
         run.built(stage, children)
+
+    def _settled_in(self, settled: dict[str, str], stage: Stage, run: Run) -> Callable[[Stage], str]:
+        """The settled image of a stage the installs check reads: a parent's, or (the toolkit, which is no
+        parent of a runtime image that installs CANN itself) the run's, once it is settled."""
+
+        def image_of(of: Stage) -> str:
+            found = settled.get(of.name) or run.normalised_of(of)
+            if found is None:
+                raise StageSkipped(f"{stage.name}: {of.name} failed")
+            return found
+
+        return image_of
 
     def _normalised_parent(self, stage: Stage, parent: str, built_on: str, run: Run) -> Parent:
         settled = run.normalised_of(self.plan.stages[parent])

@@ -84,9 +84,10 @@ KNOWN_FAILURES: tuple[tuple[str, str], ...] = (
     ),
     (
         r"--mount option requires BuildKit",
-        "the toolkit stage bind-mounts its installer packages (RUN --mount, so no layer holds them), which the "
-        "classic builder cannot do: build it with BuildKit (STACKBUILD_BUILDER=buildkit and a docker CLI that has "
-        "it, as Debian's docker.io does), or take the toolkit stage from a registry cache (--cache-from)",
+        "the toolkit stage and, from CANN 8.5.0, the runtime image bind-mount the installer packages (RUN --mount, "
+        "so no layer holds them), which the classic builder cannot do: build them with BuildKit "
+        "(STACKBUILD_BUILDER=buildkit and a docker CLI that has it, as Debian's docker.io does), or take them from a "
+        "registry cache (--cache-from)",
     ),
     (
         r"bad return status for module build on kernel",

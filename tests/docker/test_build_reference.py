@@ -192,8 +192,13 @@ def test_children_put_over_a_toolkit_rewritten_by_normalising_are_the_images_bui
 
 def test_the_classic_builder_builds_what_buildkit_builds(workspace: Path, engine: DockerEngine) -> None:
     """docker-py's classic builder, for engines whose docker CLI has no BuildKit: the same stages
-    (one rebuilt here by each builder), the same probes, the same tree in the devel image."""
-    stackbuild(workspace, "build", "reftest", check=True)
+    (one rebuilt here by each builder), the same probes, the same tree in the devel image. On the pre-8.5
+    layout: from 8.5.0 the runtime image bind-mounts the installers as the toolkit stage does, which the
+    classic builder cannot build (test_the_classic_builder_names_what_it_cannot_build)."""
+    stack = "reference-8.3"
+    shutil.copy(ROOT / "stacks" / f"{stack}.yaml", workspace / "stacks" / f"{stack}.yaml")
+    stackbuild(workspace, "lock", stack, "--arch", str(Arch.host()), check=True)
+    stackbuild(workspace, "build", stack, check=True)
     source = workspace / "stacks" / "reference" / "harness" / "harness" / "__init__.py"
     old = touch(source)
     # Bytecode is left out: pip stamps .pyc files with the install time (any two builds differ there).
@@ -201,16 +206,27 @@ def test_the_classic_builder_builds_what_buildkit_builds(workspace: Path, engine
     trees = {}
     try:
         for builder in ("classic", "buildkit"):
-            for tag in [plan_of(workspace, "reftest").stages[s].tag() for s in ("harness", "devel-image")]:
+            for tag in [plan_of(workspace, stack).stages[s].tag() for s in ("harness", "devel-image")]:
                 engine.remove(tag)
-            run = stackbuild(workspace, "build", "reftest", env={"STACKBUILD_BUILDER": builder})
+            run = stackbuild(workspace, "build", stack, env={"STACKBUILD_BUILDER": builder})
             assert run.returncode == 0, run.stderr[-3000:]
             assert states(run.stderr)["harness"] == "built" and "smoke: launch: passed" in run.stderr
-            devel = plan_of(workspace, "reftest").final_tags["devel-image"]
+            devel = plan_of(workspace, stack).final_tags["devel-image"]
             trees[builder] = engine.run(devel, ["sh", "-c", digest]).output
     finally:
         source.write_text(old)
     assert trees["classic"] == trees["buildkit"]
+
+
+def test_the_classic_builder_names_what_it_cannot_build(workspace: Path, engine: DockerEngine) -> None:
+    """From 8.5.0 the runtime image installs CANN's runtime subset from bind-mounted installers: the
+    classic builder stops there, and says how to go on."""
+    stackbuild(workspace, "build", "reftest", check=True)
+    engine.remove(plan_of(workspace, "reftest").stages["runtime-image"].tag())
+    run = stackbuild(workspace, "build", "reftest", env={"STACKBUILD_BUILDER": "classic"})
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert "stage runtime-image failed: the --mount option requires BuildKit" in run.stderr
+    assert "from CANN 8.5.0, the runtime image bind-mount" in run.stderr and "STACKBUILD_BUILDER=buildkit" in run.stderr
 
 
 def test_touching_the_bottom_component_rebuilds_everything_downstream(workspace: Path) -> None:
