@@ -225,8 +225,19 @@ def add_lock_commands(sub: SubParsers) -> None:
         sub, "lock", dispatch.cmd_lock, "resolve a stack into lockfiles/<name>.lock.json, or check it (--check)"
     )
     p.add_argument("stack", help="stack name or manifest path")
-    p.add_argument("--check", action="store_true", help="exit 1 with a diff if the manifest or a source moved")
-    p.add_argument("--update", metavar="COMPONENT", help="move only this component's git ref")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 with a diff if a plain `lock` would change the lock (a branch that moved upstream is only a note)",
+    )
+    p.add_argument(
+        "--update",
+        nargs="?",
+        const=":all",  # builder.lock.resolve.UPDATE_ALL (not imported: this table loads no command's code)
+        metavar="COMPONENT",
+        help="move git pins to what their refs name now: all of them, or only COMPONENT's (a plain `lock` keeps "
+        "every pin its source still serves); after STACK, e.g. `lock 8.5.0 --update tilelang-ascend`",
+    )
     p.add_argument(
         "--arch",
         action="append",

@@ -1,4 +1,4 @@
-"""`stackbuild lock`: write, check (--check) or partly refresh (--update) a stack's lock."""
+"""`stackbuild lock`: write (keeping every pin its source still serves), check (--check) or move pins (--update)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from builder.cli.stacks import run_compat
 from builder.inputs.site import SITE_FILE
 from builder.lock.check import check, mirror_drift
 from builder.lock.make import make_lock
+from builder.lock.resolve import UPDATE_ALL
 from builder.manifest.model import GitSource, Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
@@ -24,8 +25,8 @@ def cmd_lock(ctx: Context, options: LockArgs) -> int:
     resolver = ctx.resolver(path)
     if options.check:
         current = lock_io.read(target)
-        checked = check(current, loaded, resolver, str(path))
-        for note in mirror_drift(current, resolver):
+        checked = check(current, loaded, resolver, str(path), options.stack)
+        for note in [*checked.behind, *mirror_drift(current, resolver)]:
             print(f"note: {note}", file=sys.stderr)
         for part in current.unresolved:
             print(f"skipped: {part.what()} (unresolved in the lock: {part.reason})", file=sys.stderr)
@@ -43,7 +44,7 @@ def cmd_lock(ctx: Context, options: LockArgs) -> int:
         print(f"up to date: {target}")
         return 0
     run_compat(loaded, options.allow_unsupported)
-    if options.update and options.update not in {c.id for c in loaded.components}:
+    if options.update not in (None, UPDATE_ALL, *(c.id for c in loaded.components)):
         raise StackbuildError(f"--update {options.update}: no such component in {path}")
     resolved = make_lock(loaded, resolver, [Arch(a) for a in options.arch or ()], target, options.update)
     print(target)

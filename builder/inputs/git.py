@@ -119,6 +119,33 @@ def resolve_ref(url: str, ref: str) -> str:
     raise SourceError(f"{redact(url)}: no branch or tag named '{ref}'{_existing_refs(url)}")
 
 
+def fetchable(url: str, commit: str, cache: Cache) -> bool:
+    """Whether the repository at url still serves commit (a branch that moved still has its old commit;
+    a force-push or a deleted branch may not): the commit alone fetched into a scratch store, without
+    its tree where the server filters (`--filter=tree:0`), and thrown away. A repository that does not
+    answer at all raises SourceUnreachable; any other failure is git's own error."""
+    checked_commit(commit, redact(url))
+    with cache.temp_dir() as tmp:
+        git("init", "--quiet", "--bare", "--", str(tmp / "probe.git"))
+        fetch = ["-C", str(tmp / "probe.git"), "fetch", "--quiet", "--no-tags", "--depth", "1", "--filter=tree:0"]
+        try:
+            git(*fetch, "--", url, commit, timeout=1800)
+        except SourceError as err:
+            if _NOT_SERVED.search(str(err)):
+                return False
+            try:
+                git("ls-remote", "--", url, "HEAD")
+            except SourceError as listing:
+                raise SourceUnreachable(f"{redact(url)}: cannot list refs: {listing}") from listing
+            raise
+    return True
+
+
+# How git servers say they do not serve a commit asked for by id (upload-pack's words; GitHub's and
+# gitcode's are git's own).
+_NOT_SERVED = re.compile(r"not our ref|couldn't find remote ref|no such remote ref|unadvertised object")
+
+
 def _existing_refs(url: str, shown: int = 12) -> str:
     """What the repository does have, for the error that it lacks a ref (default branch first)."""
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
@@ -13,7 +13,7 @@ from builder.inputs.git import SourceUnreachable
 from builder.lock.agree import disagreements
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
 from builder.lock.model import ArchSection, Lock, LockedDeb, LockedGenerated, LockedGit, LockedPath
-from builder.lock.resolve import Resolver
+from builder.lock.resolve import Resolver, same_entry
 from builder.lock.system import every_deb, spec_key, wants_system
 from builder.manifest.load import manifest_digest
 from builder.manifest.model import GeneratedPackage, ImageBase, Manifest
@@ -55,16 +55,48 @@ class Checked:
 
     drift: list[str]
     unreachable: list[str]
+    # Pins behind their branch (still served): a plain `lock` keeps them, so no drift; said with the
+    # `lock --update COMPONENT` that moves each.
+    behind: list[str] = field(default_factory=list)
 
 
-def _component_drift(lock: Lock, manifest: Manifest, resolver: Resolver, unreachable: list[str]) -> list[str]:
+def _moved_pin(comp_id: str, old: LockedGit, resolver: Resolver, behind: list[str], stack: str) -> list[str] | None:
+    """None while the locked ref names the locked commit; else the drift of the moved pin as a plain
+    `lock` sees it: none while the source still serves the locked commit (the pin stays, and a note in
+    behind names the --update that moves it)."""
+    now, served = resolver.upstream(old)
+    if now == old.commit:
+        return None
+    if not served:
+        return [
+            f"component {comp_id}: {old.ref} moved {old.commit} -> {now}, and the locked commit is no longer served"
+        ]
+    behind.append(
+        f"component {comp_id}: {old.ref} moved upstream {old.commit[:12]} -> {now[:12]}; the lock keeps "
+        f"{old.commit[:12]} (run `stackbuild lock {stack} --update {comp_id}` to move it)"
+    )
+    return []
+
+
+def _component_drift(
+    lock: Lock, manifest: Manifest, resolver: Resolver, unreachable: list[str], behind: list[str], stack: str
+) -> list[str]:
     problems = []
     locked = {c.id: c for c in lock.components}
     for comp in manifest.components:
         if comp.id not in locked:
             problems.append(f"component {comp.id}: not in the lock")
             continue
+        old = locked[comp.id].source
         try:
+            moved = (
+                _moved_pin(comp.id, old, resolver, behind, stack)
+                if isinstance(old, LockedGit) and same_entry(old, comp.source)
+                else None
+            )
+            if moved is not None:
+                problems += moved
+                continue
             new = resolver.source(comp.source)
         except SourceUnreachable as err:
             unreachable.append(f"component {comp.id}: {err}")
@@ -72,7 +104,7 @@ def _component_drift(lock: Lock, manifest: Manifest, resolver: Resolver, unreach
         except StackbuildError as err:
             problems.append(f"component {comp.id}: cannot resolve: {err}")
             continue
-        if (line := _source_drift(comp.id, locked[comp.id].source, new)) is not None:
+        if (line := _source_drift(comp.id, old, new)) is not None:
             problems.append(line)
     problems += [
         f"component {gone}: in the lock but not in the manifest"
@@ -141,12 +173,15 @@ def mirror_drift(lock: Lock, resolver: Resolver) -> list[str]:
         return [note for note in pool.map(lambda item: gone(*item), debs) if note]
 
 
-def check(lock: Lock, manifest: Manifest, resolver: Resolver, manifest_name: str) -> Checked:
-    """Why the lock no longer matches the manifest and the sources, and which sources could not be
-    reached to tell; both empty if it matches."""
+def check(lock: Lock, manifest: Manifest, resolver: Resolver, manifest_name: str, stack: str = "") -> Checked:
+    """Why the lock no longer matches the manifest and the sources (what a plain `lock` would change),
+    which sources could not be reached to tell, and which pins are behind their branch; all empty if
+    it matches. stack: how `lock` is told the stack (default the lock's name)."""
     problems = [line for line in [manifest_drift(lock, manifest, manifest_name)] if line]
     problems += [f"lock disagrees with the manifest: {line}" for line in disagreements(lock, manifest)]
     problems += _system_drift(lock, manifest)
     unreachable: list[str] = []
-    problems += _component_drift(lock, manifest, resolver, unreachable) + _package_drift(lock, manifest, resolver)
-    return Checked(problems, unreachable)
+    behind: list[str] = []
+    problems += _component_drift(lock, manifest, resolver, unreachable, behind, stack or lock.stack)
+    problems += _package_drift(lock, manifest, resolver)
+    return Checked(problems, unreachable, behind)

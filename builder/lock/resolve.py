@@ -91,6 +91,13 @@ class Resolver:
             case PathSource(path=path):
                 return LockedPath(path=path, tree_sha256=trees.tree_hash(self.manifest_dir / path))
 
+    def upstream(self, locked: LockedGit) -> tuple[str, bool]:
+        """(the commit the locked ref names at its source now, whether the locked commit is still served
+        there): a branch that moved keeps its old commit fetchable unless it was force-pushed away."""
+        fetch_url = self.site.repo_url(locked.url)
+        now = git.resolve_ref(fetch_url, locked.ref)
+        return now, now == locked.commit or git.fetchable(fetch_url, locked.commit, self.cache)
+
     def package(
         self, role: PackageRole, package: DownloadPackage | GeneratedPackage, toolkit: Toolkit
     ) -> LockedDownload | LockedGenerated:
@@ -183,14 +190,47 @@ def default_arches(manifest: Manifest) -> list[Arch]:
     return [a for a in listed if a == Arch.host()] or [listed[0]]
 
 
-def _kept_source(previous: Lock | None, update: str | None, comp_id: str, source: object) -> LockedGit | None:
-    """With --update, the previous commit of every other git component whose source is unchanged."""
-    if previous is None or update is None or comp_id == update:
+# `lock --update` without a component: every git pin moves to what its ref names now.
+UPDATE_ALL = ":all"
+
+
+def same_entry(old: LockedGit, source: object) -> bool:
+    """Whether a git pin was made from this manifest entry (url, ref, skipped submodules)."""
+    if not isinstance(source, GitSource):
+        return False
+    return (old.url, old.ref, old.skip_submodules) == (source.git, source.ref, source.skip_submodules)
+
+
+def _kept_source(
+    previous: Lock | None, update: str | None, comp_id: str, source: object, resolver: Resolver
+) -> LockedGit | None:
+    """The previous lock's commit of a git component whose manifest entry is unchanged while its source
+    still serves it (a branch that moved upstream keeps its pin: only --update moves it); a source that
+    does not answer keeps it too (said). None: resolve it now (--update of it or of all, a changed entry,
+    a commit no longer served)."""
+    if previous is None or update in (UPDATE_ALL, comp_id):
         return None
     old = next((c.source for c in previous.components if c.id == comp_id), None)
-    if not isinstance(old, LockedGit) or not isinstance(source, GitSource):
+    if not isinstance(old, LockedGit) or not same_entry(old, source):
         return None
-    return old if (old.url, old.ref, old.skip_submodules) == (source.git, source.ref, source.skip_submodules) else None
+    try:
+        now, served = resolver.upstream(old)
+    except git.SourceUnreachable as err:
+        resolver.say(f"  component {comp_id}: {err}: keeping the lock's {old.commit[:12]}")
+        return old
+    except git.SourceError:
+        return None  # the ref is gone: resolving it says so
+    if not served:
+        resolver.say(
+            f"  component {comp_id}: {redact(old.url)} no longer serves the locked {old.commit[:12]}: relocking"
+        )
+        return None
+    if now != old.commit:
+        resolver.say(
+            f"  component {comp_id}: {old.ref} moved to {now[:12]} upstream; keeping the lock's {old.commit[:12]} "
+            f"(`stackbuild lock {previous.stack} --update {comp_id}` moves it)"
+        )
+    return old
 
 
 def _unresolved(kind: UnresolvedKind, arch: Arch | None, err: NoAnswer, **where: str) -> Unresolved:
@@ -271,7 +311,7 @@ def _python(
         if not comp.python_packages:
             continue
         key = digest({"requirements": comp.python_packages, "index": index, "target": asdict(target)})
-        keep = not wanted or (update is not None and update != comp.id)
+        keep = not wanted or update not in (None, UPDATE_ALL, comp.id)
         if keep and old is not None and old.python_keys.get(comp.id) == key:
             found[comp.id], keys[comp.id] = old.python[comp.id], key
             continue
@@ -333,13 +373,14 @@ def resolve(
     previous: Lock | None = None,
     update: str | None = None,
 ) -> Lock:
-    """A lock for the manifest. With previous and update, git commits of the other components stay."""
+    """A lock for the manifest. With previous, each git component keeps its commit while its entry is
+    unchanged and its source serves it, but the one update names (all with UPDATE_ALL)."""
     arches = arches or default_arches(manifest)
     # Sources first: they are cheap and catch configuration mistakes before any download.
     components, unresolved = [], []
     for comp in manifest.components:
         try:
-            source = _kept_source(previous, update, comp.id, comp.source) or resolver.source(comp.source)
+            source = _kept_source(previous, update, comp.id, comp.source, resolver) or resolver.source(comp.source)
         except git.SourceError as err:
             raise git.SourceError(f"component {comp.id}: {err}") from err
         resolver.say(f"  component {comp.id}: {source.describe()}")

@@ -63,6 +63,7 @@ FENCED: dict[tuple[str, str], str] = {
     ("builder/inputs/git.py", "_tags_at"): "ls-remote --tags -- URL",
     ("builder/inputs/git.py", "add_commit_tree"): "archive --prefix=P -o OUT COMMIT, commit checked 40 hex",
     ("builder/inputs/git.py", "git"): "the wrapper: SAFE_CONFIG first, argv (no shell)",
+    ("builder/inputs/git.py", "fetchable"): "init -- PATH; fetch -- URL COMMIT (checked 40 hex); ls-remote -- URL HEAD",
     ("builder/inputs/git.py", "gitmodules"): "show COMMIT:.gitmodules (checked 40 hex)",
     ("builder/inputs/git.py", "parse_gitmodules"): "config --no-includes --file - (the text on stdin)",
     ("builder/inputs/git.py", "mirror"): "init -- PATH; fetch -- URL COMMIT +refs/tags/X:refs/tags/X (checked), "

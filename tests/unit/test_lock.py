@@ -119,23 +119,92 @@ def test_a_lock_made_for_a_build_is_the_one_a_later_build_reads(
     assert made == lock.read(target) == chain.locked(manifest.load(path), target, resolver, Arch.X86_64)
 
 
-def test_moved_ref_fails_check_with_both_commits(
+def locked_commits(root: Path) -> dict[str, str | None]:
+    return {
+        c["id"]: c["source"].get("commit")
+        for c in json.loads((root / "lockfiles" / "demo.lock.json").read_text())["components"]
+    }
+
+
+def test_a_branch_that_moved_upstream_keeps_its_pin_until_update_moves_it(
+    project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pins move only when asked (issue 51): a plain `lock` keeps a branch's locked commit while its
+    repository still serves it; `lock --check` notes the move with the command that moves it, exit 0."""
+    root, repos, _ = project
+    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
+    before = locked_commits(root)
+    lib2 = commit(repos / "lib", "v2")
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "demo")
+    assert code == 0, err
+    assert locked_commits(root) == before
+    kept = f"keeping the lock's {before['lib']:.12} (`stackbuild lock demo --update lib` moves it)"
+    assert f"component lib: main moved to {lib2[:12]} upstream; {kept}" in err
+    code, out, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
+    assert code == 0, err
+    assert out.startswith("up to date")
+    assert (
+        f"note: component lib: main moved upstream {before['lib']:.12} -> {lib2[:12]}; the lock keeps "
+        f"{before['lib']:.12} (run `stackbuild lock demo --update lib` to move it)"
+    ) in err
+    assert "out of date" not in err
+
+
+def test_update_moves_every_pin_or_the_one_it_names(
     project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     root, repos, _ = project
     assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
-    old = json.loads((root / "lockfiles" / "demo.lock.json").read_text())["components"][0]["source"]["commit"]
-    new = commit(repos / "lib", "v2")
+    before = locked_commits(root)
+    lib2, tool2 = commit(repos / "lib", "v2"), commit(repos / "tool", "v2")
+    assert run_cli(capsys, "--root", str(root), "lock", "demo", "--update", "tool")[0] == 0
+    assert locked_commits(root) == {**before, "tool": tool2}
+    assert run_cli(capsys, "--root", str(root), "lock", "demo", "--update")[0] == 0
+    assert locked_commits(root) == {**before, "lib": lib2, "tool": tool2}
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
+    assert code == 0 and "note:" not in err
+
+
+def test_a_changed_manifest_ref_relocks_without_update(
+    project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, repos, url = project
+    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
+    before = locked_commits(root)
+    git("checkout", "-q", "-b", "release", cwd=repos / "lib")
+    release = commit(repos / "lib", "release")
+    manifest = root / "stacks" / "demo.yaml"
+    manifest.write_text(manifest.read_text().replace(f"{url}/lib, ref: main", f"{url}/lib, ref: release"))
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
+    assert code == 1 and "components.lib.source.ref: the lock has 'main', the manifest 'release'" in err
+    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
+    assert locked_commits(root) == {**before, "lib": release}
+
+
+def test_a_locked_commit_no_longer_served_is_drift_and_relocked(
+    project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A force-push that drops the locked commit: plain `lock` would move the pin, so `--check` fails."""
+    root, repos, _ = project
+    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
+    old = locked_commits(root)["lib"]
+    git("commit", "-q", "--amend", "-m", "rewritten", cwd=repos / "lib")
+    new = git("rev-parse", "HEAD", cwd=repos / "lib")
+    git("reflog", "expire", "--expire=now", "--all", cwd=repos / "lib")
+    git("gc", "-q", "--prune=now", cwd=repos / "lib")
     code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
     assert code == 1
-    assert f"component lib: main moved {old} -> {new}" in err
+    assert f"component lib: main moved {old} -> {new}, and the locked commit is no longer served" in err
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "demo")
+    assert code == 0 and "no longer serves the locked" in err
+    assert locked_commits(root)["lib"] == new
 
 
 def test_an_unreachable_source_is_an_outage_not_drift(
     project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """lock --check exits 3 when a repository does not answer (CI retries that), 1 when a ref moved."""
-    root, repos, url = project
+    """lock --check exits 3 when a repository does not answer (CI retries that), 1 when something drifted."""
+    root, _, url = project
     assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
     with socket.socket() as closed:  # a loopback port nothing listens on
         closed.bind(("127.0.0.1", 0))
@@ -145,9 +214,13 @@ def test_an_unreachable_source_is_an_outage_not_drift(
     code, out, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
     assert code == 3, err
     assert "unreachable: component tool: " in err and "out of date" not in err and out == ""
-    commit(repos / "lib", "v2")  # drift besides the outage: drift decides the code, the outage is still said
-    code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")
-    assert code == 1 and "component lib: main moved" in err and "unreachable: component tool: " in err
+    (root / "stacks" / "app" / "main.py").write_text("print('v2')\n")  # drift besides the outage:
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "--check", "demo")  # drift decides the code
+    assert code == 1 and "component app: source tree" in err and "unreachable: component tool: " in err
+    tool = locked_commits(root)["tool"]  # a plain lock keeps the pin of a source that does not answer
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "demo")
+    assert code == 0 and f"component tool: {dead}/tool: cannot list refs" in err and "keeping the lock's" in err
+    assert locked_commits(root)["tool"] == tool
 
 
 def test_an_unreachable_submodule_host_is_an_outage_too(
@@ -182,16 +255,10 @@ def test_changed_tree_manifest_and_package_are_reported(
     assert "package tk.run: generated sha256 " in err
 
 
-def test_update_moves_only_one_component(project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]) -> None:
-    root, repos, _ = project
-    assert run_cli(capsys, "--root", str(root), "lock", "demo")[0] == 0
-    path = root / "lockfiles" / "demo.lock.json"
-    before = {c["id"]: c["source"].get("commit") for c in json.loads(path.read_text())["components"]}
-    lib2, tool2 = commit(repos / "lib", "v2"), commit(repos / "tool", "v2")
-    assert run_cli(capsys, "--root", str(root), "lock", "--update", "tool", "demo")[0] == 0
-    after = {c["id"]: c["source"].get("commit") for c in json.loads(path.read_text())["components"]}
-    assert after["tool"] == tool2
-    assert after["lib"] == before["lib"] != lib2
+def test_update_of_no_such_component_is_refused(
+    project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, _, _ = project
     code, _, err = run_cli(capsys, "--root", str(root), "lock", "--update", "nope", "demo")
     assert code == 1 and "--update nope: no such component" in err
 
