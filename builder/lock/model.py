@@ -207,12 +207,17 @@ class ArchSection(Frozen):
         return next((p for p in self.packages if p.role == role), None)
 
 
+# SOURCE_DATE_EPOCH: seconds since 1970, up to the last second of year 9999, the last a date in the
+# images' `created` fields (RFC 3339) can name.
+Epoch = Annotated[int, Field(ge=0, le=253402300799)]
+
+
 class LockedImageBase(Frozen):
     kind: Literal["image"] = "image"
     image: Line = Field(pattern=IMAGE_PATTERN)
     # What the stages built on the pinned image are dated and normalised to (its own layers stay as
     # pulled). The default is the bootstrap's date, so a lock written before it existed reads the same.
-    source_date_epoch: int = bootstrap.SOURCE_DATE_EPOCH
+    source_date_epoch: Epoch = bootstrap.SOURCE_DATE_EPOCH
 
 
 class LockedBootstrapBase(Frozen):
@@ -220,7 +225,7 @@ class LockedBootstrapBase(Frozen):
     suite: Suite
     mirror: MirrorUrl
     variant: Literal["apt", "minbase", "required", "important", "standard"]
-    source_date_epoch: int
+    source_date_epoch: Epoch
 
 
 LockedBase = Annotated[Union[LockedImageBase, LockedBootstrapBase], Field(discriminator="kind")]  # noqa: UP007

@@ -107,6 +107,19 @@ def test_unknown_lock_version_is_refused(tmp_path: Path) -> None:
         lock_io.read(tmp_path / "x.lock.json")
 
 
+@pytest.mark.parametrize("epoch", [-1, 253402300800, 10**30])
+def test_a_source_date_no_image_date_can_name_is_refused(tmp_path: Path, epoch: int) -> None:
+    """Found by the lockfile fuzzer: a resealed lock dated past year 9999 crashed render's labels."""
+    lock = lock_io.read(GOLDEN / "golden.lock.json")
+    # Resealed over the new date, as the fuzzer's attacker does: only the field's bound can refuse it.
+    dated = lock.model_copy(update={"base": lock.base.model_copy(update={"source_date_epoch": epoch})})
+    (tmp_path / "x.lock.json").write_text(
+        json.dumps({**dated.model_dump(mode="json"), "lock_sha256": dated.content_sha256()})
+    )
+    with pytest.raises(StackbuildError, match="source_date_epoch"):
+        lock_io.read(tmp_path / "x.lock.json")
+
+
 def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> None:
     made: list[str] = []
 
