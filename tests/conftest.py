@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from builder.store import http
+from tests.reference.isolation import isolated
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "stacks" / "reference"
@@ -79,8 +80,9 @@ def native_stack(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (prefix / "env.sh").exists():  # the script's last step: a failed build is built again
             env = dict(os.environ, PYTHON=sys.executable)
+            # The toolkit's installer, as root, writes /etc/Ascend and /var/log/ascend_seclog: not this host's.
             build = subprocess.run(
-                ["bash", str(REFERENCE / "build-native.sh"), str(prefix)],
+                isolated(["bash", str(REFERENCE / "build-native.sh"), str(prefix)], run / "native-overlays"),
                 env=env,
                 capture_output=True,
                 text=True,
