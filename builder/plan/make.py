@@ -178,11 +178,11 @@ def make_plan(inputs: Inputs) -> Plan:
         bake=render.environment("devel-image", lock, components=devel_scripts) if devel_scripts else None,
     )
     about = render.about(image_labels(manifest, carried, arch, devel=False), "stack.lock.json", LOCK_IN_IMAGE)
-    images = render.RuntimeImages(graph.image("base-runtime"), graph.image("base-devel"), graph.image("toolkit"))
-    runtime_file = render.runtime(manifest, lock, images, section.packages, built, about)
     # CANN's runtime subset installed on the devel base from the packages, or the toolkit stage's tree.
     installs_cann = render.runtime_installs(lock, section.packages)
     cann_parent, cann_context = ("base-devel", inputs.packages) if installs_cann else ("toolkit", NO_CONTEXT)
+    images = render.RuntimeImages(graph.image("base-runtime"), graph.image("base-devel"), graph.image("toolkit"))
+    runtime_file = render.runtime(manifest, lock, images, section.packages if installs_cann else (), built, about)
     # Only the variables of components that reach the runtime image (the others name what it lacks).
     in_runtime = [cid for cid in lock.order if manifest.component(cid).reaches_runtime]
     runtime_env = render.environment(

@@ -396,12 +396,13 @@ def runtime(
     manifest: Manifest,
     lock: Lock,
     images: RuntimeImages,
-    packages: Sequence[LockedDownload | LockedGenerated],
+    installs: Sequence[LockedDownload | LockedGenerated],
     components: Sequence[tuple[str, str]],
     about: str = "",
 ) -> str:
+    """installs: the packages CANN's runtime subset is installed from (see runtime_installs); none: the
+    toolkit stage's tree is copied."""
     layout = toolkit_layout(lock.toolkit.version)
-    installs = runtime_installs(lock, packages)
     artifacts = (
         [
             {"image": image, "path": f"{STACK_ROOT}/{cid}/{a.path}", "to": f"{STACK_ROOT}/{cid}/{a.path}"}
@@ -426,7 +427,7 @@ def runtime(
         base_image=images.base,
         install_base_image=images.install_base,
         cann_image=CANN_RUNTIME_STAGE if installs else images.toolkit,
-        packages=package_steps(packages, runtime_only=True) if installs else [],
+        packages=package_steps(installs, runtime_only=True),
         layout=layout,
         source_date_epoch=lock.base.source_date_epoch,
         artifacts=artifacts,

@@ -96,31 +96,48 @@ def elf_files(roots: list[str]) -> list[str]:
     return sorted(found)
 
 
+LDD_BATCH = 256  # files per ldd call: a CANN tree has thousands, each call a shell and a loader run
+
+
+def ldd_missing(paths: list[str]) -> tuple[int, dict[str, list[str]]]:
+    """(how many of paths the loader takes, {library not found: files needing it}), asking ldd for a batch
+    of files at a time; it heads each file's lines with `<path>:` (with one file, none)."""
+    taken = 0
+    missing: dict[str, list[str]] = {}
+    for start in range(0, len(paths), LDD_BATCH):
+        batch = paths[start : start + LDD_BATCH]
+        blocks: dict[str, list[str]] = {path: [] for path in batch}
+        current = batch[0] if len(batch) == 1 else None
+        run = subprocess.run(["ldd", "--", *batch], capture_output=True, text=True)
+        for line in (run.stdout + run.stderr).splitlines():
+            if line.endswith(":") and line[:-1] in blocks:
+                current = line[:-1]
+            elif current is not None:
+                blocks[current].append(line.strip())
+        for path, lines in blocks.items():
+            if any("not a dynamic executable" in line or line.startswith("ldd:") for line in lines):
+                continue  # another machine's file, or a static one: not this image's to load
+            taken += 1
+            for line in lines:
+                lib, arrow, where = line.partition("=>")
+                if arrow and where.strip() == "not found":
+                    missing.setdefault(lib.strip(), []).append(path)
+    return taken, missing
+
+
 def closure(probe: ProbeSpec) -> Outcome:
     """Each library every ELF file needs resolves, asked of the loader itself (ldd) in this environment;
     one the loader cannot take (another machine's, a static file) is not this image's to load."""
-    provided, loaded = set(probe["provided"]), 0
-    missing: dict[str, list[str]] = {}
-    by_host: set[str] = set()
-    for path in elf_files(probe["roots"]):
-        run = subprocess.run(["ldd", "--", path], capture_output=True, text=True)
-        if run.returncode != 0:
-            continue
-        loaded += 1
-        for line in run.stdout.splitlines():
-            lib, arrow, where = line.strip().partition("=>")
-            if not arrow or where.strip() != "not found":
-                continue
-            if lib.strip() in provided:
-                by_host.add(lib.strip())
-            else:
-                missing.setdefault(lib.strip(), []).append(path)
+    loaded, needed = ldd_missing(elf_files(probe["roots"]))
+    provided = set(probe["provided"])
+    by_host = sorted(lib for lib in needed if lib in provided)
+    missing = {lib: paths for lib, paths in needed.items() if lib not in provided}
     if missing:
         return False, "; ".join(
             f"{lib} not found (needed by {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''})"
             for lib, paths in sorted(missing.items())
         )
-    host = f"; left to the host's driver: {', '.join(sorted(by_host))}" if by_host else ""
+    host = f"; left to the host's driver: {', '.join(by_host)}" if by_host else ""
     return True, f"{loaded} ELF files, each library they need found{host}"
 
 

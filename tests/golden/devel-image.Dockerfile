@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:7c1db4d826cce43838d56af7688d89915844f6395d52c689f744cc367fe3064c
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:418905c31c4bac147ead34d72e007f4aa9d4dcf0cc44f676d6ef2906ed8d2fb2
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:3d9309dc82567410b980a60997eea40f56e4df3037e5dd8f629c80fecf6cd698
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:241cf14b4e435fc0593474615beb523b0429dd050a7fc82c79406e1de7c469b1
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:1b7d010cdb95a612571d79b33e9332b978a8daff46bd8582023822187bd0e019
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:5acd23db5d394316c94174bcc5aac5fa13d7cb3e75ff0fa6434ddbb8807978f1
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels

@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:7c1db4d826cce43838d56af7688d89915844f6395d52c689f744cc367fe3064c
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:418905c31c4bac147ead34d72e007f4aa9d4dcf0cc44f676d6ef2906ed8d2fb2
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:241cf14b4e435fc0593474615beb523b0429dd050a7fc82c79406e1de7c469b1
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:1b7d010cdb95a612571d79b33e9332b978a8daff46bd8582023822187bd0e019
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

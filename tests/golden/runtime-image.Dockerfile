@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:55f95edbecc3155f01f364fe1dd4d8c12e0f1466d4290843ffccc960c71347d3
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:6b0e8bdbe2786a329b243fdf99f31d6a79d1b3e9272740cf4ac972fd8f028fca
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:418905c31c4bac147ead34d72e007f4aa9d4dcf0cc44f676d6ef2906ed8d2fb2
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:3d9309dc82567410b980a60997eea40f56e4df3037e5dd8f629c80fecf6cd698
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:c86acc88a7a7bfb239aeaa6f55d9c7ca7da6941fc22657edec08595981038df7
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:b55d18754be27df453c4eec3316e27b46b58f698cb09105747b144a84e3c17e5
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:1b7d010cdb95a612571d79b33e9332b978a8daff46bd8582023822187bd0e019
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:5acd23db5d394316c94174bcc5aac5fa13d7cb3e75ff0fa6434ddbb8807978f1
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 FROM ${DEVKIT_IMAGE} AS devkit

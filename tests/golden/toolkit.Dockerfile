@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:6b0e8bdbe2786a329b243fdf99f31d6a79d1b3e9272740cf4ac972fd8f028fca
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:b55d18754be27df453c4eec3316e27b46b58f698cb09105747b144a84e3c17e5
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh

@@ -93,7 +93,7 @@ FENCED: dict[tuple[str, str], str] = {
     ("builder/verify/probe_runner.py", "command"): "the manifest's probe command, run by design inside the image",
     ("builder/verify/probe_runner.py", "environment_of"): "the toolkit's set_env.sh path from the layout table",
     ("builder/verify/probe_runner.py", "linked_from"): "ldd -- FILE",
-    ("builder/verify/probe_runner.py", "closure"): "ldd -- FILE (each ELF file found under the probe's roots)",
+    ("builder/verify/probe_runner.py", "ldd_missing"): "ldd -- FILE... (ELF files found under the probe's roots)",
     ("builder/verify/probe_runner.py", "imports"): "python3 -c 'import MODULE' (names checked against MODULE_PATTERN)",
 }
 

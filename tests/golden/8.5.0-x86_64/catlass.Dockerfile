@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:89abe4ccb58db8f4d0a0e29464685c885bf0a1e97567074dbc80564d00465901
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:6f07ec89d04c8dd5fd7f12963c76481e10a9dfe2bca4f2c51040f2e381651a36
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).
 FROM toolkit

@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:89abe4ccb58db8f4d0a0e29464685c885bf0a1e97567074dbc80564d00465901
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:649658dbea473c8b1a5abc148b019fab2aea41507931646cd5ffdd46d84912ae
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:022ad2ec9a448494e426ff0ba7cc6c85ac17830b329fbc9b3de14b7b087b3b27
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:6f07ec89d04c8dd5fd7f12963c76481e10a9dfe2bca4f2c51040f2e381651a36
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:5c8f81bf294fc5386af1e77f1952eed8e247cc592b4960f352a02774c48915e1
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:7b64d8e519490d481afa28399641a864567168e9e7637ad910ad6a63473454b2
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
 FROM ${CATLASS_IMAGE} AS catlass

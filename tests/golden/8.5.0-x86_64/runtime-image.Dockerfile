@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:905674141edbbd9666bf9d21ea5148a62deea4df12c58ebcca134e4192971f59
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:1a4c6d24d5bd1b015e355ed8d31bd476584357726e90690cad72be09d8ff9a61
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:649658dbea473c8b1a5abc148b019fab2aea41507931646cd5ffdd46d84912ae
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:022ad2ec9a448494e426ff0ba7cc6c85ac17830b329fbc9b3de14b7b087b3b27
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:2bf7b5a0eccfe54d1325ded1e7d946ba41027e24e62f39bd75f485edca65407a
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:7e0d4cc9cfa82f2e0fc8772b8b0b60cef728e3875bffaa9ade3f58730091f8da
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:5c8f81bf294fc5386af1e77f1952eed8e247cc592b4960f352a02774c48915e1
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:7b64d8e519490d481afa28399641a864567168e9e7637ad910ad6a63473454b2
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
