@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import http.server
+import itertools
 import os
 import shutil
 import socket
@@ -49,6 +50,14 @@ def run_cli(capsys: object, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     captured = capsys.readouterr()  # type: ignore[attr-defined]
     return code, captured.out, captured.err
+
+
+def incomplete_parts(err: str) -> dict[str, str]:
+    """The parts the block an incomplete `lock` ends with lists: each part's name -> its line."""
+    lines = err.splitlines()
+    start = next(i for i, line in enumerate(lines) if " is incomplete: " in line)
+    parts = itertools.takewhile(lambda line: line.startswith("  "), lines[start + 1 :])
+    return {line.split("  needs ")[0].strip(): line for line in parts}
 
 
 def free_port() -> int:

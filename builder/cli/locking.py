@@ -10,11 +10,11 @@ from builder.cli.options import LockArgs
 from builder.cli.stacks import run_compat
 from builder.inputs.site import SITE_FILE
 from builder.lock.check import check, mirror_drift
-from builder.lock.make import make_lock
+from builder.lock.make import how_to_complete, make_lock
 from builder.lock.resolve import UPDATE_ALL
 from builder.manifest.model import GitSource, Manifest
 from builder.model.arch import Arch
-from builder.model.errors import StackbuildError
+from builder.model.errors import InputError
 
 UNREACHABLE = 3  # a source gave no answer: lock --check could not compare, lock left parts unresolved
 
@@ -45,15 +45,12 @@ def cmd_lock(ctx: Context, options: LockArgs) -> int:
         return 0
     run_compat(loaded, options.allow_unsupported)
     if options.update not in (None, UPDATE_ALL, *(c.id for c in loaded.components)):
-        raise StackbuildError(f"--update {options.update}: no such component in {path}")
+        known = ", ".join(c.id for c in loaded.components)
+        raise InputError(f"--update {options.update}: no such component in {path} (components: {known})")
     resolved = make_lock(loaded, resolver, [Arch(a) for a in options.arch or ()], target, options.update)
     print(target)
-    if unresolved := resolved.unresolved:
-        print(
-            f"{target} leaves {len(unresolved)} part(s) unresolved (a build of them refuses until a lock resolves "
-            f"them): each source above gave no answer",
-            file=sys.stderr,
-        )
+    if block := how_to_complete(resolved, target, options.stack, str(resolver.site.path or f"./{SITE_FILE}")):
+        print("\n".join(block), file=sys.stderr)
         return UNREACHABLE
     return 0
 

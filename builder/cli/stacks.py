@@ -53,10 +53,8 @@ def run_compat(loaded: Manifest, allow_unsupported: bool) -> compat.Report:
     return report
 
 
-def _unsupported(loaded: Manifest) -> StackbuildError:
-    return StackbuildError(
-        f"stack {loaded.name} is not a supported combination (pass --allow-unsupported to go on anyway)"
-    )
+def _unsupported(loaded: Manifest) -> InputError:
+    return InputError(f"stack {loaded.name} is not a supported combination (pass --allow-unsupported to go on anyway)")
 
 
 def refuse_unsupported(loaded: Manifest, allow_unsupported: bool) -> None:
@@ -81,8 +79,13 @@ def cmd_check(ctx: Context, args: CheckArgs) -> int:
         from builder import lock as lock_io
         from builder.lock import requires
 
-        found = requires.unmet(lock_io.read(target), loaded.platform.python, ctx.cache())
-        print(f"checked  each locked wheel's Requires-Dist against its component's other wheels ({target.name})")
+        locked = lock_io.read(target)
+        found = requires.unmet(locked, loaded.platform.python, ctx.cache())
+        if found.checked:
+            print(f"checked  {found.checked} locked wheels' Requires-Dist against their components' other wheels")
+        for part in locked.unresolved:
+            if part.kind == "python":
+                say(f"check: note: Requires-Dist not checked for the {part.what()}: unresolved in {target.name}")
         if found.unchecked:
             more = f" (and {len(found.unchecked) - 3} more)" if len(found.unchecked) > 3 else ""
             say(f"check: note: Requires-Dist not checked for {'; '.join(found.unchecked[:3])}{more}")

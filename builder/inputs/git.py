@@ -32,6 +32,18 @@ class SourceUnreachable(SourceError):
     wrong URL, not a moved ref."""
 
 
+class SourceNoAnswer(SourceUnreachable):
+    """The repository's host gave no answer at all (no name, no connection, a server error): an outage
+    or a host this machine does not reach, never a wrong URL."""
+
+
+# How git and its HTTP transport (curl) say a host gave no answer.
+_NO_ANSWER = re.compile(
+    r"Could not resolve host|Could not resolve hostname|Failed to connect|Connection refused|Connection timed out|"
+    r"unable to connect|Network is unreachable|Operation timed out|The requested URL returned error: 5\d\d"
+)
+
+
 def checked_commit(value: str, what: str) -> str:
     """value, if it is a full commit id (40 hex digits): anything else may be read as an option."""
     if not isinstance(value, str) or not COMMIT.match(value):
@@ -108,7 +120,8 @@ def resolve_ref(url: str, ref: str) -> str:
     try:
         out = git("ls-remote", "--", url, ref, f"refs/heads/{ref}", f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}")
     except SourceError as err:
-        raise SourceUnreachable(f"{redact(url)}: cannot list refs: {err}") from err
+        unreachable = SourceNoAnswer if _NO_ANSWER.search(str(err)) else SourceUnreachable
+        raise unreachable(f"{redact(url)}: cannot list refs: {err}") from err
     refs: dict[str, str] = {}
     for line in out.splitlines():
         commit, _, name = line.partition("\t")

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from builder.inputs.site import SITE_FILE
 from builder.lock import io as lock_io
 from builder.lock.model import Lock
 from builder.lock.resolve import Resolver, resolve
 from builder.manifest.model import Manifest
-from builder.model.arch import Arch
+from builder.model.arch import ARCHITECTURES, Arch
 from builder.model.errors import StackbuildError
 from builder.model.say import Say
 
@@ -24,10 +23,29 @@ def make_lock(
     resolver.say(f"locking {manifest.name}")
     resolved = resolve(manifest, resolver, arches, previous=previous, update=update).sealed()
     lock_io.write(resolved, target)
-    where = resolver.site.path or f"./{SITE_FILE}"
-    for part in resolved.unresolved:
-        resolver.say(f"unresolved: {part.line(str(where))}")
     return resolved
+
+
+def how_to_complete(lock: Lock, target: Path, stack: str, site_file: str) -> list[str]:
+    """The block `lock` ends with when parts are unresolved: each part with the host it needs, then the
+    command that completes the lock where those hosts answer, and the site rewrites that let it here."""
+    parts = lock.unresolved
+    if not parts:
+        return []
+    width = max(len(part.what()) for part in parts)
+    lines = [f"{target} is incomplete: {len(parts)} part(s) need a host this machine did not reach"]
+    lines += [f"  {part.what():<{width}}  needs {part.host()}: {part.reason}" for part in parts]
+    arches = [arch for arch in ARCHITECTURES if any(part.arch == arch for part in parts)]
+    command = " ".join(["stackbuild", "lock", stack, *(f"--arch {arch}" for arch in arches)])
+    sources = list(dict.fromkeys(part.url for part in parts))
+    lines += [
+        "a build of these parts refuses (exit 3) until a lock resolves them; to complete it, either",
+        f"  run `{command}` on a machine that reaches those hosts and commit {target.name}, or",
+        f"  point each at a mirror in {site_file} and run it here:",
+        "    url_rewrites:",
+        *(f'      - {{from: "{url}", to: "<a mirror of it>"}}' for url in sources),
+    ]
+    return lines
 
 
 def _previous(target: Path, say: Say) -> Lock | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Any, Literal, Union
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
@@ -263,10 +264,9 @@ class Unresolved(Frozen):
             case "fetch":
                 return f"fetch {self.path} of {self.component}"
 
-    def line(self, site_file: str) -> str:
-        """One line: the part, why, and the site-configuration line that points its source at a mirror."""
-        fix = f'url_rewrites: [{{from: "{self.url}", to: "<a mirror of it>"}}]'
-        return f"{self.what()}: {self.reason}; point it at a mirror in {site_file}: {fix}"
+    def host(self) -> str:
+        """The host its source names (what a machine must reach, or a site rewrite must replace)."""
+        return urlsplit(self.url).hostname or self.url
 
 
 class Lock(Frozen):

@@ -23,6 +23,7 @@ from builder.store.cache import Cache
 class Unmet:
     problems: list[str]  # a requirement the lock's pin does not satisfy, naming both versions
     unchecked: list[str]  # wheels whose metadata could not be read here (not in the cache, unreadable)
+    checked: int  # wheels whose Requires-Dist were read and compared
 
 
 def _environment(python: str, arch: Arch) -> dict[str, str]:
@@ -63,7 +64,7 @@ def _version(text: str) -> Version | str:
 
 def unmet(lock: Lock, python: str, cache: Cache) -> Unmet:
     """Every Requires-Dist of a pinned wheel on a project the same component pins, checked against that pin."""
-    problems, unchecked = [], []
+    problems, unchecked, checked = [], [], 0
     for arch, section in lock.architectures.items():
         env = _environment(python, arch)
         for component, wheels in section.python.items():
@@ -77,6 +78,7 @@ def unmet(lock: Lock, python: str, cache: Cache) -> Unmet:
                 except ValueError as err:
                     unchecked.append(f"{arch} {wheel.file}: {err}")
                     continue
+                checked += 1
                 for requirement in requirements:
                     other = pinned.get(canonicalize_name(requirement.name))
                     applies = requirement.marker is None or requirement.marker.evaluate({**env, "extra": ""})
@@ -87,4 +89,4 @@ def unmet(lock: Lock, python: str, cache: Cache) -> Unmet:
                             f"component {component} on {arch}: {wheel.name} {wheel.version} requires "
                             f"{requirement}, the lock has {other.name} {other.version}"
                         )
-    return Unmet(problems, unchecked)
+    return Unmet(problems, unchecked, checked)

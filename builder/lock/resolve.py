@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from builder.inputs import bootstrap, debs, git, packages, signed, submodules, trees, wheels
 from builder.inputs.signed import Trust
-from builder.inputs.site import SiteConfig
+from builder.inputs.site import SITE_FILE, SiteConfig
 from builder.lock.agree import package_differences
 from builder.lock.model import (
     LOCK_VERSION,
@@ -53,7 +53,7 @@ from builder.manifest.model import (
 )
 from builder.model.arch import Arch
 from builder.model.canonical import digest
-from builder.model.errors import StackbuildError
+from builder.model.errors import StackbuildError, Unreached
 from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.http import HttpClient, NoAnswer, Progress, SizeLimit, redact
@@ -131,13 +131,21 @@ class Resolver:
             )
             return pinned, None
         self.say(f"  {file}: no sha256 in the manifest, downloading to pin it")
-        sha = self.client.download(
-            self.site.rewrite(url),
-            self.cache,
-            progress=Progress(f"  {file}", self.say),
-            headers=catalog.vendor_headers(vendor),
-            limit=SizeLimit(self.site.download_limit),
-        )
+        try:
+            sha = self.client.download(
+                self.site.rewrite(url),
+                self.cache,
+                progress=Progress(f"  {file}", self.say),
+                headers=catalog.vendor_headers(vendor),
+                limit=SizeLimit(self.site.download_limit),
+            )
+        except NoAnswer as err:  # nothing to pin it with: the file itself is the only source of its sha256
+            where = self.site.path or f"./{SITE_FILE}"
+            raise Unreached(
+                f"{file}: {err.reason}: without a sha256 in the manifest the lock needs the file: lock where "
+                f"that host answers, put the file in an installer_dirs directory, or point the URL at a mirror "
+                f"with url_rewrites (both in {where})"
+            ) from err
         packages.installer(
             self.cache.blob(sha), file, trust, self.cache, f"{redact(url)} gives another file: fix the url", sha
         )
@@ -381,6 +389,11 @@ def resolve(
     for comp in manifest.components:
         try:
             source = _kept_source(previous, update, comp.id, comp.source, resolver) or resolver.source(comp.source)
+        except git.SourceNoAnswer as err:  # no pin to keep: nothing to lock it with
+            raise Unreached(
+                f"component {comp.id}: {err}: lock where that host answers, or point the URL at a mirror with "
+                f"url_rewrites in {resolver.site.path or f'./{SITE_FILE}'} (docs/manifest.md, local mirrors)"
+            ) from err
         except git.SourceError as err:
             raise git.SourceError(f"component {comp.id}: {err}") from err
         resolver.say(f"  component {comp.id}: {source.describe()}")

@@ -62,32 +62,27 @@ def check(manifest: Manifest) -> Report:
         )
     report.checked.append(f"chip {toolkit.chip} among those CANN {toolkit.version} is released for ({release.source})")
     _check_host(manifest, release, report)
-    host = manifest.host
-    report.checked.append(
-        f"host driver {host.driver}, firmware {host.firmware or 'any'} against CANN {toolkit.version}'s "
-        f"{release.driver or 'unknown'}, {release.firmware or 'unknown'}"
-    )
     _check_platform(manifest, report)
     platform = manifest.platform
     report.checked.append(
         f"OS {platform.os} {platform.os_version}, Python {platform.python} against the official images and the OS"
     )
-    if release.files:
-        _check_packages(manifest, release, report)
-        report.checked.append("each toolkit package's file name and sha256 against the catalog")
-    _check_components(manifest, report)
-    report.checked.append("components from known upstream repositories against their CANN and chip needs")
-    _check_frameworks(manifest, report)
-    report.checked.append(f"torch-npu pins against ascend-deployer's pairings for CANN {toolkit.version}")
+    if release.files and (compared := _check_packages(manifest, release, report)):
+        report.checked.append(f"{', '.join(compared)}: file name and sha256 against the catalog")
+    if upstreams := _check_components(manifest, report):
+        report.checked.append(f"{', '.join(upstreams)} against their upstreams' CANN and chip needs")
+    if pins := _check_frameworks(manifest, report):
+        report.checked.append(f"{', '.join(pins)} against ascend-deployer's pairings for CANN {toolkit.version}")
     return report
 
 
-def _check_frameworks(manifest: Manifest, report: Report) -> None:
+def _check_frameworks(manifest: Manifest, report: Report) -> list[str]:
     """A torch-npu pin the catalog does not pair with the stack's CANN release is an error naming both
-    versions and the ones it does pair (ascend-deployer's version_match.json)."""
+    versions and the ones it does pair (ascend-deployer's version_match.json); the pins compared."""
     version = manifest.toolkit.version
     pairs = catalog.framework_pairs("Torch-npu")
     paired = catalog.paired_torch_npu(version)
+    compared = []
     for comp in manifest.components:
         for line in comp.python_packages:
             requirement = Requirement(line)
@@ -97,12 +92,15 @@ def _check_frameworks(manifest: Manifest, report: Report) -> None:
             known = f"the catalog pairs CANN {version} with torch-npu {', '.join(paired) or 'none'}"
             if not pinned:
                 report.warnings.append(f"component {comp.id}: torch-npu is not pinned: {known}")
-            elif (cann := pairs.get(pinned[0])) != version:
+                continue
+            compared.append(f"torch-npu {pinned[0]} ({comp.id})")
+            if (cann := pairs.get(pinned[0])) != version:
                 with_what = f"it pairs with CANN {cann}" if cann else "the catalog does not list it"
                 report.errors.append(
                     f"component {comp.id}: torch-npu {pinned[0]} with CANN {version}: {with_what}; {known} "
                     "(ascend-deployer version_match.json)"
                 )
+    return compared
 
 
 def _release_for(chip: str) -> str:
@@ -114,13 +112,16 @@ def _release_for(chip: str) -> str:
     return f"; for {chip}, start from a release that has it: `stackbuild new {newest} --chip {chip}`"
 
 
-def _check_components(manifest: Manifest, report: Report) -> None:
-    """Public upstream components only where their own requirements hold (builder/manifest/upstream.py)."""
+def _check_components(manifest: Manifest, report: Report) -> list[str]:
+    """Public upstream components only where their own requirements hold (builder/manifest/upstream.py);
+    the components compared."""
     version, chip = manifest.toolkit.version, manifest.toolkit.chip
+    compared = []
     for comp in manifest.components:
         if not isinstance(comp.source, GitSource) or (known := upstream_of(comp.source.git)) is None:
             continue
         name, upstream = known
+        compared.append(f"component {comp.id}")
         if upstream.supports(version, chip):
             continue
         if chip not in upstream.min_cann:
@@ -132,11 +133,13 @@ def _check_components(manifest: Manifest, report: Report) -> None:
             oldest = upstream.min_cann[chip]
             needs = f"needs CANN >= {oldest} on {chip}, the stack has {version}"
             report.errors.append(f"component {comp.id} ({name}) {needs} ({upstream.source})")
+    return compared
 
 
 def _check_host(manifest: Manifest, release: catalog.Release, report: Report) -> None:
     host, version = manifest.host, manifest.toolkit.version
     if release.driver:
+        report.checked.append(f"host driver {host.driver} against CANN {version}'s {release.driver}")
         if host.driver == "none":
             report.errors.append(f"host.driver is 'none' but CANN {version} needs NPU driver {release.driver}")
         elif version_key(host.driver) < version_key(release.driver):
@@ -146,8 +149,10 @@ def _check_host(manifest: Manifest, release: catalog.Release, report: Report) ->
                 f"host driver {host.driver} is not the one CANN {version} is released with "
                 f"({release.driver}); newer drivers are usually compatible"
             )
-    if release.firmware and host.firmware and version_key(host.firmware) != version_key(release.firmware):
-        report.warnings.append(f"host firmware {host.firmware} differs from the documented {release.firmware}")
+    if release.firmware and host.firmware:
+        report.checked.append(f"host firmware {host.firmware} against CANN {version}'s {release.firmware}")
+        if version_key(host.firmware) != version_key(release.firmware):
+            report.warnings.append(f"host firmware {host.firmware} differs from the documented {release.firmware}")
 
 
 def _check_platform(manifest: Manifest, report: Report) -> None:
@@ -157,7 +162,11 @@ def _check_platform(manifest: Manifest, report: Report) -> None:
             f"{platform.os} {platform.os_version} is not an OS of the official CANN images "
             f"(ubuntu 22.04/24.04, openeuler 22.03/24.03)"
         )
-    if tuple(int(p) for p in platform.python.split(".")) < MIN_PYTHON:
+    tilelang = any(
+        isinstance(c.source, GitSource) and (upstream_of(c.source.git) or ("",))[0] == "tilelang-ascend"
+        for c in manifest.components
+    )
+    if tilelang and tuple(int(p) for p in platform.python.split(".")) < MIN_PYTHON:
         report.warnings.append(f"Python {platform.python} is older than tilelang-ascend's minimum 3.10")
     _check_distribution_python(manifest, report)
 
@@ -181,15 +190,22 @@ def _check_distribution_python(manifest: Manifest, report: Report) -> None:
     report.errors.append(f"{said} (python_from: distribution): {fix}")
 
 
-def _check_packages(manifest: Manifest, release: catalog.Release, report: Report) -> None:
+def _check_packages(manifest: Manifest, release: catalog.Release, report: Report) -> list[str]:
+    """The manifest's packages with a sha256 against the catalog's entries; those compared."""
     toolkit = manifest.toolkit
+    compared = []
     for kind in PACKAGE_ROLES:
         for arch, package in toolkit.packages.of(kind).items():
             entry = release.package(kind, arch, toolkit.chip)
             if entry is None:
                 report.warnings.append(f"{kind} package for {arch} is not in the catalog of {toolkit.version}")
-            elif package.sha256 and (entry.filename != package.file or entry.sha256 != package.sha256):
+                continue
+            if not package.sha256:
+                continue
+            compared.append(f"{kind} {arch}")
+            if entry.filename != package.file or entry.sha256 != package.sha256:
                 report.errors.append(
                     f"{kind} package for {arch} differs from the catalog: expected {entry.filename} "
                     f"sha256 {entry.sha256}, the manifest has {package.file} sha256 {package.sha256}"
                 )
+    return compared

@@ -57,15 +57,28 @@ def test_a_known_mismatch_with_the_distributions_python_is_refused_unless_the_ba
     ]
 
 
-def test_63rc1_on_910b_is_known_bad(capsys: pytest.CaptureFixture[str]) -> None:
-    report = compat.check(load("6.3.RC1"))
-    assert report.errors == [
+def test_63rc1_is_the_310p_release_and_on_910b_is_known_bad(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The shipped 6.3.RC1 stack is the release as Huawei made it (310P, its driver and firmware) and
+    checks clean; the same release on 910B is refused with the fact first and the release to start
+    from, as bad input (exit 2, no traceback), unless allowed."""
+    shipped = compat.check(load("6.3.RC1"))
+    assert shipped.ok and shipped.warnings == [], shipped
+    assert shipped.checked[:3] == [
+        "chip 310p among those CANN 6.3.RC1 is released for (docs package list (310P only))",
+        "host driver 23.0.rc1 against CANN 6.3.RC1's 23.0.rc1",
+        "host firmware 6.3.0.1.241 against CANN 6.3.RC1's 6.3.0.1.241",
+    ]
+    on_910b = variant(tmp_path, "", "", source=ROOT / "stacks" / "6.3.RC1.yaml", chip="910b")
+    assert compat.check(on_910b).errors == [
         "CANN 6.3.RC1 does not support chip 910b: it is released for 310p only (docs package list (310P only)); "
         "for 910b, start from a release that has it: `stackbuild new 9.0.0 --chip 910b`"
     ]
-    code, _, err = run_cli(capsys, "check", "6.3.RC1")
-    assert code == 1 and "--allow-unsupported" in err
-    code, out, _ = run_cli(capsys, "check", "6.3.RC1", "--allow-unsupported")
+    path = str(tmp_path / "v.yaml")
+    code, _, err = run_cli(capsys, "check", path)
+    lines = err.strip().splitlines()
+    assert code == 2 and lines[0].startswith("compat: error: CANN 6.3.RC1 does not support chip 910b"), err
+    assert lines[-1].startswith("stackbuild: error: ") and "--allow-unsupported" in err and "traceback" not in err
+    code, out, _ = run_cli(capsys, "check", path, "--allow-unsupported")
     assert code == 0 and "compatible: 6.3.RC1" in out
 
 
@@ -74,9 +87,15 @@ def test_reference_stack_skips_cann_data() -> None:
     assert report.ok and report.notes == ["CPU simulation (reference stack): no CANN compatibility data applies"]
 
 
-def variant(tmp_path: Path, old: str, new: str) -> manifest.Manifest:
+def variant(
+    tmp_path: Path, old: str, new: str, source: Path = ROOT / "stacks" / "8.5.0.yaml", chip: str | None = None
+) -> manifest.Manifest:
+    """source's text with old replaced by new (and the toolkit's chip by chip), loaded from tmp_path/v.yaml."""
+    text = source.read_text().replace(old, new) if old else source.read_text()
+    if chip is not None:
+        text = re.sub(r"(?m)^  chip: \S+$", f"  chip: {chip}", text)
     path = tmp_path / "v.yaml"
-    path.write_text((ROOT / "stacks" / "8.5.0.yaml").read_text().replace(old, new))
+    path.write_text(text)
     return manifest.load(path)
 
 
@@ -192,3 +211,24 @@ def test_check_accepts_the_catalogs_pairing_as_locked_and_refuses_a_lock_that_br
 
 def _target(arch: str) -> wheels.Target:
     return wheels.Target("3.10", Arch(arch), 35)
+
+
+def test_check_lists_only_the_checks_that_ran(capsys: pytest.CaptureFixture[str]) -> None:
+    """8.5.0's committed lock has no wheels (PyTorch's index unresolved for both architectures): `check`
+    says it did not check their Requires-Dist, and why, instead of claiming it did; 6.3.RC1, with no
+    component and no sha256, claims no upstream, torch-npu or catalog-sha256 check."""
+    code, out, err = run_cli(capsys, "--root", str(ROOT), "check", "8.5.0")
+    assert code == 0 and "Requires-Dist" not in out, out
+    for arch in ("x86_64", "aarch64"):
+        assert (
+            f"check: note: Requires-Dist not checked for the {arch} python packages of tilelang-ascend: "
+            "unresolved in 8.5.0.lock.json"
+        ) in err, err
+    code, out, err = run_cli(capsys, "--root", str(ROOT), "check", "6.3.RC1")
+    assert code == 0, err
+    assert [line.split(" against ")[0] for line in out.splitlines() if line.startswith("checked")] == [
+        "checked  chip 310p among those CANN 6.3.RC1 is released for (docs package list (310P only))",
+        "checked  host driver 23.0.rc1",
+        "checked  host firmware 6.3.0.1.241",
+        "checked  OS ubuntu 22.04, Python 3.10",
+    ]

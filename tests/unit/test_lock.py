@@ -34,6 +34,7 @@ from tests.helpers import (
     git_daemon,
     hadolint,
     http_server,
+    incomplete_parts,
     make_repo,
     run_cli,
     serving_bytes,
@@ -260,7 +261,42 @@ def test_update_of_no_such_component_is_refused(
 ) -> None:
     root, _, _ = project
     code, _, err = run_cli(capsys, "--root", str(root), "lock", "--update", "nope", "demo")
-    assert code == 1 and "--update nope: no such component" in err
+    assert code == 2 and "--update nope: no such component" in err and "(components: " in err, err
+    assert err.strip().splitlines()[-1].startswith("stackbuild: error: --update") and "traceback" not in err, err
+
+
+def test_a_git_host_that_gives_no_answer_and_no_pin_to_keep_is_exit_3_with_the_way_on(
+    project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing to lock the component with: exit 3 (not reached), one line naming the component, the host
+    and the site rewrite that points it at a mirror; no lock written, no traceback."""
+    root, _, url = project
+    manifest = root / "stacks" / "demo.yaml"
+    manifest.write_text(manifest.read_text().replace(url, f"git://127.0.0.1:{free_port()}"))
+    code, _, err = run_cli(capsys, "--root", str(root), "lock", "demo")
+    last = err.strip().splitlines()[-1]
+    assert code == 3 and last.startswith("stackbuild: error: component lib: git://127.0.0.1:"), err
+    assert "url_rewrites in " in last and "traceback" not in err, err
+    assert not (root / "lockfiles" / "demo.lock.json").exists()
+
+
+def test_a_package_without_a_sha256_whose_host_gives_no_answer_stops_the_lock_with_the_way_on(
+    tmp_path: Path,
+) -> None:
+    """The shipped 6.3.RC1 stack publishes no sha256: its file is the only source of one, so a host that
+    does not answer stops the lock (Unreached: exit 3, one line) naming the file and each way on."""
+    from builder.model.retry import RetryPolicy
+
+    loaded = manifest.load(ROOT / "stacks" / "6.3.RC1.yaml")
+    dead = f"http://127.0.0.1:{free_port()}/"
+    site = SiteConfig.model_validate(
+        {"url_rewrites": [{"from": "https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/", "to": dead}]}
+    )
+    client = HttpClient(RetryPolicy(attempts=1, longest=0.0))
+    resolver = Resolver(ROOT / "stacks", site, Cache(tmp_path / "cache"), client, print)
+    package = loaded.toolkit.packages.of("toolkit")[Arch.X86_64]
+    with pytest.raises(Unreached, match=r"^Ascend-cann-toolkit_6\.3\.RC1_linux-x86_64\.run: .*installer_dirs"):
+        resolver.package("toolkit", package, loaded.toolkit)
 
 
 def test_tampered_lock_is_refused(project: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -339,6 +375,10 @@ def on_image(manifest_text: str, image: str = UBUNTU_IMAGE) -> str:
     return manifest_text[:start] + f"base:\n  image: {image}\n" + manifest_text[end:]
 
 
+# A known-bad combination (6.3.RC1 on 910B) whose components come from site: repositories.
+SIX_LAYERS = ROOT / "tests" / "manifests" / "six-layers-6.3.RC1-910b.yaml"
+
+
 def unanswering() -> str:
     """Site rewrites sending the other hosts the 8.5.0 stack names (the Python indexes) to loopback
     ports where nothing listens: a test never reaches the network."""
@@ -371,8 +411,7 @@ def test_real_8_5_0_stack_locks_with_the_vendor_host_unreachable(
     )
     both = ["--arch", "x86_64", "--arch", "aarch64"]
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "8.5.0", *both)
-    unresolved = sorted(line.split(": ")[1] for line in err.splitlines() if line.startswith("unresolved: "))
-    assert code == 3 and unresolved == [
+    assert code == 3 and sorted(incomplete_parts(err)) == [
         "aarch64 python packages of tilelang-ascend",
         "x86_64 python packages of tilelang-ascend",
     ], err
@@ -429,12 +468,12 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
 
     root = tmp_path / "project"
     (root / "stacks").mkdir(parents=True)
-    text = on_image((ROOT / "stacks" / "6.3.RC1.yaml").read_text())  # locking bootstraps nothing
+    text = on_image(SIX_LAYERS.read_text())  # locking bootstraps nothing
     (root / "stacks" / "6.3.RC1.yaml").write_text(without_system_packages(text))  # they need the image (see above)
     site = tmp_path / "site.yaml"
     site.write_text("repos: {}\n")
     code, _, err = run_cli(capsys, "--root", str(root), "--site-config", str(site), "lock", "6.3.RC1")
-    assert code == 1 and "not a supported combination (pass --allow-unsupported" in err
+    assert code == 2 and "not a supported combination (pass --allow-unsupported" in err
     lock_allowed = ["--root", str(root), "--site-config", str(site), "lock", "6.3.RC1", "--allow-unsupported"]
     lock_allowed += ["--arch", "x86_64", "--arch", "aarch64"]
     repos = fake_upstream(tmp_path, ["team/ascend-c", "team/tilelang"])
@@ -458,7 +497,7 @@ def test_63rc1_needs_site_repos_and_allow_unsupported(
         hashlib.sha256(served).hexdigest()
     }
     assert data["components"][0]["source"]["url"] == "site:ascend-c"
-    for arch in ("x86_64", "aarch64"):  # the shipped stack renders for both architectures, hadolint-clean
+    for arch in ("x86_64", "aarch64"):  # it renders for both architectures, hadolint-clean
         out = tmp_path / "rendered" / arch
         args = ["--root", str(root), "--site-config", str(site), "render", "6.3.RC1", "--arch", arch, "-o", str(out)]
         assert run_cli(capsys, *args)[0] == 0
@@ -642,7 +681,7 @@ def test_lock_arch_file_rewrites_and_installer_dirs(
 def test_build_without_a_lock_says_every_step_still_needed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "project"
     (root / "stacks").mkdir(parents=True)
-    shutil.copy(ROOT / "stacks" / "6.3.RC1.yaml", root / "stacks")
+    shutil.copy(SIX_LAYERS, root / "stacks" / "6.3.RC1.yaml")
     site = tmp_path / "site.yaml"
     site.write_text("repos: {ascend-c: 'file:///srv/ascend-c.git'}\n")
     base = ["--root", str(root), "--site-config", str(site), "build", "6.3.RC1"]
@@ -696,9 +735,9 @@ def test_build_stack_puts_an_unsupported_combination_before_any_host_setup(
     assert spec is not None and spec.loader is not None
     noxfile = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(noxfile)
-    root = tmp_path / "fresh"  # a fresh checkout: the shipped stacks, no lock for 6.3.RC1
+    root = tmp_path / "fresh"  # a fresh checkout with a stack of a known-bad combination, no lock for it
     (root / "stacks").mkdir(parents=True)
-    shutil.copy(ROOT / "stacks" / "6.3.RC1.yaml", root / "stacks")
+    shutil.copy(SIX_LAYERS, root / "stacks" / "6.3.RC1.yaml")
     session = RecordingSession(root, ["6.3.RC1"])
     with pytest.raises(nox.command.CommandFailed):
         noxfile.build_stack(session)
@@ -738,7 +777,7 @@ def test_an_official_cann_image_as_base_with_the_toolkit_preinstalled(
     base = ["--root", str(root), "--site-config", str(site)]
     assert run_cli(capsys, *base, "check", "8.5.0")[0] == 0
     code, _, err = run_cli(capsys, *base, "lock", "8.5.0", "--arch", "x86_64", "--arch", "aarch64")
-    assert code == 3 and err.count("unresolved: ") == 2, err  # the CPU index, once for each architecture
+    assert code == 3 and len(incomplete_parts(err)) == 2, err  # the CPU index, once for each architecture
     data = json.loads((root / "lockfiles" / "8.5.0.lock.json").read_text())
     assert all(section["packages"] == [] for section in data["architectures"].values())
     out = tmp_path / "rendered"

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from builder import manifest
+from tests.conftest import ROOT
 from tests.helpers import run_cli
 
 
@@ -95,8 +96,19 @@ def test_new_in_an_empty_directory_for_every_release_and_chip(
         assert [c.id for c in loaded.components] == components, (version, chip)
         code, out, err = run_cli(capsys, "check", f"{version}-{chip}")
         assert code == 0 and out.strip().splitlines()[-1] == f"compatible: {version}-{chip}", err
-        checked = [line for line in out.splitlines() if line.startswith("checked  ")]
-        assert f"checked  chip {chip} among those CANN {version} is released for" in out and len(checked) == 6, out
+        # Only the checks that had something to compare: upstream needs with components, torch-npu with its pin.
+        checked = [line.split(" against ")[0] for line in out.splitlines() if line.startswith("checked  ")]
+        release = catalog.releases()[version]
+        upstream = [f"checked  {', '.join(f'component {c}' for c in components)}"] if components else []
+        npu = [f"checked  torch-npu {catalog.paired_torch_npu(version)[-1]} (tilelang-ascend)"]
+        assert checked == [
+            f"checked  chip {chip} among those CANN {version} is released for (ascend-deployer CANN_{version}.json)",
+            f"checked  host driver {release.driver}",
+            "checked  OS ubuntu 22.04, Python 3.10",
+            "checked  toolkit x86_64, toolkit aarch64, ops x86_64, ops aarch64: file name and sha256",
+            *upstream,
+            *(npu if "tilelang-ascend" in components else []),
+        ], out
         refs = {c.id: c.source.ref for c in loaded.components if hasattr(c.source, "ref")}
         if "catlass" in refs:
             assert refs["catlass"] == ("v1.6.3" if version in ("8.5.0", "9.0.0") else "v1.5.0")
@@ -160,3 +172,32 @@ def test_new_pins_torch_npu_to_the_catalogs_newest_pairing_that_fits_a_pinned_to
     assert pinned(["torch==2.7.1", "torch-npu"]) == ["torch==2.7.1", "torch-npu==2.7.1.post2"]
     assert pinned(["torch", "torch-npu==2.8.0.post2"]) == ["torch", "torch-npu==2.8.0.post2"]
     assert pinned(["torch==1.0", "torch-npu"]) == ["torch==1.0", "torch-npu"]  # no pair fits: left for check
+
+
+@pytest.mark.parametrize("chip", ["910b", "a3"])
+def test_the_shipped_9_0_0_stack_is_what_new_writes_for_9_0_0_on_either_chip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], chip: str
+) -> None:
+    """stacks/9.0.0.yaml (910b) is `new 9.0.0` as written, but for its name and description; on a3 only
+    the ops packages (the catalog's A3 files) differ: the components, their refs, the torch-npu pin
+    (2.10.0, the catalog's newest pairing), the driver (26.0.RC1) and the rest are the same."""
+    out = tmp_path / "new.yaml"
+    code, _, err = run_cli(capsys, "new", "9.0.0", "--chip", chip, "--name", "9.0.0", "-o", str(out))
+    assert code == 0, err
+    written = manifest.load(out).model_dump(mode="json", exclude={"description"})
+    shipped = manifest.load(ROOT / "stacks" / "9.0.0.yaml").model_dump(mode="json", exclude={"description"})
+    entries = catalog_entries("9.0.0")
+    ops = written["toolkit"]["packages"].pop("ops")
+    assert {a: (p["file"], p["sha256"]) for a, p in ops.items()} == {
+        a: (name, entries[name]["sha256"])
+        for a in ("x86_64", "aarch64")
+        for name in [f"Ascend-cann-{'A3' if chip == 'a3' else '910b'}-ops_9.0.0_linux-{a}.zip"]
+    }
+    shipped["toolkit"]["packages"].pop("ops")
+    assert written == shipped | {"toolkit": shipped["toolkit"] | {"chip": chip}}
+    pins = [p for p in shipped["components"][0]["python_packages"] if p.startswith("torch")]
+    assert (shipped["host"]["driver"], pins) == ("26.0.RC1", ["torch==2.10.0", "torch-npu==2.10.0"])
+    assert {c["id"]: c["source"]["ref"] for c in shipped["components"]} == {
+        "tilelang-ascend": "ascendc_pto",
+        "catlass": "v1.6.3",
+    }
