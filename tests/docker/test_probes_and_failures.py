@@ -250,6 +250,10 @@ def test_real_cann_packages_from_loopback_http(workspace: Path, tmp_path: Path, 
             str(tmp_path),
             "--output-name",
             f"{real_name}.run",
+            # Other bytes each run, as each of Huawei's builds has: BuildKit's cache of an earlier
+            # run's install step (kept by the daemon across runs) never stands in for this one.
+            "--timestamp",
+            time.strftime("%Y%m%d_%H%M%S") + f"{time.time_ns() // 1_000_000 % 1000:03d}",
         ],
         check=True,
         capture_output=True,

@@ -43,10 +43,10 @@ def package_file_name(package: str, version: str, arch: str) -> str:
     return f"{package}_{version}_linux-{arch}.run"
 
 
-def _package_info(kind: str, package: str, version: str, arch: str) -> bytes:
+def _package_info(kind: str, package: str, version: str, arch: str, timestamp: str) -> bytes:
     fields = (
         f"KIND={kind}\nPACKAGE_NAME={package}\nVERSION={version}\nINNER_VERSION={version}.cpusim\nARCH={arch}\n"
-        f"TIMESTAMP={BUILD_TIMESTAMP}\n"
+        f"TIMESTAMP={timestamp}\n"
     )
     return fields.encode()
 
@@ -88,13 +88,15 @@ def padding(megabytes: int) -> bytes:
     return block * megabytes
 
 
-def build_payload(kind: str, package: str, version: str, arch: str, pad_mb: int = 0) -> bytes:
+def build_payload(
+    kind: str, package: str, version: str, arch: str, pad_mb: int = 0, timestamp: str = BUILD_TIMESTAMP
+) -> bytes:
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
         for rel, path in _files(kind):
             executable = rel == "install.sh" or "/bin/" in f"/{rel}"
             _add(tar, rel, path.read_bytes(), 0o755 if executable else 0o644)
-        _add(tar, "package.info", _package_info(kind, package, version, arch), 0o644)
+        _add(tar, "package.info", _package_info(kind, package, version, arch, timestamp), 0o644)
         if kind == "toolkit":
             _add(tar, AICPU_PACKAGE, _aicpu_package(arch), 0o644)
         if pad_mb:
@@ -105,8 +107,10 @@ def build_payload(kind: str, package: str, version: str, arch: str, pad_mb: int 
     return compressed.getvalue()
 
 
-def build_installer(kind: str, package: str, version: str, arch: str, pad_mb: int = 0) -> bytes:
-    payload = build_payload(kind, package, version, arch, pad_mb)
+def build_installer(
+    kind: str, package: str, version: str, arch: str, pad_mb: int = 0, timestamp: str = BUILD_TIMESTAMP
+) -> bytes:
+    payload = build_payload(kind, package, version, arch, pad_mb, timestamp)
     header = (HERE / "header.sh").read_text()
     header = header.replace("@PACKAGE@", package).replace("@VERSION@", version)
     header = header.replace("@ARCH@", arch).replace("@PAYLOAD_SHA256@", hashlib.sha256(payload).hexdigest())
@@ -134,9 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pad-mb", type=int, default=0, help="add this many MiB of incompressible data (benchmarks at real size)"
     )
+    parser.add_argument(
+        "--timestamp",
+        default=BUILD_TIMESTAMP,
+        help="build time recorded in version.info, YYYYMMDD_HHMMSSmmm as CANN's packaging writes it "
+        "(default %(default)s, fixed so packing is deterministic; another one gives other bytes)",
+    )
     args = parser.parse_args(argv)
     package = args.package_name or DEFAULT_PACKAGE[args.kind]
-    data = build_installer(args.kind, package, args.version, args.arch, args.pad_mb)
+    data = build_installer(args.kind, package, args.version, args.arch, args.pad_mb, args.timestamp)
     args.output_dir.mkdir(parents=True, exist_ok=True)
     name = args.output_name or package_file_name(package, args.version, args.arch)
     out = args.output_dir / name
