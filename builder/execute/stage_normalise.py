@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from builder.engine import BuildEngine, EngineError
-from builder.execute.normalise import Normalised, memo_key, normalise, normalise_dirs, rebased
+from builder.execute.image_load import Normalised, rebased
+from builder.execute.normalise import memo_key, normalise, normalise_dirs
 from builder.execute.stage_log import StageLog
 from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
