@@ -91,7 +91,7 @@ def ensure_foreign(arch: str) -> None:
 
 def docker_running() -> bool:
     # Imported here: the build-tools check runs before the project's dependencies are installed.
-    from builder.engine.docker_engine import reachable
+    from builder.engine.docker_daemon import reachable
 
     return reachable()
 

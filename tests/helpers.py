@@ -32,7 +32,7 @@ FULL_FUZZ = os.environ.get("CI") == "true" or os.environ.get("STACKBUILD_FUZZ") 
 
 def context_files(dockerfile: str, items: Sequence[ContextItem], cache: Cache) -> dict[str, bytes]:
     """A build context as write_context writes it: each file's bytes by its path in the context."""
-    with cache.temp_dir() as directory:
+    with cache.scratch.temp_dir() as directory:
         write_context(directory, dockerfile, items, cache)
         return {
             path.relative_to(directory).as_posix(): path.read_bytes()

@@ -24,7 +24,7 @@ from builder.cli import commands, dispatch
 from builder.cli.common import Context, project_root
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
 from builder.model.registry import registry_of
-from builder.store.cache import remove_live_scratch
+from builder.store.scratch import remove_live_scratch
 
 EPILOG = """\
 `stackbuild COMMAND --help` says all a command does and takes. A manifest
@@ -86,7 +86,7 @@ def _run(ctx: Context, args: argparse.Namespace) -> int:
 
         cache = ctx.cache()
         with running_build(cache):  # gc refuses to run meanwhile
-            cache.sweep_scratch()  # what a killed command left in tmp/ (a kill -9 unwinds nothing)
+            cache.scratch.sweep()  # what a killed command left in tmp/ (a kill -9 unwinds nothing)
             return run(ctx, args)
 
 

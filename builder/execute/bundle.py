@@ -226,7 +226,7 @@ def _import_file(bundle: Path, name: str, entry: _Entry, cache: Cache) -> None:
     source = bundle / name
     if (bundle / "blobs").is_symlink():
         raise StackbuildError(f"{bundle / 'blobs'}: a link: a bundle's files are its own")
-    with cache.temp_dir() as tmp:
+    with cache.scratch.temp_dir() as tmp:
         part, digest, copied = tmp / "part", hashlib.sha256(), 0
         try:
             with _open_regular(source) as src, part.open("wb") as out:
@@ -297,7 +297,7 @@ def _import_commit(bundle: Path, git_entry: _GitEntry, site: SiteConfig, cache: 
     """One git entry of a bundle into the mirror this site fetches its URL into, every object checked."""
     target = cache.git_mirror(site.repo_url(git_entry.url))
     checked = site.skipped_checks(git_entry.url)
-    with cache.lock(f"git-{target.stem}"), cache.temp_dir() as tmp:
+    with cache.locks.exclusive(f"git-{target.stem}"), cache.scratch.temp_dir() as tmp:
         source = _git_store(bundle, git_entry, tmp / "bundled.git")
         if target.is_dir():
             if left := _copy_commit(source, target, git_entry.commit, checked):

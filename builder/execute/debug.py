@@ -36,12 +36,12 @@ def failed_command(reason: str) -> str | None:
 def record_failure(cache: Cache, plan: Plan, stage: Stage, reason: str, command: str | None) -> None:
     """A failed RUN (command) or failed probes (None): what `shell` needs to open the stage's state."""
     record = {"key": stage.key, "command": command, "reason": reason}
-    cache.write_record(record, FAILURE_KIND, plan.stack.lower(), plan.arch.value, stage.name)
+    cache.records.write(record, FAILURE_KIND, plan.stack.lower(), plan.arch.value, stage.name)
 
 
 def last_failure(cache: Cache, plan: Plan, stage: Stage) -> Failure | None:
     """The stage's last failure here, if it failed with the inputs it has now."""
-    record = cache.read_record(FAILURE_KIND, plan.stack.lower(), plan.arch.value, stage.name)
+    record = cache.records.read(FAILURE_KIND, plan.stack.lower(), plan.arch.value, stage.name)
     if record is None or record.get("key") != stage.key:
         return None
     command = record.get("command")

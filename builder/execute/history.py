@@ -56,19 +56,19 @@ def record_run(plan: Plan, request: Request) -> None:
         "blobs": sorted(blobs),
         "git": sorted(mirrors),
     }
-    cache.write_record(record, RUN_KIND, plan.stack.lower(), plan.arch.value, f"{time.time_ns()}-{os.getpid()}")
+    cache.records.write(record, RUN_KIND, plan.stack.lower(), plan.arch.value, f"{time.time_ns()}-{os.getpid()}")
 
 
 @contextlib.contextmanager
 def running_build(cache: Cache) -> Iterator[None]:
-    with cache.shared(BUILDS_LOCK):
+    with cache.locks.shared(BUILDS_LOCK):
         yield
 
 
 def build_runs(cache: Cache) -> list[BuildRun]:
     """Every recorded build, oldest first within each stack and architecture."""
     runs = []
-    for name, data in cache.records(RUN_KIND).items():
+    for name, data in cache.records.every(RUN_KIND).items():
         stages = data.get("stages")
         if not isinstance(stages, dict) or not RUN_NAME.match(name.rpartition("/")[2]):
             continue  # not a record this version wrote: it protects nothing

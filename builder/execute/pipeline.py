@@ -194,9 +194,9 @@ def smoke(tagged: Tagged, spec: Smoke, engine: Engine, cache: Cache) -> SmokeRes
     """Smoke the runtime image once per image key (a recorded pass is not run again)."""
     # A pass counts for this image and this smoke command: a new command or expectation runs again.
     key = digest({"image": tagged.built.plan.stages["runtime-image"].key, "smoke": spec.model_dump(mode="json")})
-    if cache.read_record("smoke", key) is not None:
+    if cache.records.read("smoke", key) is not None:
         return SmokeResult(True, True, "launch: passed (recorded for this image key)", "")
     outcome = run_smoke(engine, tagged.tags["runtime-image"], spec)
     if outcome.passed:
-        cache.write_record({"output": outcome.output}, "smoke", key)
+        cache.records.write({"output": outcome.output}, "smoke", key)
     return outcome

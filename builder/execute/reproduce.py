@@ -28,7 +28,7 @@ from typing import IO, Any, TypeVar, cast
 from builder.engine import BuildEngine, Engine, EngineError, connect
 from builder.execute import chain
 from builder.execute.chain import Request
-from builder.execute.normalise import unpack
+from builder.execute.layer_read import unpack
 from builder.execute.stage import StageBuilder
 from builder.inputs.project import clone_checkout, origin_of, toplevel
 from builder.model.errors import InputError, StackbuildError

@@ -113,7 +113,7 @@ class StageBuilder:
         Another build of the same stage (another stackbuild at once) holds its lock: when it is
         released, the image it tagged is taken instead of building it again."""
         try:
-            with self.cache.lock(f"stage-{stage.key}"):
+            with self.cache.locks.exclusive(f"stage-{stage.key}"):
                 done = self.engine.image_id(stage.tag())
                 if done:
                     return done
@@ -136,7 +136,7 @@ class StageBuilder:
     def _build_new(self, stage: Stage, report: Report, run: Run, log_mode: str = "w") -> str:
         log_file = self.log_file(stage)
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        with log_file.open(log_mode) as file, self.cache.temp_dir() as context:
+        with log_file.open(log_mode) as file, self.cache.scratch.temp_dir() as context:
             log = StageLog(stage.name, log_file, line_writer(file))
             started = time.monotonic()
             context_input = stage.inputs.context
@@ -255,7 +255,7 @@ class StageBuilder:
         """stage built from the given parent images, nothing probed or tagged; its image id (normalised
         when fresh: every step run again, none from the builder's cache, as `verify-reproducible` does)."""
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        with log_file.open("w") as file, self.cache.temp_dir() as context:
+        with log_file.open("w") as file, self.cache.scratch.temp_dir() as context:
             log = StageLog(stage.name, log_file, line_writer(file))
             self._context(stage, context, log)
             args = {parent_arg(p): image for p, image in parents.items()}

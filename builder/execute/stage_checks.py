@@ -64,10 +64,10 @@ def check_installs(engine: Engine, cache: Cache, plan: Plan, image_of: Callable[
     if not plan.installs:
         return
     checked = digest({name: plan.stages[name].key for name in ["toolkit", *sorted(plan.installs)]})
-    with cache.lock(f"installs-{checked}"):
-        if cache.read_record("installs", checked) is None:
+    with cache.locks.exclusive(f"installs-{checked}"):
+        if cache.records.read("installs", checked) is None:
             _list_and_compare(engine, cache, plan, image_of, log)
-            cache.write_record({"collisions": 0}, "installs", checked)
+            cache.records.write({"collisions": 0}, "installs", checked)
 
 
 def _list_and_compare(
@@ -94,10 +94,10 @@ def _listed(engine: Engine, cache: Cache, image: str, paths: Sequence[str]) -> d
     if image_id is None:
         return installed_files(engine, image, paths)
     key = digest({"image": image_id, "paths": sorted(paths), "lister": LISTER})
-    known = cache.read_record(LISTINGS, key)
+    known = cache.records.read(LISTINGS, key)
     if known is not None and isinstance(files := known.get("files"), dict):
         return {str(path): str(sha) for path, sha in files.items()}
     listed = installed_files(engine, image_id, paths)  # by id: the image the record is named by
     with contextlib.suppress(OSError):  # a full disk only forgets it
-        cache.write_record({"files": listed, "image": image_id}, LISTINGS, key)
+        cache.records.write({"files": listed, "image": image_id}, LISTINGS, key)
     return listed

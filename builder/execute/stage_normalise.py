@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from builder.engine import BuildEngine, EngineError
-from builder.execute.normalise import Normalised, memo_key, normalise, normalise_dirs, rebased
+from builder.execute.image_load import Normalised, rebased
+from builder.execute.normalise import memo_key, normalise, normalise_dirs
 from builder.execute.stage_log import StageLog
 from builder.plan.stage import Plan, Stage
 from builder.store.cache import Cache
@@ -132,7 +133,7 @@ def normalised(
             normal, how = _sent_from_data_root(engine, cache, normal, built, keep_built, log, remembered)
         if normal is None:
             how = "through docker save"
-            with cache.temp_dir() as scratch, engine.save(built) as saved:
+            with cache.scratch.temp_dir() as scratch, engine.save(built) as saved:
                 rewritten = normalise(saved, parent_layers, epoch, scratch, own_from, folds(stage))
                 normal, over = _over_settled(engine, parents, rewritten)
                 if keep_built and prepared.changed is not None and normal.changed != prepared.changed:
@@ -194,7 +195,7 @@ def _known(engine: BuildEngine, cache: Cache, normal: Normalised) -> Normalised:
     diff_ids, found = list(normal.diff_ids), {}
     for layer in sorted(normal.sent, key=lambda sent: sent.index):
         # A canonical layer's rewrite is the built layer itself; another's, what it was rewritten to before.
-        record = {} if layer.canonical else cache.read_record(REWRITES, memo_key(layer.built, normal.epoch)) or {}
+        record = {} if layer.canonical else cache.records.read(REWRITES, memo_key(layer.built, normal.epoch)) or {}
         rewritten = layer.built[0] if layer.canonical else record.get("diff_id")
         if not isinstance(rewritten, str) or not DIFF_ID.fullmatch(rewritten):
             break
@@ -209,7 +210,9 @@ def _remember(cache: Cache, normal: Normalised) -> None:
     """What each layer sent was rewritten to, for the next build that reuses it (a full disk forgets it)."""
     for layer in normal.sent:
         with contextlib.suppress(OSError):
-            cache.write_record({"diff_id": normal.diff_ids[layer.index]}, REWRITES, memo_key(layer.built, normal.epoch))
+            cache.records.write(
+                {"diff_id": normal.diff_ids[layer.index]}, REWRITES, memo_key(layer.built, normal.epoch)
+            )
 
 
 def _over_settled(engine: BuildEngine, parents: list[Parent], normal: Normalised) -> tuple[Normalised, bool]:

@@ -55,7 +55,7 @@ def _recent(runs: list[BuildRun], keep: int) -> tuple[list[BuildRun], list[Build
 @contextlib.contextmanager
 def no_build_running(cache: Cache) -> Iterator[None]:
     """While gc looks and removes, no build starts or runs with this cache (they wait for it)."""
-    with cache.alone(BUILDS_LOCK) as alone:
+    with cache.locks.alone(BUILDS_LOCK) as alone:
         if not alone:
             raise StackbuildError("a build is running with this cache: run gc once it is done")
         yield
@@ -80,7 +80,7 @@ def find_garbage(
     since = (time.time() if now is None else now) - RECENT
     recent = () if include_recent else tuple(t for t in images if _maybe_in_use(engine, t, runs, since))
     sized = tuple((tag, _size(engine, tag)) for tag in images if tag not in recent)
-    scratch = tuple((p, _tree_size(p) if p.is_dir() else p.lstat().st_size) for p in cache.scratch_entries())
+    scratch = tuple((p, _tree_size(p) if p.is_dir() else p.lstat().st_size) for p in cache.scratch.abandoned())
     return Garbage(tuple(kept), tuple(dropped), sized, _unused_inputs(cache, kept) if inputs else (), scratch, recent)
 
 
@@ -132,8 +132,12 @@ def stale_records(engine: Engine, cache: Cache) -> list[tuple[str, str]]:
             facts = engine.inspect(tag)
             images.add(facts.id)
             layers.update(facts.layers)
-    stale = [(REWRITES, name) for name, data in cache.records(REWRITES).items() if data.get("diff_id") not in layers]
-    stale += [(LISTINGS, name) for name, data in cache.records(LISTINGS).items() if data.get("image") not in images]
+    stale = [
+        (REWRITES, name) for name, data in cache.records.every(REWRITES).items() if data.get("diff_id") not in layers
+    ]
+    stale += [
+        (LISTINGS, name) for name, data in cache.records.every(LISTINGS).items() if data.get("image") not in images
+    ]
     return stale
 
 
@@ -149,9 +153,9 @@ def collect(engine: BuildEngine, cache: Cache, garbage: Garbage) -> int:
             engine.remove(tag)
     freed = max(0, before - engine.disk_usage())
     for run in garbage.dropped:
-        cache.remove_record(RUN_KIND, run.name)
+        cache.records.remove(RUN_KIND, run.name)
     for kind, name in stale_records(engine, cache):
-        cache.remove_record(kind, name)
+        cache.records.remove(kind, name)
     for path, size in garbage.inputs:
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
@@ -159,5 +163,5 @@ def collect(engine: BuildEngine, cache: Cache, garbage: Garbage) -> int:
             path.unlink(missing_ok=True)
         freed += size
     # Each checked again under its lock: one listed as it was made, before its maker locked it, stays.
-    freed += sum(size for path, size in garbage.scratch if cache.remove_scratch(path))
+    freed += sum(size for path, size in garbage.scratch if cache.scratch.remove(path))
     return freed

@@ -104,7 +104,7 @@ def recorded(
     spec: Bootstrap, arch: Arch, flavor: Flavor, keys: Keyring | None, cache: Cache, mirror: str
 ) -> BaseTarball | None:
     """The tarball this spec last produced here from mirror, if it is still in the cache."""
-    known = cache.read_record("base", record_key(spec, arch, flavor, keys, mirror))
+    known = cache.records.read("base", record_key(spec, arch, flavor, keys, mirror))
     if known is None or not isinstance(known.get("packages"), dict) or not cache.has(str(known.get("sha256"))):
         return None
     return BaseTarball(known["sha256"], known["packages"])
@@ -183,7 +183,7 @@ def bootstrap(
 ) -> BaseTarball:
     """The base tarball for arch ('devel' or 'runtime' package set) from mirror (the spec's for arch,
     after site rewrites), bootstrapping if not cached (its progress to say)."""
-    with cache.lock(f"base-{record_key(spec, arch, flavor, keys, mirror)}"):
+    with cache.locks.exclusive(f"base-{record_key(spec, arch, flavor, keys, mirror)}"):
         return _bootstrap(spec, arch, flavor, keys, cache, mirror, _Progress(f"base {arch} {flavor}", say))
 
 
@@ -201,7 +201,7 @@ def _bootstrap(
         )
     must_answer(mirror, f"the {arch} mirror of {spec.suite}", spec.mirror_for(arch))
     # apt reads the keyring as its unprivileged _apt user: it cannot sit in a private cache directory.
-    with cache.temp_dir() as tmp, tempfile.TemporaryDirectory(prefix="stackbuild-keyring-") as key_dir:
+    with cache.scratch.temp_dir() as tmp, tempfile.TemporaryDirectory(prefix="stackbuild-keyring-") as key_dir:
         out = tmp / "base.tar"
         keyfile = None
         if keys is not None:
@@ -220,5 +220,5 @@ def _bootstrap(
             raise StackbuildError(f"mmdebstrap {spec.suite} ({arch}, {flavor}) failed:\n{tail}")
         versions = dpkg_versions(out)
         sha = cache.add_part(out, None, "base tarball")
-    cache.write_record({"sha256": sha, "packages": versions}, "base", record_key(spec, arch, flavor, keys, mirror))
+    cache.records.write({"sha256": sha, "packages": versions}, "base", record_key(spec, arch, flavor, keys, mirror))
     return BaseTarball(sha, versions)

@@ -78,7 +78,7 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) 
 
 def _add_git_tree(tar: tarfile.TarFile, tree: GitTree, cache: Cache) -> None:
     if tree.keep_git:
-        with cache.temp_dir() as tmp:
+        with cache.scratch.temp_dir() as tmp:
             _checkout(tree, tmp / "src", tree.prefix, cache)
             tar.add(tmp / "src", arcname=tree.prefix.rstrip("/"), filter=_whole(tmp / "src", tree.prefix.rstrip("/")))
         return
@@ -101,12 +101,12 @@ def _checkout(tree: GitTree, dest: Path, root_prefix: str, cache: Cache) -> None
 
 
 def write_context(directory: Path, dockerfile: str, items: Sequence[ContextItem], cache: Cache) -> None:
-    """The context in directory (empty, on the cache's file system: see Cache.temp_dir): the
+    """The context in directory (empty, on the cache's file system: see ScratchSpace.temp_dir): the
     Dockerfile, the trees and the plan's files written, then each file from the cache linked in
     (over a tree's file of the same name: never written through, which would change the blob)."""
     (directory / "Dockerfile").write_text(dockerfile)
     (directory / "Dockerfile").chmod(0o644)  # not this process's umask: nothing of a context depends on it
-    with cache.temp_dir() as scratch:
+    with cache.scratch.temp_dir() as scratch:
         with tarfile.open(scratch / "trees.tar", mode="w") as tar:
             for item in items:
                 match item:

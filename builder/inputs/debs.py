@@ -313,7 +313,7 @@ def resolve(
     """The closure of each scope's packages on the base (one `apt-get update` for all)."""
     for source in sources:
         must_answer(rewrite(source.url), f"apt repository {source.suite}", source.url)
-    with cache.temp_dir() as tmp:
+    with cache.scratch.temp_dir() as tmp:
         apt = PrivateApt(tmp, base, sources, arch, rewrite)
         apt.run("update")
         return {scope: closure(apt, packages) for scope, packages in scopes}

@@ -138,7 +138,7 @@ def fetchable(url: str, commit: str, cache: Cache) -> bool:
     its tree where the server filters (`--filter=tree:0`), and thrown away. A repository that does not
     answer at all raises SourceUnreachable; any other failure is git's own error."""
     checked_commit(commit, redact(url))
-    with cache.temp_dir() as tmp:
+    with cache.scratch.temp_dir() as tmp:
         git("init", "--quiet", "--bare", "--", str(tmp / "probe.git"))
         fetch = ["-C", str(tmp / "probe.git"), "fetch", "--quiet", "--no-tags", "--depth", "1", "--filter=tree:0"]
         try:
@@ -249,9 +249,9 @@ def mirror(url: str, commit: str, cache: Cache, skipped_checks: Sequence[str] = 
     for the fsck message ids in skipped_checks)."""
     checked_commit(commit, redact(url))
     path = cache.git_mirror(url)
-    with cache.lock(f"git-{path.stem}"):
+    with cache.locks.exclusive(f"git-{path.stem}"):
         if not path.is_dir():
-            with cache.temp_dir() as tmp:  # an init cut short never looks like a store
+            with cache.scratch.temp_dir() as tmp:  # an init cut short never looks like a store
                 git("init", "--quiet", "--bare", "--", str(tmp / "store.git"))
                 git("-C", str(tmp / "store.git"), "config", CHECKED_MARK, "true")  # no object yet, each checked
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -314,7 +314,7 @@ def skip_submodules(checkout: Path, commit: str, paths: set[str]) -> None:
 
 def add_commit_tree(tar: tarfile.TarFile, repository: Path, commit: str, prefix: str, cache: Cache) -> None:
     """Add the tree of commit (git archive) under prefix to tar."""
-    with cache.temp_dir() as tmp:
+    with cache.scratch.temp_dir() as tmp:
         archive = tmp / "src.tar"
         git("-C", str(repository), "archive", f"--prefix={prefix}", "-o", str(archive), checked_commit(commit, prefix))
         with tarfile.open(archive) as src:

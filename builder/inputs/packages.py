@@ -19,7 +19,7 @@ from builder.store.http import HttpClient, NoAnswer, Progress, SizeLimit, Unreac
 
 def generate(command: str, file: str, manifest_dir: Path, cache: Cache, expected: str | None = None) -> str:
     """Run a package's generate command and put its output in the cache; its sha256."""
-    with cache.temp_dir() as out:
+    with cache.scratch.temp_dir() as out:
         run = subprocess.run(
             command.replace("{output_dir}", shlex.quote(str(out))),
             shell=True,
@@ -84,7 +84,7 @@ def installer(path: Path, file: str, trust: Trust, cache: Cache, fix: str = REPL
 def at_hand(file: str, sha256: str, trust: Trust, site: SiteConfig, cache: Cache) -> Path | None:
     """The package's installer in the cache (from an installer directory when one holds it, checked
     there first), verified to be what its name says; None: it is to be downloaded."""
-    with cache.lock(f"blob-{sha256}"):
+    with cache.locks.exclusive(f"blob-{sha256}"):
         if not cache.has(sha256) and (local := find_installer(site, file, sha256)) is not None:
             installer(local, file, trust, cache, FIX_PIN)  # it is the pinned file: the pin is wrong as well
             cache.add_file(local, sha256)

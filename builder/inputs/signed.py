@@ -70,10 +70,10 @@ def unwrap(path: Path, file: str, trust: Trust, cache: Cache, fix: str, zip_sha2
     root that verified it is still trusted. zip_sha256: the zip's, when known (a cache blob is named by
     it), so the gigabytes are not read again only to look the record up."""
     zip_sha = zip_sha256 or sha256_file(path)
-    record = cache.read_record(RECORDS, zip_sha)
+    record = cache.records.read(RECORDS, zip_sha)
     if record is not None and cache.has(str(record.get("run"))) and record.get("root") in _digests(trust):
         return str(record["run"])
-    with cache.temp_dir() as tmp:
+    with cache.scratch.temp_dir() as tmp:
         outer = _members(path, file, tmp / "outer", fix)
         inner_name, (inner, cms, crl) = _triple(outer, file, path, fix)
         root = _verify(inner, cms, crl, trust, file)
@@ -83,7 +83,7 @@ def unwrap(path: Path, file: str, trust: Trust, cache: Cache, fix: str, zip_sha2
         if not found:
             raise InputError(f"{file}: its signed {inner_name} holds no {run_name(file)}: {fix}")
         sha = cache.add_part(found[0], None, run_name(file))
-    cache.write_record({"run": sha, "file": run_name(file), "root": sha256_file(root)}, RECORDS, zip_sha)
+    cache.records.write({"run": sha, "file": run_name(file), "root": sha256_file(root)}, RECORDS, zip_sha)
     return sha
 
 

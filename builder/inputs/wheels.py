@@ -138,7 +138,7 @@ def resolve(
         return []
     for url in [i for i in ([index] if isinstance(index, str) else index) if _is_url(i)]:
         must_answer(rewrite(url), "python index", url)
-    with cache.temp_dir() as dest, _where(index, manifest_dir, rewrite) as (options, chosen):
+    with cache.scratch.temp_dir() as dest, _where(index, manifest_dir, rewrite) as (options, chosen):
         done = pip(
             [
                 "download",
@@ -181,7 +181,7 @@ def fetch(
 
 
 def _fetch_from(missing: Sequence[Wheel], options: list[str], index: str, target: Target, cache: Cache) -> None:
-    with cache.temp_dir() as tmp:
+    with cache.scratch.temp_dir() as tmp:
         pinned = tmp / "requirements.txt"
         pinned.write_text(requirements_text(missing))
         dest = tmp / "wheels"

@@ -125,7 +125,7 @@ def _with_fetched(
 
 def _obtain_fetched(request: Request, fetched: LockedFetch, say: Say) -> Callable[[], Path]:
     def obtain() -> Path:
-        with request.cache.lock(f"blob-{fetched.sha256}"):
+        with request.cache.locks.exclusive(f"blob-{fetched.sha256}"):
             file = fetched.to.rsplit("/", 1)[-1]
             site, cache = request.site, request.cache
             packages.download(fetched.url, file, fetched.sha256, site, cache, say, vendor="", size=fetched.size)
@@ -153,7 +153,7 @@ def _obtain_package(request: Request, package: LockedDownload | LockedGenerated,
     trust = signed.trust_for(request.manifest.toolkit, request.manifest_dir, request.site)
 
     def obtain() -> Path:
-        with cache.lock(f"blob-{package.sha256}"):
+        with cache.locks.exclusive(f"blob-{package.sha256}"):
             return packages.installer(fetch(), package.file, trust, cache, packages.FIX_PIN, package.sha256)
 
     def fetch() -> Path:

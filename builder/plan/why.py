@@ -12,7 +12,7 @@ RECORD_KIND = "builds"
 
 def record_build(cache: Cache, plan: Plan, stage: Stage) -> None:
     source = {"source": asdict(stage.source)} if stage.source else {}
-    cache.write_record(
+    cache.records.write(
         {"key": stage.key, "inputs": stage.inputs.as_record(), **source},
         RECORD_KIND,
         plan.stack.lower(),
@@ -37,7 +37,7 @@ def _context_change(stage: Stage, old: dict[str, object], old_source: dict[str, 
 
 def why(cache: Cache, plan: Plan, stage: Stage) -> str:
     """Why a stage that is not cached must build, against its last recorded build."""
-    last = cache.read_record(RECORD_KIND, plan.stack.lower(), plan.arch.value, stage.name)
+    last = cache.records.read(RECORD_KIND, plan.stack.lower(), plan.arch.value, stage.name)
     if last is None:
         return "never built here"
     if last.get("key") == stage.key:

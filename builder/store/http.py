@@ -251,7 +251,7 @@ class HttpClient:
             return expected_sha256
         if url.startswith("file://"):
             return self._local(url, cache, expected_sha256, limit)
-        with cache.temp_dir() as tmp:
+        with cache.scratch.temp_dir() as tmp:
             part = tmp / "part"
             part.touch()
             pinning = expected_sha256 is None

@@ -53,7 +53,7 @@ def minbase(engine: DockerEngine) -> Iterator[str]:
 
 def build(engine: DockerEngine, dockerfile: str, items: Sequence[ContextItem]) -> str:
     cache = Cache(default_root())
-    with cache.temp_dir() as context:
+    with cache.scratch.temp_dir() as context:
         write_context(context, dockerfile, items, cache)
         return engine.build(context, lambda line: None, BuildSpec(labels={}, arch=Arch.host()))
 

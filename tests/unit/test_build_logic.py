@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from builder.engine.overlay import LayerDirs
-from builder.execute.normalise import Normalised, Sent
+from builder.execute.image_load import Normalised, Sent
 from builder.execute.pipeline import BuildOptions, execute, find_cached
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule

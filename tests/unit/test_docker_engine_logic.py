@@ -9,8 +9,7 @@ from collections.abc import Callable
 import docker
 import pytest
 
-from builder.engine import EngineError
-from builder.engine import docker_engine as engine
+from builder.engine import EngineError, docker_images, docker_transfer
 from builder.model.retry import RetryPolicy
 
 QUICK = RetryPolicy(attempts=3, backoff=0.001)
@@ -30,11 +29,11 @@ def failing(*messages: str) -> tuple[list[int], Callable[[], None]]:
 
 def test_a_transient_failure_is_tried_again_and_one_that_persists_is_one_line() -> None:
     calls, action = failing("502 Bad Gateway", "connection reset by peer")
-    engine._with_retries(action, "reg.example/team/x:1", QUICK)
+    docker_transfer._with_retries(action, "reg.example/team/x:1", QUICK)
     assert len(calls) == 3
     calls, action = failing("503", "503", "503")
     with pytest.raises(EngineError, match=r"^registry transfer of reg.example/team/x:1 failed: 503"):
-        engine._with_retries(action, "reg.example/team/x:1", QUICK)
+        docker_transfer._with_retries(action, "reg.example/team/x:1", QUICK)
     assert len(calls) == 3  # the policy's attempts
 
 
@@ -43,17 +42,17 @@ def test_refused_credentials_and_a_missing_image_are_not_retried() -> None:
     with pytest.raises(
         EngineError, match=r"^registry reg.example refused the credentials .*`docker login reg.example`$"
     ):
-        engine._with_retries(action, "reg.example/team/x:1", QUICK)
+        docker_transfer._with_retries(action, "reg.example/team/x:1", QUICK)
     calls2, missing = failing("manifest unknown")
-    with pytest.raises(engine._Missing):
-        engine._with_retries(missing, "reg.example/team/x:1", QUICK)
+    with pytest.raises(docker_transfer._Missing):
+        docker_transfer._with_retries(missing, "reg.example/team/x:1", QUICK)
     assert len(calls) == len(calls2) == 1
 
 
 def test_last_tag_time_reads_docker_s_rfc3339_with_nanoseconds_and_never_tagged() -> None:
-    when = engine._tagged_at("2026-12-02T03:04:05.123456789Z")
+    when = docker_images._tagged_at("2026-12-02T03:04:05.123456789Z")
     expected = datetime.datetime(2026, 12, 2, 3, 4, 5, tzinfo=datetime.timezone.utc).timestamp() + 0.123456789
     assert when == pytest.approx(expected)
-    assert engine._tagged_at("2026-12-02T11:04:05+08:00") == pytest.approx(expected - 0.123456789)
-    assert engine._tagged_at("0001-01-01T00:00:00Z") is None  # the engine never tagged it
-    assert engine._tagged_at("") is None
+    assert docker_images._tagged_at("2026-12-02T11:04:05+08:00") == pytest.approx(expected - 0.123456789)
+    assert docker_images._tagged_at("0001-01-01T00:00:00Z") is None  # the engine never tagged it
+    assert docker_images._tagged_at("") is None

@@ -208,7 +208,7 @@ def _parts(cache: Cache) -> Iterator[Path]:
 
 
 HOLD = "import sys, time; from pathlib import Path; from builder.store.cache import Cache\n" + (
-    "with Cache(Path(sys.argv[1])).temp_dir() as d:\n    (d / 'part').write_bytes(b'half');"
+    "with Cache(Path(sys.argv[1])).scratch.temp_dir() as d:\n    (d / 'part').write_bytes(b'half');"
     " print(d, flush=True); time.sleep(120)"
 )
 

@@ -11,7 +11,8 @@ import tarfile
 from pathlib import Path
 
 from builder.execute import go_tar
-from builder.execute.normalise import _spooled, canonical_entries, layer_chunks, skeleton, walk_order
+from builder.execute.layer_read import spooled
+from builder.execute.layer_rewrite import canonical_entries, layer_chunks, skeleton, walk_order
 
 DOCKER_LAYER = Path(__file__).parents[1] / "golden" / "docker-layer" / "layer.tar"
 LATEST = (1 << 33) - 1  # a source date after every entry's: nothing is dated again
@@ -20,7 +21,7 @@ LATEST = (1 << 33) - 1  # a source date after every entry's: nothing is dated ag
 def test_the_canonical_tar_of_a_layer_docker_wrote_is_the_bytes_docker_wrote() -> None:
     docker = DOCKER_LAYER.read_bytes()
     changed: list[str] = []
-    entries = canonical_entries(_spooled(io.BytesIO(docker), io.BytesIO()), LATEST, changed)
+    entries = canonical_entries(spooled(io.BytesIO(docker), io.BytesIO()), LATEST, changed)
     assert b"".join(layer_chunks(entries, LATEST)) == docker
     assert not changed
 
@@ -35,13 +36,13 @@ def test_the_entries_come_in_docker_s_walk_order_not_path_order() -> None:
 
 def test_a_layer_dated_after_the_source_date_is_not_the_one_docker_wrote() -> None:
     docker = DOCKER_LAYER.read_bytes()
-    entries = canonical_entries(_spooled(io.BytesIO(docker), io.BytesIO()), 1_700_000_000)
+    entries = canonical_entries(spooled(io.BytesIO(docker), io.BytesIO()), 1_700_000_000)
     assert b"".join(layer_chunks(entries, 1_700_000_000)) != docker  # /etc was dated by the build's clock
 
 
 def test_the_skeleton_names_the_bytes_between_files_and_each_file_s_size() -> None:
     docker = DOCKER_LAYER.read_bytes()
-    entries = canonical_entries(_spooled(io.BytesIO(docker), io.BytesIO()), LATEST)
+    entries = canonical_entries(spooled(io.BytesIO(docker), io.BytesIO()), LATEST)
     pieces = skeleton(entries)
     sizes = [piece for piece in pieces if isinstance(piece, int)]
     with tarfile.open(DOCKER_LAYER) as tar:

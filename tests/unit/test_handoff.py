@@ -174,8 +174,8 @@ def test_gc_refuses_while_a_build_runs_with_the_cache(tmp_path: Path) -> None:
 
 def test_records_gc_cannot_read_protect_nothing_and_break_nothing(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
-    cache.write_record({"stages": {"a": f"{TEST_PREFIX}/stage/a:1"}}, "runs", "s", "x86_64", "not-a-run")
-    cache.write_record({"stages": "nonsense"}, "runs", "s", "x86_64", "1-1")
+    cache.records.write({"stages": {"a": f"{TEST_PREFIX}/stage/a:1"}}, "runs", "s", "x86_64", "not-a-run")
+    cache.records.write({"stages": "nonsense"}, "runs", "s", "x86_64", "1-1")
     (cache.root / "records" / "runs" / "s" / "x86_64" / "2-2.json").write_text("{")
     assert build_runs(cache) == []
 
@@ -241,7 +241,7 @@ def test_every_command_that_uses_the_cache_holds_it_against_gc(
     seen = []
 
     def holding(ctx: object, args: object) -> int:
-        with Cache(tmp_path / "cache").alone(BUILDS_LOCK) as alone:  # what gc tries
+        with Cache(tmp_path / "cache").locks.alone(BUILDS_LOCK) as alone:  # what gc tries
             seen.append(alone)
         return 0
 
@@ -285,9 +285,9 @@ def test_gc_forgets_the_rewrites_and_listings_of_what_no_stage_image_holds(tmp_p
     engine.tag("sha256:kept", stage)
     engine.image_layers[stage] = ("sha256:base", "sha256:held")
     for name, diff_id in (("a", "sha256:held"), ("b", "sha256:gone")):
-        cache.write_record({"diff_id": diff_id}, REWRITES, name)
+        cache.records.write({"diff_id": diff_id}, REWRITES, name)
     for name, listed in (("c", {"image": "sha256:kept"}), ("d", {"image": "sha256:gone"}), ("e", {})):
-        cache.write_record({"files": {}, **listed}, LISTINGS, name)
+        cache.records.write({"files": {}, **listed}, LISTINGS, name)
     assert sorted(stale_records(engine, cache)) == [(LISTINGS, "d"), (LISTINGS, "e"), (REWRITES, "b")]
     collect(engine, cache, find_garbage(engine, cache, keep=1, inputs=False))
-    assert set(cache.records(REWRITES)) == {"a"} and set(cache.records(LISTINGS)) == {"c"}
+    assert set(cache.records.every(REWRITES)) == {"a"} and set(cache.records.every(LISTINGS)) == {"c"}

@@ -261,10 +261,10 @@ def test_concurrent_lock_writes_never_show_a_reader_half_a_file(tmp_path: Path) 
 
 def test_truncated_cache_record_counts_as_missing(tmp_path: Path) -> None:
     cache = Cache(tmp_path)
-    cache.write_record({"sha256": "a" * 64, "packages": {}}, "base", "k")
+    cache.records.write({"sha256": "a" * 64, "packages": {}}, "base", "k")
     record = next((tmp_path / "records").rglob("k.json"))
     record.write_text(record.read_text()[:10])
-    assert cache.read_record("base", "k") is None
+    assert cache.records.read("base", "k") is None
 
 
 # -- Tracebacks and hangs ---------------------------------------------------------------------

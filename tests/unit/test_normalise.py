@@ -13,15 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from builder.execute.normalise import (
-    _spooled,
-    canonical_entries,
-    layer_chunks,
-    layer_size,
-    normalise,
-    rebased,
-    write_layer,
-)
+from builder.execute.image_load import rebased
+from builder.execute.layer_read import spooled
+from builder.execute.layer_rewrite import canonical_entries, layer_chunks, layer_size, write_layer
+from builder.execute.normalise import normalise
 
 EPOCH = 1_700_000_000
 LATER = EPOCH + 86_400 * 30
@@ -52,7 +47,7 @@ def layer(
 def normal(data: bytes) -> bytes:
     out = io.BytesIO()
     with tempfile.TemporaryFile() as spool:
-        write_layer(_spooled(io.BytesIO(data), spool), out, EPOCH)
+        write_layer(spooled(io.BytesIO(data), spool), out, EPOCH)
     return out.getvalue()
 
 
@@ -254,7 +249,7 @@ def test_a_rewritten_layer_reads_back_as_its_entries_and_its_size_is_known_befor
         link = tarfile.TarInfo("opt/link")
         link.type, link.linkname = tarfile.LNKTYPE, "opt/caf\u00e9"
         tar.addfile(link)
-    entries = canonical_entries(_spooled(io.BytesIO(out.getvalue()), spool := io.BytesIO()), EPOCH)
+    entries = canonical_entries(spooled(io.BytesIO(out.getvalue()), spool := io.BytesIO()), EPOCH)
     written = b"".join(layer_chunks(entries, EPOCH))
     assert len(written) == layer_size(entries) and spool.tell() > 0
     with tarfile.open(fileobj=io.BytesIO(written)) as tar:
@@ -323,12 +318,12 @@ def test_what_normalising_leaves_out_or_changes_is_known_before_a_layer_is_sent(
         [("var/log/x.log", b"log", LATER), ("opt/m.pyc", pyc(LATER), LATER), ("etc/shadow", shadow, LATER)]
     )
     changed: list[str] = []
-    entries = canonical_entries(_spooled(io.BytesIO(changing), io.BytesIO()), EPOCH, changed)
+    entries = canonical_entries(spooled(io.BytesIO(changing), io.BytesIO()), EPOCH, changed)
     assert sorted(changed) == ["etc/shadow", "opt/m.pyc", "var/log/x.log"]
     assert b"".join(layer_chunks(entries, EPOCH))  # sending it changes nothing more
     dated: list[str] = []
     canonical_entries(
-        _spooled(io.BytesIO(layer([("opt/x", b"x", LATER), ("opt/p.pyc", pyc(EPOCH), LATER)])), io.BytesIO()),
+        spooled(io.BytesIO(layer([("opt/x", b"x", LATER), ("opt/p.pyc", pyc(EPOCH), LATER)])), io.BytesIO()),
         EPOCH,
         dated,
     )

@@ -137,7 +137,7 @@ def test_server_errors_are_retried_then_reported() -> None:
     with server(lambda request: (500, {}, b"")) as (address, seen), pytest.raises(EngineError, match="answered 500"):
         RegistryClient(address, {}, patient).manifest("team/x", "v1")
     assert len(seen) == 4  # tried four times
-    assert RegistryClient(address, {}).retry.attempts == 4
+    assert RegistryClient(address, {}).transport.retry.attempts == 4
 
 
 def test_index_entries_name_dockers_platforms() -> None:

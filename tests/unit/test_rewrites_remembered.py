@@ -18,7 +18,10 @@ import pytest
 
 from builder.engine import NO_DEVICES, EngineError, RunResult
 from builder.engine.overlay import chain_ids, held_layers
-from builder.execute.normalise import FOLD_BELOW, Member, Normalised, _spooled, fold_groups, folded, normalise
+from builder.execute.image_load import Normalised
+from builder.execute.layer_fold import FOLD_BELOW, fold_groups, folded
+from builder.execute.layer_read import Member, spooled
+from builder.execute.normalise import normalise
 from builder.execute.stage_checks import _listed
 from builder.execute.stage_log import StageLog
 from builder.execute.stage_normalise import _known, _remember, _sent_from_data_root, folds
@@ -152,7 +155,7 @@ def test_install_listings_are_remembered_by_image_id(tmp_path: Path) -> None:
 
 def members(data: bytes) -> list[Member]:
     """A layer tar's members, each opened from the tar's bytes."""
-    return list(_spooled(io.BytesIO(data), tempfile.TemporaryFile()))
+    return list(spooled(io.BytesIO(data), tempfile.TemporaryFile()))
 
 
 def tree(entries: list[Member]) -> dict[str, tuple[str, bytes | str | None]]:
@@ -273,7 +276,7 @@ def test_a_layer_sent_alone_and_in_a_fold_go_under_names_of_their_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same built layer folded with another and sent alone: two layers, each under its own name."""
-    monkeypatch.setattr("builder.execute.normalise.FOLD_BELOW", 20)
+    monkeypatch.setattr("builder.execute.layer_fold.FOLD_BELOW", 20)
     small, large = layer([("opt/s", b"s", LATER)]), layer([("opt/l", b"l" * 40, LATER)])
     layers = [PARENT, OWN[0], small, large, small]
     digests = [f"sha256:{hashlib.sha256(data).hexdigest()}" for data in layers]

@@ -392,5 +392,5 @@ def test_lock_of_8_5_0_unwraps_and_verifies_a_catalog_zip_under_a_site_ca(tmp_pa
         lock_with(SiteConfig(installer_dirs=[shelf]))
     locked = lock_with(SiteConfig(installer_dirs=[shelf], trusted_cas=[TEST_CA / "ca.pem"]))
     assert locked.sha256 == double_pin.sha256 and locked.size == len(double)
-    record = cache.read_record(signed.RECORDS, locked.sha256)
+    record = cache.records.read(signed.RECORDS, locked.sha256)
     assert record is not None and cache.blob(record["run"]).read_bytes() == _run_bytes()

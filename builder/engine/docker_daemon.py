@@ -1,0 +1,82 @@
+"""One Docker daemon, through docker-py: the connection (a client per thread, since docker-py's are
+not shared between threads) and what the daemon says of itself: whether one answers, its version and
+storage, and where an overlay2 engine on this machine keeps its layers."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from pathlib import Path
+
+import docker
+import docker.errors
+import requests
+
+from builder.engine.protocol import EngineError
+
+
+def reachable(timeout: int = 5) -> bool:
+    """Whether a Docker engine answers (DOCKER_HOST or the default socket)."""
+    try:
+        docker.from_env(timeout=timeout).ping()
+        return True
+    except (docker.errors.DockerException, requests.RequestException):
+        return False
+
+
+class DockerDaemon:
+    """The daemon at host (unix:///..., tcp://...; default DOCKER_HOST or the local socket)."""
+
+    def __init__(self, host: str | None = None) -> None:
+        self.host = host
+        self._local = threading.local()
+        self.client  # noqa: B018 - fail now, with the fix, if no engine answers
+
+    @property
+    def client(self) -> docker.DockerClient:
+        # docker-py clients are not shared between threads: one per thread.
+        if not hasattr(self._local, "client"):
+            try:
+                # As DOCKER_HOST would be: TLS from DOCKER_TLS_VERIFY/DOCKER_CERT_PATH, ssh:// through ssh.
+                environment = dict(os.environ, DOCKER_HOST=self.host) if self.host else None
+                ssh = bool(self.host and self.host.startswith("ssh://"))
+                client = docker.from_env(timeout=600, environment=environment, use_ssh_client=ssh)
+                client.ping()
+            except (docker.errors.DockerException, requests.RequestException) as err:
+                raise EngineError(
+                    f"cannot reach the Docker engine ({err}): run `python -m builder.hostsetup --docker` "
+                    "or start dockerd"
+                ) from err
+            self._local.client = client
+        result: docker.DockerClient = self._local.client
+        return result
+
+    def about(self) -> dict[str, str]:
+        """The engine's version, API version, storage driver and data root (for `stackbuild doctor`)."""
+        try:
+            version, info = self.client.version(), self.client.info()
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise EngineError(f"cannot ask the engine about itself: {err}") from err
+        return {
+            "version": str(version.get("Version", "?")),
+            "api_version": str(version.get("ApiVersion", "?")),
+            "storage_driver": str(info.get("Driver", "?")),
+            "root": str(info.get("DockerRootDir", "")),
+        }
+
+    @functools.cached_property
+    def overlay_root(self) -> Path | None:
+        """The data root of an overlay2 engine on this machine, where this process can read it (its
+        layers can be reassembled from their directories and tar-split records); None otherwise."""
+        host = self.host or os.environ.get("DOCKER_HOST") or "unix://"
+        if not host.startswith("unix://"):
+            return None
+        try:
+            info = self.client.info()
+        except (docker.errors.DockerException, requests.RequestException):
+            return None  # then the layers come through `docker save`, which reports the error
+        if info.get("Driver") != "overlay2":
+            return None
+        root = Path(str(info.get("DockerRootDir", "")))
+        return root if root.is_absolute() and os.access(root, os.R_OK | os.X_OK) else None
