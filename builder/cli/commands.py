@@ -233,7 +233,7 @@ def add_lock_commands(sub: SubParsers) -> None:
     p.add_argument(
         "--update",
         nargs="?",
-        const=":all",  # builder.lock.resolve.UPDATE_ALL (not imported: this table loads no command's code)
+        const=":all",  # builder.lock.relock.UPDATE_ALL (not imported: this table loads no command's code)
         metavar="COMPONENT",
         help="move git pins to what their refs name now: all of them, or only COMPONENT's (a plain `lock` keeps "
         "every pin its source still serves); after STACK, e.g. `lock 8.5.0 --update tilelang-ascend`",

@@ -13,7 +13,8 @@ from builder.inputs.git import SourceUnreachable
 from builder.lock.agree import disagreements
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
 from builder.lock.model import ArchSection, Lock, LockedDeb, LockedGenerated, LockedGit, LockedPath
-from builder.lock.resolve import Resolver, same_entry
+from builder.lock.relock import same_entry
+from builder.lock.resolver import Resolver
 from builder.lock.system import every_deb, spec_key, wants_system
 from builder.manifest.load import manifest_digest
 from builder.manifest.model import GeneratedPackage, ImageBase, Manifest
