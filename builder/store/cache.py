@@ -6,7 +6,7 @@ tmp/                      partial files; a blob enters blobs/ only once its sha2
 records/<kind>/.../*.json small records (base bootstraps, last builds, smoke passes)
 locks/<name>.lock         file locks: one build at a time does a given stage, download or bootstrap
 git/<url hash>.git        mirrors of git sources
-jinja/                    compiled templates (kept by builder.plan.render, loaded only if private)
+jinja/                    compiled templates (kept by builder.plan.templating, loaded only if private)
 """
 
 from __future__ import annotations
