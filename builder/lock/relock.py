@@ -10,7 +10,9 @@ from builder.inputs.site import SiteConfig
 from builder.lock.model import ArchSection, Lock, LockedGit, Unresolved, UnresolvedKind
 from builder.lock.resolver import Resolver
 from builder.lock.system import wants_system
-from builder.manifest.model import BootstrapBase, GitSource, Manifest
+from builder.manifest.bases import BootstrapBase
+from builder.manifest.components import GitSource
+from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.store.http import NoAnswer, redact
 

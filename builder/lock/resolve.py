@@ -28,9 +28,12 @@ from builder.lock.model import (
 from builder.lock.relock import UPDATE_ALL, kept_or_unresolved, kept_source, still_unresolved, unresolved_part
 from builder.lock.resolver import Resolver
 from builder.lock.system import lock_system
+from builder.manifest.bases import BootstrapBase, ImageBase
+from builder.manifest.components import Component
 from builder.manifest.graph import topological_order
 from builder.manifest.load import manifest_digest
-from builder.manifest.model import PACKAGE_ROLES, BootstrapBase, Component, ImageBase, Manifest
+from builder.manifest.model import Manifest
+from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import StackbuildError, Unreached

@@ -24,16 +24,9 @@ from builder.lock.model import (
 )
 from builder.lock.system import ResolveDebs
 from builder.manifest import catalog
-from builder.manifest.model import (
-    BootstrapBase,
-    DownloadPackage,
-    Fetch,
-    GeneratedPackage,
-    GitSource,
-    PackageRole,
-    PathSource,
-    Toolkit,
-)
+from builder.manifest.bases import BootstrapBase
+from builder.manifest.components import Fetch, GitSource, PathSource
+from builder.manifest.toolkit import DownloadPackage, GeneratedPackage, PackageRole, Toolkit
 from builder.model.arch import Arch
 from builder.model.errors import Unreached
 from builder.model.say import Say

@@ -18,7 +18,7 @@ from builder.lock.check import manifest_drift, stale_system
 from builder.lock.model import LOCK_VERSION, ArchSection, Lock, LockedGenerated
 from builder.lock.resolve import resolve
 from builder.lock.resolver import Resolver
-from builder.manifest.model import Bootstrap
+from builder.manifest.bases import Bootstrap
 from builder.model.arch import Arch
 from builder.model.canonical import canonical_json
 from builder.model.errors import StackbuildError

@@ -33,7 +33,7 @@ from builder.lock import resolve as lock_resolve
 from builder.lock.model import LockedDownload, LockedGenerated
 from builder.lock.resolver import Resolver
 from builder.manifest import catalog
-from builder.manifest.model import DownloadPackage
+from builder.manifest.toolkit import DownloadPackage
 from builder.model.arch import Arch
 from builder.model.errors import InputError
 from builder.store import files
