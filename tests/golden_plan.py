@@ -20,8 +20,10 @@ from builder.lock.model import (
     LockedImageBase,
     LockedToolkit,
 )
+from builder.manifest.bases import ImageBase
+from builder.manifest.components import GitSource
 from builder.manifest.graph import topological_order
-from builder.manifest.model import PACKAGE_ROLES, DownloadPackage, GitSource, ImageBase
+from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage
 from builder.model.arch import Arch
 from builder.plan.make import make_plan
 from builder.plan.resolve import Request, resolve_inputs

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import FrameType
 
 from builder import __version__
-from builder.cli import commands, dispatch
+from builder.cli import commands, dispatch, image_commands, stack_commands
 from builder.cli.common import Context, project_root
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
 from builder.model.registry import registry_of
@@ -64,12 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS, prog="stackbuild"
     )
-    commands.add_stack_commands(sub)
-    commands.add_lock_commands(sub)
-    commands.add_build_commands(sub)
-    commands.add_publish_commands(sub)
-    commands.add_bundle_commands(sub)
-    commands.add_handoff_commands(sub)
+    stack_commands.add_stack_commands(sub)
+    stack_commands.add_lock_commands(sub)
+    stack_commands.add_build_commands(sub)
+    image_commands.add_publish_commands(sub)
+    image_commands.add_bundle_commands(sub)
+    image_commands.add_handoff_commands(sub)
     return parser
 
 

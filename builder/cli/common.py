@@ -17,7 +17,7 @@ from builder.store.cache import Cache, default_root
 if TYPE_CHECKING:  # the build core is imported by the commands that use it, so `validate` starts fast
     from builder.execute.chain import Request
     from builder.inputs.site import SiteConfig
-    from builder.lock.resolve import Resolver
+    from builder.lock.resolver import Resolver
 
 
 DEFAULT_STACK = "reference"
@@ -81,7 +81,7 @@ class Context:
 
     def resolver(self, manifest_path: Path) -> Resolver:
         """What locking the manifest at manifest_path needs: the site, the cache, an HTTP client."""
-        from builder.lock.resolve import Resolver
+        from builder.lock.resolver import Resolver
         from builder.store.http import HttpClient
 
         site = self.site()

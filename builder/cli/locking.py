@@ -11,8 +11,9 @@ from builder.cli.stacks import run_compat
 from builder.inputs.site import SITE_FILE
 from builder.lock.check import check, mirror_drift
 from builder.lock.make import how_to_complete, make_lock
-from builder.lock.resolve import UPDATE_ALL
-from builder.manifest.model import GitSource, Manifest
+from builder.lock.relock import UPDATE_ALL
+from builder.manifest.components import GitSource
+from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import InputError
 

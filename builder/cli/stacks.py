@@ -11,7 +11,9 @@ from builder.cli.common import Context, say
 from builder.cli.options import CheckArgs, NewArgs, SchemaArgs, ValidateArgs
 from builder.manifest import compat, load, new
 from builder.manifest.load import json_schema
-from builder.manifest.model import NAME_PATTERN, PACKAGE_ROLES, DownloadPackage, Manifest
+from builder.manifest.model import Manifest
+from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage
+from builder.manifest.types import NAME_PATTERN
 from builder.model.errors import InputError, ManifestError, StackbuildError
 
 

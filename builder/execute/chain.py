@@ -20,7 +20,7 @@ from builder.execute.provenance import provenance, write_provenance
 from builder.lock import io as lock_io
 from builder.lock.make import make_lock
 from builder.lock.model import Lock
-from builder.lock.resolve import Resolver
+from builder.lock.resolver import Resolver
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.say import Say

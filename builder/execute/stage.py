@@ -1,27 +1,21 @@
-"""Building one stage: its context, the engine build, its probes, then (only then) its tag."""
+"""Building one stage for a run: from the registry cache or by the engine (stage_image), normalised,
+probed, then (only then) tagged."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol
 
-from builder.engine import BuildEngine, BuildFailed, BuildSpec, EngineError
-from builder.execute import environment
-from builder.execute.debug import failed_command, record_failure
-from builder.execute.stage_checks import check_installs, drop, probe, shell_hint
+from builder.engine import EngineError
+from builder.execute.stage_checks import check_installs, drop, probe
+from builder.execute.stage_image import ImageBuilder
 from builder.execute.stage_log import Report, StageFailed, StageLog, StageSkipped, line_writer
 from builder.execute.stage_normalise import Parent, normalised, prepare
 from builder.execute.stage_registry import Answer, Pulling, RegistryCache, pulled, pushed
-from builder.inputs.contexts import write_context
-from builder.model.errors import StackbuildError
-from builder.plan.stage import Plan, Stage, parent_arg
-from builder.store.cache import Cache
-from builder.verify.diagnose import diagnose, install_failure, step_failure
+from builder.plan.stage import Stage, parent_arg
 
 
 class Run(Protocol):
@@ -79,30 +73,15 @@ class TaggedParents:
 
 
 @dataclass
-class StageBuilder:
+class StageBuilder(ImageBuilder):
     """Builds one stage at a time for a run; what the run did so far is its state (pulled, pending).
-    Its jobs are their own modules: the checks (stage_checks), normalising (stage_normalise) and the
-    registry cache (stage_registry); this class puts them in order."""
+    Its jobs are their own modules: the engine build (stage_image), the checks (stage_checks),
+    normalising (stage_normalise) and the registry cache (stage_registry); this class puts them in order."""
 
-    plan: Plan
-    engine: BuildEngine
-    cache: Cache
-    log_dir: Path
     registry: RegistryCache = field(default_factory=RegistryCache)
     pulled: set[str] = field(default_factory=set)  # stages taken from the registry cache
     pending: set[str] = field(default_factory=set)  # pending tags made by this run (drop_pending removes them)
     answers: Mapping[str, Answer] = field(default_factory=dict)  # the registry cache's, asked at the run's start
-
-    def log_file(self, stage: Stage) -> Path:
-        return self.log_dir / self.plan.stack.lower() / self.plan.arch.value / f"{stage.name}.log"
-
-    def labels(self, stage: Stage) -> dict[str, str]:
-        return {
-            "org.stackbuild.stack": self.plan.stack,
-            "org.stackbuild.stage": stage.name,
-            "org.stackbuild.key": stage.key,
-            "org.stackbuild.inputs": json.dumps(stage.inputs.as_record(), sort_keys=True),
-        }
 
     def __call__(self, stage: Stage, report: Report, run: Run | None = None) -> str:
         """Build, probe and tag stage; its image id. Raises StageFailed, naming the log, or StageSkipped.
@@ -230,46 +209,6 @@ class StageBuilder:
             raise StageSkipped(f"{stage.name}: a parent failed")
         return Parent(built_on, settled)
 
-    def _environment(self, stage: Stage, built: str, log: StageLog) -> str:
-        """The built image with the environment its scripts set (stages that have a Bake)."""
-        if stage.bake is None:
-            return built
-        try:
-            return environment.add(self.engine, built, stage.bake, log.write)
-        except environment.EnvironmentUnreadable as err:
-            drop(self.engine, stage, built)
-            raise log.failed(str(err), cause=diagnose([str(err)])) from err
-        except EngineError as err:
-            drop(self.engine, stage, built)
-            raise log.failed(f"cannot add the environment the scripts set: {err}") from err
-
-    def build_state(self, stage: Stage, log_file: Path) -> str:
-        """stage's Dockerfile (a failed one, cut before its failed step) built from its tagged parents,
-        nothing probed or tagged; its image id. `stackbuild shell` opens there."""
-        parents = {p: self.plan.stages[p].tag() for p in stage.parents}
-        return self.build_untagged(stage, log_file, parents, "its state before the failed step did not build")
-
-    def build_untagged(
-        self, stage: Stage, log_file: Path, parents: Mapping[str, str], failing: str, fresh: bool = False
-    ) -> str:
-        """stage built from the given parent images, nothing probed or tagged; its image id (normalised
-        when fresh: every step run again, none from the builder's cache, as `verify-reproducible` does)."""
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        with log_file.open("w") as file, self.cache.scratch.temp_dir() as context:
-            log = StageLog(stage.name, log_file, line_writer(file))
-            self._context(stage, context, log)
-            args = {parent_arg(p): image for p, image in parents.items()}
-            spec = BuildSpec(self.labels(stage), self.plan.arch, stage.network, args, no_cache=fresh)
-            try:
-                built = self.engine.build(context, log.write, spec)
-            except BuildFailed as err:
-                raise log.failed(f"{failing}: {err}", log_tail=err.log_tail[-15:]) from err
-            built = self._environment(stage, built, log)
-            if not fresh:
-                return built
-            settled = [Parent(image, image) for image in parents.values()]
-            return normalised(self.engine, self.cache, self.plan, stage, built, settled, log, remembered=False)
-
     def drop_pending(self) -> None:
         """Remove the run's pending tags (the images stay under their stage tags)."""
         for ref in sorted(self.pending):
@@ -296,25 +235,3 @@ class StageBuilder:
         image_id = self.engine.image_id(stage.tag())
         if image_id and self.registry.push_to:
             pushed(self.engine, self.registry, stage, image_id, report, self.log_file(stage))
-
-    def _context(self, stage: Stage, directory: Path, log: StageLog) -> None:
-        try:
-            write_context(directory, stage.dockerfile, stage.context, self.cache)
-        except StackbuildError as err:  # a download, a bootstrap, a git fetch
-            raise log.failed(str(err)) from err
-        except OSError as err:
-            raise log.failed(f"cannot write its build context: {err}") from err
-
-    def _build(self, stage: Stage, context: Path, log: StageLog, args: dict[str, str]) -> str:
-        spec = BuildSpec(self.labels(stage), self.plan.arch, stage.network, args)
-        try:
-            return self.engine.build(context, log.write, spec)
-        except BuildFailed as err:
-            # A failed RUN can be looked at where it failed; other failures (COPY, the engine) cannot.
-            debug = ""
-            if (command := failed_command(str(err))) is not None:
-                record_failure(self.cache, self.plan, stage, str(err), command)
-                debug = shell_hint(self.plan, stage)
-            # apt's or dpkg's words, or the build step's own and its output's: not the command stackbuild ran
-            reason = install_failure(err.log_tail) or step_failure(err.log_tail) or str(err)
-            raise log.failed(reason, log_tail=err.log_tail[-15:], cause=diagnose(err.log_tail), debug=debug) from err

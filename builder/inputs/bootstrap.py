@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from builder.manifest.model import Bootstrap
+from builder.manifest.bases import Bootstrap
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError

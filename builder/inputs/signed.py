@@ -30,7 +30,7 @@ from pyasn1.codec.der import decoder as der_decoder
 
 from builder.inputs.site import SiteConfig
 from builder.manifest import catalog
-from builder.manifest.model import Toolkit
+from builder.manifest.toolkit import Toolkit
 from builder.model.errors import InputError, StackbuildError
 from builder.store.cache import Cache
 from builder.store.files import sha256_file

@@ -19,18 +19,11 @@ from builder.lock.model import (
     LockedImageBase,
     LockedPath,
 )
+from builder.manifest.bases import BootstrapBase, ImageBase
+from builder.manifest.components import Component, GitSource, PathSource
 from builder.manifest.graph import topological_order
-from builder.manifest.model import (
-    PACKAGE_ROLES,
-    BootstrapBase,
-    Component,
-    DownloadPackage,
-    GeneratedPackage,
-    GitSource,
-    ImageBase,
-    Manifest,
-    PathSource,
-)
+from builder.manifest.model import Manifest
+from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage, GeneratedPackage
 
 
 def _differs(field: str, locked: object, wanted: object) -> Iterator[str]:

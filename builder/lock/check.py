@@ -13,10 +13,13 @@ from builder.inputs.git import SourceUnreachable
 from builder.lock.agree import disagreements
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
 from builder.lock.model import ArchSection, Lock, LockedDeb, LockedGenerated, LockedGit, LockedPath
-from builder.lock.resolve import Resolver, same_entry
+from builder.lock.relock import same_entry
+from builder.lock.resolver import Resolver
 from builder.lock.system import every_deb, spec_key, wants_system
+from builder.manifest.bases import ImageBase
 from builder.manifest.load import manifest_digest
-from builder.manifest.model import GeneratedPackage, ImageBase, Manifest
+from builder.manifest.model import Manifest
+from builder.manifest.toolkit import GeneratedPackage
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.model.retry import RetryPolicy

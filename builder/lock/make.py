@@ -7,7 +7,8 @@ from pathlib import Path
 
 from builder.lock import io as lock_io
 from builder.lock.model import Lock
-from builder.lock.resolve import Resolver, resolve
+from builder.lock.resolve import resolve
+from builder.lock.resolver import Resolver
 from builder.manifest.model import Manifest
 from builder.model.arch import ARCHITECTURES, Arch
 from builder.model.errors import StackbuildError

@@ -17,8 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from builder.inputs import bootstrap
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.debs import DEB_FILE
-from builder.manifest.model import CHIP_PATTERN, ID_PATTERN, IMAGE_PATTERN, NAME_PATTERN, VERSION_PATTERN, PackageRole
+from builder.manifest.toolkit import PackageRole
 from builder.manifest.types import (
+    CHIP_PATTERN,
+    ID_PATTERN,
+    IMAGE_PATTERN,
+    NAME_PATTERN,
+    VERSION_PATTERN,
     CopyPath,
     DownloadUrl,
     FileName,

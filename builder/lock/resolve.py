@@ -1,17 +1,13 @@
-"""Resolving a manifest into a lock: git refs to commits, trees to hashes, packages to sha256,
-bases to bootstrapped tarballs."""
+"""Assembling a lock from a manifest: each component's source and fetch files, then each
+architecture's section (installer packages, base tarballs, system and Python packages), the
+resolving of each part left to the Resolver and what a relock keeps to builder.lock.relock."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import asdict
 
-from pydantic import ValidationError
-
-from builder.inputs import bootstrap, debs, git, packages, signed, submodules, trees, wheels
-from builder.inputs.signed import Trust
-from builder.inputs.site import SITE_FILE, SiteConfig
+from builder.inputs import bootstrap, git, wheels
+from builder.inputs.site import SITE_FILE
 from builder.lock.agree import package_differences
 from builder.lock.model import (
     LOCK_VERSION,
@@ -22,227 +18,32 @@ from builder.lock.model import (
     LockedDownload,
     LockedFetch,
     LockedGenerated,
-    LockedGit,
     LockedImageBase,
-    LockedPath,
-    LockedSubmodule,
     LockedSystem,
     LockedTarball,
     LockedToolkit,
     LockedWheel,
     Unresolved,
-    UnresolvedKind,
 )
-from builder.lock.system import ResolveDebs, lock_system, wants_system
-from builder.manifest import catalog
+from builder.lock.relock import UPDATE_ALL, kept_or_unresolved, kept_source, still_unresolved, unresolved_part
+from builder.lock.resolver import Resolver
+from builder.lock.system import lock_system
+from builder.manifest.bases import BootstrapBase, ImageBase
+from builder.manifest.components import Component
 from builder.manifest.graph import topological_order
 from builder.manifest.load import manifest_digest
-from builder.manifest.model import (
-    PACKAGE_ROLES,
-    BootstrapBase,
-    Component,
-    DownloadPackage,
-    Fetch,
-    GeneratedPackage,
-    GitSource,
-    ImageBase,
-    Manifest,
-    PackageRole,
-    PathSource,
-    Toolkit,
-)
+from builder.manifest.model import Manifest
+from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import StackbuildError, Unreached
-from builder.model.say import Say
-from builder.store.cache import Cache
-from builder.store.http import HttpClient, NoAnswer, Progress, SizeLimit, redact
-
-
-@dataclass(frozen=True)
-class Resolver:
-    """What resolving needs besides the manifest: where it lives, the site, the cache, the network."""
-
-    manifest_dir: Path
-    site: SiteConfig
-    cache: Cache
-    client: HttpClient
-    say: Say
-    # How a base tarball is made (mmdebstrap); the tests pass a function that bootstraps nothing.
-    make_base: Callable[..., bootstrap.BaseTarball] = bootstrap.bootstrap
-    # How system packages are resolved on a base tarball (apt); the tests pass a fixed closure.
-    resolve_debs: ResolveDebs = debs.resolve_on
-
-    def source(self, source: GitSource | PathSource) -> LockedGit | LockedPath:
-        match source:
-            case GitSource(git=url, ref=ref, skip_submodules=skip):
-                fetch_url = self.site.repo_url(url)
-                commit = git.resolve_ref(fetch_url, ref)
-                found = submodules.resolve(url, fetch_url, commit, self.cache, self.site, skip)
-                try:
-                    return LockedGit(
-                        url=url, ref=ref, commit=commit, submodules=[_locked(s) for s in found], skip_submodules=skip
-                    )
-                except ValidationError as err:  # a .gitmodules entry: said without echoing it (it may hold a token)
-                    problem = err.errors()[0]
-                    where = ".".join(str(p) for p in problem["loc"])
-                    message = problem["msg"].removeprefix("Value error, ")
-                    raise git.SourceError(f"{redact(url)} at {commit}: submodule {where}: {message}") from None
-            case PathSource(path=path):
-                return LockedPath(path=path, tree_sha256=trees.tree_hash(self.manifest_dir / path))
-
-    def upstream(self, locked: LockedGit) -> tuple[str, bool]:
-        """(the commit the locked ref names at its source now, whether the locked commit is still served
-        there): a branch that moved keeps its old commit fetchable unless it was force-pushed away."""
-        fetch_url = self.site.repo_url(locked.url)
-        now = git.resolve_ref(fetch_url, locked.ref)
-        return now, now == locked.commit or git.fetchable(fetch_url, locked.commit, self.cache)
-
-    def package(
-        self, role: PackageRole, package: DownloadPackage | GeneratedPackage, toolkit: Toolkit
-    ) -> LockedDownload | LockedGenerated:
-        trust = signed.trust_for(toolkit, self.manifest_dir, self.site)
-        match package:
-            case GeneratedPackage(file=file, generate=command):
-                sha = packages.generate(command, file, self.manifest_dir, self.cache, package.sha256)
-                packages.installer(self.cache.blob(sha), file, trust, self.cache, "fix its generate command", sha)
-                size = self.cache.blob(sha).stat().st_size
-                return LockedGenerated(role=role, file=file, command=command, sha256=sha, size=size)
-            case DownloadPackage(file=file, url=url, sha256=pinned):
-                sha, known_size = self._download(file, url, pinned, toolkit.vendor, trust)
-                return LockedDownload(role=role, file=file, url=url, sha256=sha, size=known_size)
-
-    def _download(self, file: str, url: str, pinned: str | None, vendor: str, trust: Trust) -> tuple[str, int | None]:
-        """(sha256, size) of a package: a local copy; the manifest's pin as it is (no network: an air-gapped
-        site fetches at build time); else the whole file downloaded and hashed (never a HEAD's word), with
-        the headers the vendor's own downloader sends."""
-        if (local := packages.find_installer(self.site, file, pinned)) is not None:
-            packages.installer(local, file, trust, self.cache, packages.FIX_PIN if pinned else packages.REPLACE)
-            sha = self.cache.add_file(local, pinned)
-            self.say(f"  {file}: found in {local.parent} (installer_dirs)")
-            return sha, local.stat().st_size
-        if pinned and self.cache.has(pinned):
-            packages.installer(self.cache.blob(pinned), file, trust, self.cache, packages.FIX_PIN, pinned)
-            self.say(f"  {file}: in the cache")
-            return pinned, self.cache.blob(pinned).stat().st_size
-        if pinned:
-            self.say(
-                f"  {file}: in no installer_dirs directory: downloaded when a build needs it, checked against its pin"
-            )
-            return pinned, None
-        self.say(f"  {file}: no sha256 in the manifest, downloading to pin it")
-        try:
-            sha = self.client.download(
-                self.site.rewrite(url),
-                self.cache,
-                progress=Progress(f"  {file}", self.say),
-                headers=catalog.vendor_headers(vendor),
-                limit=SizeLimit(self.site.download_limit),
-            )
-        except NoAnswer as err:  # nothing to pin it with: the file itself is the only source of its sha256
-            where = self.site.path or f"./{SITE_FILE}"
-            raise Unreached(
-                f"{file}: {err.reason}: without a sha256 in the manifest the lock needs the file: lock where "
-                f"that host answers, put the file in an installer_dirs directory, or point the URL at a mirror "
-                f"with url_rewrites (both in {where})"
-            ) from err
-        packages.installer(
-            self.cache.blob(sha), file, trust, self.cache, f"{redact(url)} gives another file: fix the url", sha
-        )
-        return sha, self.cache.blob(sha).stat().st_size
-
-    def fetched(self, wanted: Fetch, previous: LockedFetch | None) -> LockedFetch:
-        """A file a component's build needs, in the cache: the previous lock's while it is the same file
-        and cached, else from installer_dirs or downloaded (site rewrites apply, as for toolkit
-        packages), checked against its pin (the manifest's, else the previous lock's) or pinned now;
-        with its size (what bounds a later download of it)."""
-        pin = wanted.sha256
-        if previous is not None and (previous.url, previous.to) == (wanted.url, wanted.to):
-            if pin in (None, previous.sha256) and self.cache.has(previous.sha256):
-                # A lock made before sizes were recorded gets its size now.
-                return previous.model_copy(update={"size": self.cache.blob(previous.sha256).stat().st_size})
-            pin = pin or previous.sha256  # a relock elsewhere never takes other bytes silently
-        known = previous.size if previous is not None and previous.sha256 == pin else None
-        self.say(f"  fetch {wanted.to}: {redact(wanted.url)}")
-        try:
-            site, cache, say = self.site, self.cache, self.say
-            sha = packages.download(wanted.url, wanted.file, pin, site, cache, say, vendor="", size=known)
-        except NoAnswer as err:
-            if pin is None:
-                raise
-            # As for installers the manifest pins: taken as pinned, fetched at build time.
-            self.say(f"  fetch {wanted.to}: {err.reason}; keeping its pin {pin[:12]} (fetched when a build needs it)")
-            kept = previous if previous is not None and previous.sha256 == pin else None
-            return kept or LockedFetch(url=wanted.url, to=wanted.to, sha256=pin)
-        return LockedFetch(url=wanted.url, to=wanted.to, sha256=sha, size=self.cache.blob(sha).stat().st_size)
-
-    def tarball(self, spec: BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
-        boot = spec.bootstrap
-        self.say(f"  base {arch} {flavor}: mmdebstrap {boot.suite} (cached after the first run)")
-        keys = bootstrap.keyring(boot, self.manifest_dir)
-        mirror = self.site.rewrite(boot.mirror_for(arch))
-        made = self.make_base(boot, arch, flavor, keys, self.cache, mirror, self.say)
-        key = bootstrap.spec_key(boot, arch, flavor, keys)
-        return LockedTarball(sha256=made.sha256, packages=made.packages, spec_key=key)
-
-
-def _locked(found: submodules.Submodule) -> LockedSubmodule:
-    return LockedSubmodule(
-        path=found.path, url=found.url, commit=found.commit, submodules=[_locked(s) for s in found.submodules]
-    )
+from builder.store.http import NoAnswer
 
 
 def default_arches(manifest: Manifest) -> list[Arch]:
     """This host's architecture if the stack has it, else the stack's first."""
     listed = manifest.platform.architectures
     return [a for a in listed if a == Arch.host()] or [listed[0]]
-
-
-# `lock --update` without a component: every git pin moves to what its ref names now.
-UPDATE_ALL = ":all"
-
-
-def same_entry(old: LockedGit, source: object) -> bool:
-    """Whether a git pin was made from this manifest entry (url, ref, skipped submodules)."""
-    if not isinstance(source, GitSource):
-        return False
-    return (old.url, old.ref, old.skip_submodules) == (source.git, source.ref, source.skip_submodules)
-
-
-def _kept_source(
-    previous: Lock | None, update: str | None, comp_id: str, source: object, resolver: Resolver
-) -> LockedGit | None:
-    """The previous lock's commit of a git component whose manifest entry is unchanged while its source
-    still serves it (a branch that moved upstream keeps its pin: only --update moves it); a source that
-    does not answer keeps it too (said). None: resolve it now (--update of it or of all, a changed entry,
-    a commit no longer served)."""
-    if previous is None or update in (UPDATE_ALL, comp_id):
-        return None
-    old = next((c.source for c in previous.components if c.id == comp_id), None)
-    if not isinstance(old, LockedGit) or not same_entry(old, source):
-        return None
-    try:
-        now, served = resolver.upstream(old)
-    except git.SourceUnreachable as err:
-        resolver.say(f"  component {comp_id}: {err}: keeping the lock's {old.commit[:12]}")
-        return old
-    except git.SourceError:
-        return None  # the ref is gone: resolving it says so
-    if not served:
-        resolver.say(
-            f"  component {comp_id}: {redact(old.url)} no longer serves the locked {old.commit[:12]}: relocking"
-        )
-        return None
-    if now != old.commit:
-        resolver.say(
-            f"  component {comp_id}: {old.ref} moved to {now[:12]} upstream; keeping the lock's {old.commit[:12]} "
-            f"(`stackbuild lock {previous.stack} --update {comp_id}` moves it)"
-        )
-    return old
-
-
-def _unresolved(kind: UnresolvedKind, arch: Arch | None, err: NoAnswer, **where: str) -> Unresolved:
-    return Unresolved(kind=kind, arch=arch, url=err.source, reason=err.reason, **where)
 
 
 def _section(
@@ -256,12 +57,12 @@ def _section(
         bases = _bases(manifest, arch, wanted, previous, resolver)
     except NoAnswer as err:  # the lock's tarballs while their spec is the manifest's, else unresolved
         bases = _bases(manifest, arch, False, previous, resolver)
-        unresolved += _kept_or_unresolved(bool(bases), "base", arch, err, resolver)
+        unresolved += kept_or_unresolved(bool(bases), "base", arch, err, resolver)
     try:
         system = _system(manifest, arch, bases, previous, wanted, resolver)
     except NoAnswer as err:
         system = _system(manifest, arch, bases, previous, False, resolver)
-        unresolved += _kept_or_unresolved(bool(system.spec_key), "system", arch, err, resolver)
+        unresolved += kept_or_unresolved(bool(system.spec_key), "system", arch, err, resolver)
     python, python_keys, no_index = _python(manifest, arch, wanted, previous, update, resolver)
     section = ArchSection(packages=pinned, base=bases, system=system, python=python, python_keys=python_keys)
     return section, unresolved + no_index
@@ -294,17 +95,6 @@ def _system(
     return lock_system(manifest, arch, bases, previous, wanted, site, cache, say, resolver.resolve_debs)
 
 
-def _kept_or_unresolved(
-    kept: bool, kind: UnresolvedKind, arch: Arch | None, err: NoAnswer, resolver: Resolver, component: str = ""
-) -> list[Unresolved]:
-    """A part whose source gave no answer keeps the previous lock's pin while that still fits the
-    manifest (said); with none, it is recorded unresolved."""
-    if kept:
-        resolver.say(f"  {err.reason}: keeping the lock's pins")
-        return []
-    return [_unresolved(kind, arch, err, component=component)]
-
-
 def _python(
     manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, update: str | None, resolver: Resolver
 ) -> tuple[dict[str, list[LockedWheel]], dict[str, str], list[Unresolved]]:
@@ -334,7 +124,7 @@ def _python(
             still = old is not None and old.python_keys.get(comp.id) == key
             if still and old is not None:
                 found[comp.id], keys[comp.id] = old.python[comp.id], key
-            unresolved += _kept_or_unresolved(still, "python", arch, err, resolver, comp.id)
+            unresolved += kept_or_unresolved(still, "python", arch, err, resolver, comp.id)
             continue
         found[comp.id], keys[comp.id] = [LockedWheel(**asdict(w)) for w in pinned], key
     return found, keys, unresolved
@@ -368,7 +158,7 @@ def _fetched(comp: Component, previous: Lock | None, resolver: Resolver) -> tupl
         try:
             pinned.append(resolver.fetched(wanted, before.get(wanted.to)))
         except NoAnswer as err:
-            unresolved.append(_unresolved("fetch", None, err, component=comp.id, path=wanted.to))
+            unresolved.append(unresolved_part("fetch", None, err, component=comp.id, path=wanted.to))
         except StackbuildError as err:
             raise StackbuildError(f"component {comp.id}: fetch {wanted.to}: {err}") from err
     return pinned, unresolved
@@ -388,7 +178,7 @@ def resolve(
     components, unresolved = [], []
     for comp in manifest.components:
         try:
-            source = _kept_source(previous, update, comp.id, comp.source, resolver) or resolver.source(comp.source)
+            source = kept_source(previous, update, comp.id, comp.source, resolver) or resolver.source(comp.source)
         except git.SourceNoAnswer as err:  # no pin to keep: nothing to lock it with
             raise Unreached(
                 f"component {comp.id}: {err}: lock where that host answers, or point the URL at a mirror with "
@@ -410,7 +200,7 @@ def resolve(
         if arch in arches:
             unresolved += offline
         else:
-            unresolved += _still_unresolved(manifest, previous, arch, sections[arch], resolver.site)
+            unresolved += still_unresolved(manifest, previous, arch, sections[arch], resolver.site)
     match manifest.base:
         case BootstrapBase(bootstrap=boot):
             base: LockedImageBase | LockedBootstrapBase = LockedBootstrapBase(
@@ -434,31 +224,3 @@ def resolve(
         architectures=sections,
         unresolved=unresolved,
     )
-
-
-def _asked_from(manifest: Manifest, arch: Arch, part: Unresolved, site: SiteConfig) -> set[str]:
-    """The sources the manifest still takes that part from (none: it no longer asks for it)."""
-    match part.kind:
-        case "base" if isinstance(manifest.base, BootstrapBase):
-            return {redact(manifest.base.bootstrap.mirror_for(arch))}
-        case "system" if wants_system(manifest):
-            return {redact(r.url_for(arch)) for r in manifest.apt_repositories}
-        case "python" if any(c.id == part.component and c.python_packages for c in manifest.components):
-            index = wheels.index_of(manifest, site)
-            return {redact(i) for i in ([index] if isinstance(index, str) else index)}
-    return set()
-
-
-def _still_unresolved(
-    manifest: Manifest, previous: Lock | None, arch: Arch, kept: ArchSection, site: SiteConfig
-) -> list[Unresolved]:
-    """An architecture not locked now keeps its unresolved parts while the manifest still takes them
-    from the same source and its kept section still lacks them."""
-    lacking = {"base": not kept.base, "system": not kept.system.spec_key}
-    return [
-        part
-        for part in (previous.unresolved if previous else [])
-        if part.arch == arch
-        and part.url in _asked_from(manifest, arch, part, site)
-        and lacking.get(part.kind, part.component not in kept.python)
-    ]

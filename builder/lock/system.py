@@ -13,8 +13,9 @@ from builder.inputs import debs
 from builder.inputs.bootstrap import FLAVORS, Flavor
 from builder.inputs.site import SiteConfig
 from builder.lock.model import Lock, LockedDeb, LockedSystem, LockedTarball
+from builder.manifest.bases import ImageBase
 from builder.manifest.graph import transitive_deps
-from builder.manifest.model import ImageBase, Manifest
+from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import StackbuildError

@@ -12,7 +12,10 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from builder.manifest import catalog
-from builder.manifest.model import PACKAGE_ROLES, BootstrapBase, GitSource, Manifest
+from builder.manifest.bases import BootstrapBase
+from builder.manifest.components import GitSource
+from builder.manifest.model import Manifest
+from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.manifest.upstream import upstream_of
 from builder.manifest.versions import version_key
 

@@ -12,8 +12,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from builder.manifest import locate, yamlpos
+from builder.manifest.bases import ImageBase
+from builder.manifest.components import PathSource
 from builder.manifest.graph import find_cycle, suggest
-from builder.manifest.model import PACKAGE_ROLES, SCHEMA_VERSION, ImageBase, Manifest, PathSource
+from builder.manifest.model import SCHEMA_VERSION, Manifest
+from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.manifest.yamlpos import PositionedYaml
 from builder.model.canonical import digest
 from builder.model.errors import Located, ManifestError

@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import AfterValidator
 
+from builder.model.chips import CHIPS
+
 CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 SCRIPT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 PACKAGE_SCHEMES = ("http", "https", "file")
@@ -23,6 +25,19 @@ GIT_REF = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)[A-Za-z0-9._/+@-]+(?<![./])$")
 DEB_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]*(:[a-z0-9-]+)?(=[A-Za-z0-9.+~:-]+)?$")
 SUITE = re.compile(r"^[a-z][a-z0-9.-]*$")
 SCP_LIKE = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+:(?!//)[^\s]+$")
+
+# The patterns model fields take (`Field(pattern=...)`): here, so a lock's fields match what its
+# manifest's did.
+# A component id names a Docker build stage and a build argument in its dependents' Dockerfiles
+# (`FROM ${<ID>_IMAGE} AS <id>`): a letter first, then letters, digits and '-' (no '_' or '.').
+ID_PATTERN = r"^[a-z][a-z0-9-]*$"
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+VERSION_PATTERN = r"^\d+\.\d+\.(\d+|RC\d+)(\.\w+)?$"
+CHIP_PATTERN = rf"^({'|'.join(CHIPS)})$"
+IMAGE_PATTERN = r"^[^@\s]+@sha256:[0-9a-f]{64}$"
+MODULE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 
 
 def one_line(value: str) -> str:

@@ -6,18 +6,12 @@ so the same lock renders byte-identical Dockerfiles.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shlex
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import jinja2
-import jinja2.bccache
 
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.packages import installer_name
@@ -25,7 +19,7 @@ from builder.lock.model import Lock, LockedBootstrapBase, LockedDownload, Locked
 from builder.manifest.model import Manifest
 from builder.model.layout import ASCEND_ROOT, STACK_ROOT, stack_dir, toolkit_layout
 from builder.plan.stage import BAKED_ENV, Bake
-from builder.store.cache import default_root
+from builder.plan.templating import templates
 
 # Installer flags per package role: what the official images (cann-container-image's 8.5.0 Dockerfile
 # l.72-98) and Huawei's installer (ascend-deployer install_cann.py) pass, toolkit included (a 2024 docs
@@ -40,109 +34,13 @@ PACKAGE_ORDER = {"toolkit": 0, "ops": 1, "nnal": 2}
 # package), then the ops package into its tree, as ascend-deployer installs nnrt (install_cann.py
 # l.485-516, install_kernels); NNAL is not supported on an nnrt-only install (hiascend ATB docs).
 RUNTIME_ONLY = {"toolkit": "--whitelist=nnrt", "ops": ""}
-
-
-class _TemplateCache(jinja2.BytecodeCache):
-    """Compiled templates in stackbuild's cache, read and written through its open directory.
-
-    Loading one runs it, so a file is loaded only if nobody but this user (or root) could have
-    written it: the directory is the user's and nobody else can write in it (_bytecode_cache), and
-    the file is a regular file of the user's that nobody else can write. That costs an fstat a
-    file; signing the files instead would need a key kept somewhere just as private. A full or
-    read-only disk only costs compile time.
-    """
-
-    def __init__(self, directory: int) -> None:
-        self.directory = directory
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            fd = os.open(_file_name(bucket), os.O_RDONLY | os.O_NOFOLLOW, dir_fd=self.directory)
-        except OSError:
-            return
-        with os.fdopen(fd, "rb") as file:
-            found = os.fstat(fd)
-            if stat.S_ISREG(found.st_mode) and _private(found):
-                bucket.load_bytecode(file)
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        name = _file_name(bucket)
-        part = f".{name}.{os.urandom(8).hex()}"
-        with contextlib.suppress(OSError):
-            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as file:
-                    bucket.write_bytecode(file)
-                os.replace(part, name, src_dir_fd=self.directory, dst_dir_fd=self.directory)
-            except OSError:
-                os.unlink(part, dir_fd=self.directory)
-                raise
-
-
-def _file_name(bucket: jinja2.bccache.Bucket) -> str:
-    return f"__jinja2_{bucket.key}.cache"  # Jinja's own name: a cache from before this check is kept
-
-
-def _private(found: os.stat_result) -> bool:
-    """Owned by this user and writable by nobody else."""
-    return found.st_uid == os.getuid() and not found.st_mode & 0o022
-
-
-def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """The cache's jinja/ directory, if it is this user's own (none otherwise: templates are compiled).
-
-    It is opened without following a link and checked on the open directory, so what is checked is
-    what is used, and no link can make the closing below change another directory of the user's.
-    """
-    directory = default_root() / "jinja"
-    try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    with contextlib.suppress(OSError):
-        found = os.fstat(fd)
-        if found.st_uid == os.getuid():
-            if not _private(found):
-                _close_off(fd)
-            return _TemplateCache(fd)
-    os.close(fd)
-    return None
-
-
-def _close_off(directory: int) -> None:
-    """Make the user's directory private and empty it: an old cache made under umask 002 was
-    writable by the group, so any file in it may have been put there by someone else."""
-    os.fchmod(directory, 0o700)
-    for name in os.listdir(directory):
-        with contextlib.suppress(OSError):
-            os.unlink(name, dir_fd=directory)
-
-
-_env = jinja2.Environment(
-    loader=jinja2.PackageLoader("builder.plan", "templates"),
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    keep_trailing_newline=True,
-    autoescape=False,
-    # Compiled templates kept between runs: every command would otherwise spend about 40 ms
-    # compiling them (1 ms to load; a no-op build takes 0.4 s).
-    bytecode_cache=_bytecode_cache(),
-)
-
-
-# Values reach templates only through these: JSON (Dockerfile exec and COPY forms) and
-# shell quoting (scripts), so no value can end an instruction or a command.
-_env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
-_env.filters["sh"] = lambda value: shlex.quote(str(value))
 STEPS_ROOT = "/opt/stackbuild/steps"
 INSTALLS_ROOT = "/opt/stackbuild/installs"
 INSTALLS_SCRIPT = (Path(__file__).parent / "templates" / "installs.py").read_text()
 
 
 def render(template: str, **values: Any) -> str:
-    return _env.get_template(f"{template}.Dockerfile.j2").render(**values)
+    return templates.get_template(f"{template}.Dockerfile.j2").render(**values)
 
 
 def env_value(value: str) -> str:
@@ -239,8 +137,8 @@ def environment(stage: str, lock: Lock, after: Sequence[tuple[str, str]] = (), c
     then the components' own (paths in the image), what they set baked as ENV, then the stage's own
     variables (after) and the entrypoint."""
     scripts = (*toolkit_layout(lock.toolkit.version).env_scripts(), *((path, True) for path in components))
-    capture = _env.get_template("env-capture.sh.j2").render(scripts=scripts, root=f"{ASCEND_ROOT}/")
-    dockerfile = _env.get_template("env.Dockerfile.j2").render(
+    capture = templates.get_template("env-capture.sh.j2").render(scripts=scripts, root=f"{ASCEND_ROOT}/")
+    dockerfile = templates.get_template("env.Dockerfile.j2").render(
         stage=stage,
         scripts=[path for path, _ in scripts],
         baked=BAKED_ENV,
@@ -313,7 +211,7 @@ def component_files(manifest: Manifest, component_id: str, deps: Sequence[str] =
         summary = f"{n}/{len(comp.build)}: {first[:100]}{' ...' if len(first) > 100 or text.strip() != first else ''}"
         steps.append({"summary": summary, "path": f"{steps_dir}/step-{n}.sh"})
         files.append((f"steps/step-{n}.sh", text if text.endswith("\n") else text + "\n"))
-    build = _env.get_template("build.sh.j2").render(
+    build = templates.get_template("build.sh.j2").render(
         id=component_id,
         stack_dir=stack_dir(component_id),
         env_scripts=component_scripts(manifest, deps),

@@ -35,7 +35,9 @@ from builder.lock.model import (
     LockedWheel,
     Unresolved,
 )
-from builder.manifest.model import Bootstrap, GitSource, ImageBase, Manifest
+from builder.manifest.bases import Bootstrap, ImageBase
+from builder.manifest.components import GitSource
+from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError, Unreached

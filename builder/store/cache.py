@@ -8,7 +8,7 @@ records/<kind>/.../*.json small records (base bootstraps, last builds, smoke pas
 locks/<name>.lock         file locks: one build at a time does a given stage, download or bootstrap
                           (file_locks.FileLocks)
 git/<url hash>.git        mirrors of git sources
-jinja/                    compiled templates (kept by builder.plan.render, loaded only if private)
+jinja/                    compiled templates (kept by builder.plan.templating, loaded only if private)
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.engine import Engine
-from builder.manifest.model import Component
+from builder.manifest.components import Component
 from builder.manifest.probes import Probe
 from builder.model.layout import ASCEND_ROOT, DRIVER_LIBRARIES, STACK_ROOT, ToolkitLayout
 

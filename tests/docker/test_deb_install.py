@@ -21,7 +21,7 @@ from builder.engine.protocol import BuildSpec
 from builder.inputs import bootstrap
 from builder.inputs.contexts import ContextItem, FileItem, write_context
 from builder.lock.model import LockedDeb
-from builder.manifest.model import Bootstrap
+from builder.manifest.bases import Bootstrap
 from builder.model.arch import Arch
 from builder.plan.system import context_items
 from builder.store.cache import Cache, default_root

@@ -12,7 +12,7 @@ import pytest
 
 from builder import manifest
 from builder.inputs import bootstrap
-from builder.manifest.model import Bootstrap, BootstrapBase
+from builder.manifest.bases import Bootstrap, BootstrapBase
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.store.cache import Cache

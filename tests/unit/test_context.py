@@ -9,7 +9,8 @@ from builder.execute import chain
 from builder.inputs.contexts import LocalTree
 from builder.inputs.site import SiteConfig
 from builder.inputs.trees import tree_hash
-from builder.lock.resolve import Resolver, resolve
+from builder.lock.resolve import resolve
+from builder.lock.resolver import Resolver
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.plan.resolve import Request

@@ -40,6 +40,7 @@ CHAIN_STEPS = (
     "builder.execute.pipeline",
     "builder.execute.scheduler",
     "builder.execute.stage",
+    "builder.execute.stage_image",
 )
 
 

@@ -16,7 +16,7 @@ import jinja2
 import jinja2.bccache
 import pytest
 
-from builder.plan import render
+from builder.plan import templating
 
 ROOT = Path(__file__).resolve().parents[2]
 NOBODY = 65534
@@ -24,12 +24,12 @@ as_root = pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another 
 
 
 def templates() -> list[str]:
-    return render._env.list_templates(filter_func=lambda name: name.endswith(".j2"))
+    return templating.templates.list_templates(filter_func=lambda name: name.endswith(".j2"))
 
 
 def plant(directory: Path, marker: Path) -> list[Path]:
     """Every template's compiled form, named as the cache names it, each writing marker when loaded."""
-    env, names = render._env, jinja2.FileSystemBytecodeCache(str(directory))  # the latter only names files
+    env, names = templating.templates, jinja2.FileSystemBytecodeCache(str(directory))  # the latter only names files
     assert env.loader is not None
     planted = []
     for name in templates():
@@ -48,7 +48,8 @@ def plant(directory: Path, marker: Path) -> list[Path]:
 def load_all(cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Load every template through the bytecode cache the renderer would open for this cache."""
     monkeypatch.setenv("STACKBUILD_CACHE", str(cache_root))
-    env = render._env.overlay(bytecode_cache=render._bytecode_cache(), cache_size=0)  # no template held in memory
+    # No template held in memory: each one is loaded through the cache.
+    env = templating.templates.overlay(bytecode_cache=templating._bytecode_cache(), cache_size=0)
     for name in templates():
         env.get_template(name)
 

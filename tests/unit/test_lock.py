@@ -18,7 +18,7 @@ from builder import lock, manifest
 from builder.cli import main
 from builder.execute import chain
 from builder.inputs.site import SiteConfig
-from builder.lock.resolve import Resolver
+from builder.lock.resolver import Resolver
 from builder.model.arch import Arch
 from builder.model.errors import Unreached
 from builder.plan.resolve import Request
@@ -520,7 +520,7 @@ def test_lock_check_names_each_locked_deb_its_mirror_no_longer_serves(tmp_path: 
     """The reference lock's .debs asked of a loopback stand-in of its mirror (a site rewrite), side by
     side: the two it no longer has are named, with whether the cache still holds them, in lock order."""
     from builder.lock.check import mirror_drift
-    from builder.lock.resolve import Resolver
+    from builder.lock.resolver import Resolver
     from builder.lock.system import every_deb
     from builder.store.http import HttpClient
 

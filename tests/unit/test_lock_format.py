@@ -16,8 +16,9 @@ from builder.inputs.debs import BaseRef, Deb
 from builder.inputs.site import SiteConfig
 from builder.lock.check import manifest_drift, stale_system
 from builder.lock.model import LOCK_VERSION, ArchSection, Lock, LockedGenerated
-from builder.lock.resolve import Resolver, resolve
-from builder.manifest.model import Bootstrap
+from builder.lock.resolve import resolve
+from builder.lock.resolver import Resolver
+from builder.manifest.bases import Bootstrap
 from builder.model.arch import Arch
 from builder.model.canonical import canonical_json
 from builder.model.errors import StackbuildError

@@ -31,9 +31,9 @@ from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
 from builder.lock import resolve as lock_resolve
 from builder.lock.model import LockedDownload, LockedGenerated
-from builder.lock.resolve import Resolver
+from builder.lock.resolver import Resolver
 from builder.manifest import catalog
-from builder.manifest.model import DownloadPackage
+from builder.manifest.toolkit import DownloadPackage
 from builder.model.arch import Arch
 from builder.model.errors import InputError
 from builder.store import files

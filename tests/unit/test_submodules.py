@@ -15,7 +15,8 @@ from builder.inputs.contexts import write_context
 from builder.inputs.git import SourceError
 from builder.inputs.site import SiteConfig
 from builder.lock.model import Lock, LockedGit
-from builder.lock.resolve import Resolver, resolve
+from builder.lock.resolve import resolve
+from builder.lock.resolver import Resolver
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.plan.resolve import Request

@@ -165,7 +165,8 @@ def test_a_lock_of_both_architectures_pins_each_its_own_wheels(tmp_path: Path) -
     from builder import manifest
     from builder.inputs import bootstrap
     from builder.inputs.site import SiteConfig
-    from builder.lock.resolve import Resolver, resolve
+    from builder.lock.resolve import resolve
+    from builder.lock.resolver import Resolver
     from tests.conftest import ROOT
 
     house = tmp_path / "stacks" / "wheels"
@@ -203,7 +204,8 @@ def test_a_lock_from_several_indexes_records_each_wheels_index(tmp_path: Path) -
     from builder.inputs import bootstrap
     from builder.inputs.site import SiteConfig
     from builder.lock import io as lock_io
-    from builder.lock.resolve import Resolver, resolve
+    from builder.lock.resolve import resolve
+    from builder.lock.resolver import Resolver
 
     make_wheel(tmp_path / "stacks" / "first", "sbwheel", "1.0")
     make_wheel(tmp_path / "stacks" / "wheels", "sbwheel", "2.0")
@@ -415,7 +417,8 @@ def test_a_base_or_apt_repository_that_gives_no_answer_is_unresolved_kept_for_ot
     from builder.inputs import bootstrap
     from builder.inputs.site import SiteConfig
     from builder.lock.check import check
-    from builder.lock.resolve import Resolver, resolve
+    from builder.lock.resolve import resolve
+    from builder.lock.resolver import Resolver
     from builder.store.http import NoAnswer
 
     text = (ROOT / "stacks" / "reference.yaml").read_text().replace("runtime_system_packages:", APT_REPO, 1)
@@ -458,7 +461,8 @@ def test_a_relock_whose_sources_give_no_answer_keeps_the_locks_pins(tmp_path: Pa
     from builder import manifest
     from builder.inputs import bootstrap
     from builder.inputs.site import SiteConfig
-    from builder.lock.resolve import Resolver, resolve
+    from builder.lock.resolve import resolve
+    from builder.lock.resolver import Resolver
     from builder.store.http import NoAnswer
     from tests.helpers import free_port, serving_bytes
 

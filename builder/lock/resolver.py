@@ -1,0 +1,167 @@
+"""Resolving each part of a lock on its own: a component's source to a commit or tree hash, an
+installer package or a component's fetch file to a sha256 in the cache, a base to a bootstrapped
+tarball; the Resolver holds what that needs besides the manifest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from builder.inputs import bootstrap, debs, git, packages, signed, submodules, trees
+from builder.inputs.signed import Trust
+from builder.inputs.site import SITE_FILE, SiteConfig
+from builder.lock.model import (
+    LockedDownload,
+    LockedFetch,
+    LockedGenerated,
+    LockedGit,
+    LockedPath,
+    LockedSubmodule,
+    LockedTarball,
+)
+from builder.lock.system import ResolveDebs
+from builder.manifest import catalog
+from builder.manifest.bases import BootstrapBase
+from builder.manifest.components import Fetch, GitSource, PathSource
+from builder.manifest.toolkit import DownloadPackage, GeneratedPackage, PackageRole, Toolkit
+from builder.model.arch import Arch
+from builder.model.errors import Unreached
+from builder.model.say import Say
+from builder.store.cache import Cache
+from builder.store.http import HttpClient, NoAnswer, Progress, SizeLimit, redact
+
+
+@dataclass(frozen=True)
+class Resolver:
+    """What resolving needs besides the manifest: where it lives, the site, the cache, the network."""
+
+    manifest_dir: Path
+    site: SiteConfig
+    cache: Cache
+    client: HttpClient
+    say: Say
+    # How a base tarball is made (mmdebstrap); the tests pass a function that bootstraps nothing.
+    make_base: Callable[..., bootstrap.BaseTarball] = bootstrap.bootstrap
+    # How system packages are resolved on a base tarball (apt); the tests pass a fixed closure.
+    resolve_debs: ResolveDebs = debs.resolve_on
+
+    def source(self, source: GitSource | PathSource) -> LockedGit | LockedPath:
+        match source:
+            case GitSource(git=url, ref=ref, skip_submodules=skip):
+                fetch_url = self.site.repo_url(url)
+                commit = git.resolve_ref(fetch_url, ref)
+                found = submodules.resolve(url, fetch_url, commit, self.cache, self.site, skip)
+                try:
+                    return LockedGit(
+                        url=url, ref=ref, commit=commit, submodules=[_locked(s) for s in found], skip_submodules=skip
+                    )
+                except ValidationError as err:  # a .gitmodules entry: said without echoing it (it may hold a token)
+                    problem = err.errors()[0]
+                    where = ".".join(str(p) for p in problem["loc"])
+                    message = problem["msg"].removeprefix("Value error, ")
+                    raise git.SourceError(f"{redact(url)} at {commit}: submodule {where}: {message}") from None
+            case PathSource(path=path):
+                return LockedPath(path=path, tree_sha256=trees.tree_hash(self.manifest_dir / path))
+
+    def upstream(self, locked: LockedGit) -> tuple[str, bool]:
+        """(the commit the locked ref names at its source now, whether the locked commit is still served
+        there): a branch that moved keeps its old commit fetchable unless it was force-pushed away."""
+        fetch_url = self.site.repo_url(locked.url)
+        now = git.resolve_ref(fetch_url, locked.ref)
+        return now, now == locked.commit or git.fetchable(fetch_url, locked.commit, self.cache)
+
+    def package(
+        self, role: PackageRole, package: DownloadPackage | GeneratedPackage, toolkit: Toolkit
+    ) -> LockedDownload | LockedGenerated:
+        trust = signed.trust_for(toolkit, self.manifest_dir, self.site)
+        match package:
+            case GeneratedPackage(file=file, generate=command):
+                sha = packages.generate(command, file, self.manifest_dir, self.cache, package.sha256)
+                packages.installer(self.cache.blob(sha), file, trust, self.cache, "fix its generate command", sha)
+                size = self.cache.blob(sha).stat().st_size
+                return LockedGenerated(role=role, file=file, command=command, sha256=sha, size=size)
+            case DownloadPackage(file=file, url=url, sha256=pinned):
+                sha, known_size = self._download(file, url, pinned, toolkit.vendor, trust)
+                return LockedDownload(role=role, file=file, url=url, sha256=sha, size=known_size)
+
+    def _download(self, file: str, url: str, pinned: str | None, vendor: str, trust: Trust) -> tuple[str, int | None]:
+        """(sha256, size) of a package: a local copy; the manifest's pin as it is (no network: an air-gapped
+        site fetches at build time); else the whole file downloaded and hashed (never a HEAD's word), with
+        the headers the vendor's own downloader sends."""
+        if (local := packages.find_installer(self.site, file, pinned)) is not None:
+            packages.installer(local, file, trust, self.cache, packages.FIX_PIN if pinned else packages.REPLACE)
+            sha = self.cache.add_file(local, pinned)
+            self.say(f"  {file}: found in {local.parent} (installer_dirs)")
+            return sha, local.stat().st_size
+        if pinned and self.cache.has(pinned):
+            packages.installer(self.cache.blob(pinned), file, trust, self.cache, packages.FIX_PIN, pinned)
+            self.say(f"  {file}: in the cache")
+            return pinned, self.cache.blob(pinned).stat().st_size
+        if pinned:
+            self.say(
+                f"  {file}: in no installer_dirs directory: downloaded when a build needs it, checked against its pin"
+            )
+            return pinned, None
+        self.say(f"  {file}: no sha256 in the manifest, downloading to pin it")
+        try:
+            sha = self.client.download(
+                self.site.rewrite(url),
+                self.cache,
+                progress=Progress(f"  {file}", self.say),
+                headers=catalog.vendor_headers(vendor),
+                limit=SizeLimit(self.site.download_limit),
+            )
+        except NoAnswer as err:  # nothing to pin it with: the file itself is the only source of its sha256
+            where = self.site.path or f"./{SITE_FILE}"
+            raise Unreached(
+                f"{file}: {err.reason}: without a sha256 in the manifest the lock needs the file: lock where "
+                f"that host answers, put the file in an installer_dirs directory, or point the URL at a mirror "
+                f"with url_rewrites (both in {where})"
+            ) from err
+        packages.installer(
+            self.cache.blob(sha), file, trust, self.cache, f"{redact(url)} gives another file: fix the url", sha
+        )
+        return sha, self.cache.blob(sha).stat().st_size
+
+    def fetched(self, wanted: Fetch, previous: LockedFetch | None) -> LockedFetch:
+        """A file a component's build needs, in the cache: the previous lock's while it is the same file
+        and cached, else from installer_dirs or downloaded (site rewrites apply, as for toolkit
+        packages), checked against its pin (the manifest's, else the previous lock's) or pinned now;
+        with its size (what bounds a later download of it)."""
+        pin = wanted.sha256
+        if previous is not None and (previous.url, previous.to) == (wanted.url, wanted.to):
+            if pin in (None, previous.sha256) and self.cache.has(previous.sha256):
+                # A lock made before sizes were recorded gets its size now.
+                return previous.model_copy(update={"size": self.cache.blob(previous.sha256).stat().st_size})
+            pin = pin or previous.sha256  # a relock elsewhere never takes other bytes silently
+        known = previous.size if previous is not None and previous.sha256 == pin else None
+        self.say(f"  fetch {wanted.to}: {redact(wanted.url)}")
+        try:
+            site, cache, say = self.site, self.cache, self.say
+            sha = packages.download(wanted.url, wanted.file, pin, site, cache, say, vendor="", size=known)
+        except NoAnswer as err:
+            if pin is None:
+                raise
+            # As for installers the manifest pins: taken as pinned, fetched at build time.
+            self.say(f"  fetch {wanted.to}: {err.reason}; keeping its pin {pin[:12]} (fetched when a build needs it)")
+            kept = previous if previous is not None and previous.sha256 == pin else None
+            return kept or LockedFetch(url=wanted.url, to=wanted.to, sha256=pin)
+        return LockedFetch(url=wanted.url, to=wanted.to, sha256=sha, size=self.cache.blob(sha).stat().st_size)
+
+    def tarball(self, spec: BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
+        boot = spec.bootstrap
+        self.say(f"  base {arch} {flavor}: mmdebstrap {boot.suite} (cached after the first run)")
+        keys = bootstrap.keyring(boot, self.manifest_dir)
+        mirror = self.site.rewrite(boot.mirror_for(arch))
+        made = self.make_base(boot, arch, flavor, keys, self.cache, mirror, self.say)
+        key = bootstrap.spec_key(boot, arch, flavor, keys)
+        return LockedTarball(sha256=made.sha256, packages=made.packages, spec_key=key)
+
+
+def _locked(found: submodules.Submodule) -> LockedSubmodule:
+    return LockedSubmodule(
+        path=found.path, url=found.url, commit=found.commit, submodules=[_locked(s) for s in found.submodules]
+    )

@@ -1,0 +1,84 @@
+"""Where a stack's operating system and its Debian packages come from: the base its images start
+from (an image pinned by digest, or one bootstrapped with mmdebstrap) and the apt repositories
+besides the base's own."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal, Union
+
+from pydantic import Field, Tag, field_validator
+
+from builder.manifest.common import Model, by_key
+from builder.manifest.types import IMAGE_PATTERN, DebPackage, FileName, Line, MirrorUrl, Suite
+from builder.model.arch import Arch
+
+
+class Bootstrap(Model):
+    tool: Literal["mmdebstrap"] = "mmdebstrap"
+    suite: Suite
+    mirror: MirrorUrl
+    variant: Literal["apt", "minbase", "required", "important", "standard"] = "apt"
+    packages: list[DebPackage] = Field(default_factory=list, description="packages of the build (devel) base")
+    runtime_packages: list[DebPackage] = Field(
+        default_factory=list, description="packages of the smaller base the runtime image starts from"
+    )
+    components: list[Suite] = Field(
+        default_factory=lambda: ["main"], description="archive areas, e.g. [main, universe] on Ubuntu"
+    )
+    mirrors: dict[Arch, MirrorUrl] = Field(
+        default_factory=dict,
+        description="an architecture's own mirror where it differs (Ubuntu's arm64 is on ports.ubuntu.com)",
+    )
+    keyring: FileName | None = Field(
+        default=None,
+        description="the archive's signing keys when the host does not have them (Ubuntu on a Debian host): a "
+        "file next to the manifest, else one stackbuild ships (ubuntu-keyring-2018-archive.gpg); the base keeps it in "
+        "/etc/apt/trusted.gpg.d",
+    )
+
+    @field_validator("keyring")
+    @classmethod
+    def keyring_file(cls, value: str | None) -> str | None:
+        if value is not None and not value.endswith((".gpg", ".asc")):
+            raise ValueError(f"{value!r}: apt reads keyrings named *.gpg or *.asc only")
+        return value
+
+    def mirror_for(self, arch: Arch) -> str:
+        return self.mirrors.get(arch, self.mirror)
+
+
+class AptRepository(Model):
+    """An apt repository besides the base's own, for system packages."""
+
+    url: MirrorUrl = Field(description="repository URL (site URL rewrites apply)")
+    suite: Suite = Field(description="the suite (distribution) to use, e.g. bookworm, jammy-updates, stable")
+    components: list[Suite] = Field(
+        default_factory=lambda: ["main"], description="archive areas, e.g. [main, universe]"
+    )
+    trusted: bool = Field(
+        default=False,
+        description="an unsigned repository (e.g. a local one); what the lock takes from it is pinned by sha256",
+    )
+    mirrors: dict[Arch, MirrorUrl] = Field(
+        default_factory=dict,
+        description="an architecture's own URL where it differs (Ubuntu's arm64 is on ports.ubuntu.com)",
+    )
+
+    def url_for(self, arch: Arch) -> str:
+        return self.mirrors.get(arch, self.url)
+
+
+class ImageBase(Model):
+    TAG: ClassVar[str] = "image"
+    image: Line = Field(pattern=IMAGE_PATTERN, description="image reference pinned by digest")
+
+
+class BootstrapBase(Model):
+    TAG: ClassVar[str] = "bootstrap"
+    bootstrap: Bootstrap
+
+
+Base = Annotated[
+    Union[Annotated[ImageBase, Tag("image")], Annotated[BootstrapBase, Tag("bootstrap")]],  # noqa: UP007
+    by_key(ImageBase, BootstrapBase, message="give exactly one of 'image' (pinned by digest) or 'bootstrap'"),
+]
