@@ -74,7 +74,7 @@ from builder.execute.chain import Request  # noqa: E402
 from builder.inputs.site import SiteConfig  # noqa: E402
 from builder.model.arch import Arch  # noqa: E402
 from builder.model.names import repository  # noqa: E402
-from builder.plan.stage import STAGES, Plan  # noqa: E402
+from builder.plan.plan_model import STAGES, Plan  # noqa: E402
 from builder.store.cache import Cache, default_root  # noqa: E402
 from tests.docker.conftest import SecondDaemon  # noqa: E402
 from tests.helpers import registry  # noqa: E402
@@ -206,8 +206,8 @@ class Bench:
         every toolkit size: the padding is not in the scripts), for the peers."""
         plan = plan_of(self.root, stack)
         for stage in plan.order():
-            if stage.bake is not None:
-                self.env[stage.name] = environment.read(self.engine, stage.tag(), stage.bake)
+            if stage.env_capture is not None:
+                self.env[stage.name] = environment.read(self.engine, stage.tag(), stage.env_capture)
 
     def run_stackbuild(self, stack: str, *args: str, size: float = 0.0) -> Took:
         peak, took = [0], list[Took]()

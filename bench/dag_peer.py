@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from builder.inputs.contexts import write_context
-from builder.plan.stage import Plan, Stage
+from builder.plan.plan_model import Plan, Stage
 from builder.store.cache import Cache
 from builder.verify.probes import RUNNER
 
@@ -79,8 +79,8 @@ def _stage_text(stage: Stage, env: Mapping[str, str], probes: bool) -> str:
         elif line.startswith("RUN --mount=type=bind,") and "from=" not in line.split()[1]:
             line = BIND_SOURCE.sub(lambda m: f"{m.group(1)}{stage.name}/{m.group(2)}", line, count=1)
         lines.append(line)
-    if stage.bake is not None:  # the same stage goes on: its environment, entrypoint and command
-        baked = stage.bake.dockerfile_with(env).splitlines()
+    if stage.env_capture is not None:  # the same stage goes on: its environment, entrypoint and command
+        baked = stage.env_capture.dockerfile_with(env).splitlines()
         lines += [line for line in baked if not line.startswith(("ARG BUILT_IMAGE", "FROM ${BUILT_IMAGE}"))]
     if stage.probes and probes:
         lines += [

@@ -9,7 +9,7 @@ from builder import lock as lock_io
 from builder import manifest
 from builder.inputs.project import Origin
 from builder.inputs.site import SiteConfig
-from builder.lock.model import (
+from builder.lock.locked import (
     LOCK_VERSION,
     ArchSection,
     Lock,
@@ -26,8 +26,8 @@ from builder.manifest.graph import topological_order
 from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage
 from builder.model.arch import Arch
 from builder.plan.make import make_plan
-from builder.plan.resolve import Request, resolve_inputs
-from builder.plan.stage import Plan
+from builder.plan.plan_model import Plan
+from builder.plan.prepare import Request, resolve_inputs
 from builder.store.cache import Cache
 from tests.conftest import ROOT
 

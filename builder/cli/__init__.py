@@ -21,7 +21,7 @@ from types import FrameType
 
 from builder import __version__
 from builder.cli import commands, dispatch, image_commands, stack_commands
-from builder.cli.common import Context, project_root
+from builder.cli.context import Context, project_root
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
 from builder.model.registry import registry_of
 from builder.store.scratch import remove_live_scratch

@@ -8,7 +8,7 @@ import shlex
 import sys
 
 from builder import lock as lock_io
-from builder.cli.common import Context, say
+from builder.cli.context import Context, say
 from builder.cli.options import BuildArgs, EngineArgs, PlanArgs, RenderArgs, SmokeArgs, StageArgs
 from builder.cli.screen import plan_lines, show, tag_lines
 from builder.engine import BuildEngine, connect
@@ -18,7 +18,7 @@ from builder.execute.stage_registry import RegistryCache
 from builder.manifest.model import Smoke
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
-from builder.plan.stage import Plan
+from builder.plan.plan_model import Plan
 from builder.plan.why import why
 from builder.verify.diagnose import diagnose
 from builder.verify.smoke import SmokeResult, run_smoke

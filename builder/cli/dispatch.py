@@ -34,7 +34,7 @@ from builder.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from builder.cli.common import Context
+    from builder.cli.context import Context
 
 Handler = Callable[["Context", argparse.Namespace], int]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from builder.cli.common import Context
+from builder.cli.context import Context
 from builder.cli.options import DoctorArgs
 from builder.cli.screen import doctor_lines, show
 from builder.engine import connect

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 
-from builder.cli.common import Context, say
+from builder.cli.context import Context, say
 from builder.cli.options import DiffArgs, InspectArgs, SbomArgs
 from builder.cli.screen import show
 from builder.engine import connect
 from builder.engine.protocol import EngineError
 from builder.handoff.compare import compare
 from builder.handoff.contents import handing_over, read_contents, summary
-from builder.handoff.provenance import provenance_lines, published_provenance
+from builder.handoff.published_provenance import provenance_lines, published_provenance
 from builder.handoff.sbom import debian_packages, make_sbom, os_id, python_packages
 from builder.model.arch import Arch
 from builder.model.errors import InputError

@@ -5,12 +5,12 @@ from __future__ import annotations
 import sys
 
 from builder import lock as lock_io
-from builder.cli.common import Context
+from builder.cli.context import Context
 from builder.cli.options import LockArgs
 from builder.cli.stacks import run_compat
 from builder.inputs.site import SITE_FILE
 from builder.lock.check import check, mirror_drift
-from builder.lock.make import how_to_complete, make_lock
+from builder.lock.make_lock import how_to_complete, make_lock
 from builder.lock.relock import UPDATE_ALL
 from builder.manifest.components import GitSource
 from builder.manifest.model import Manifest

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 
 from builder.cli.building import build_arch, run_smoke_of
-from builder.cli.common import Context, say
+from builder.cli.context import Context, say
 from builder.cli.options import PublishArgs
 from builder.engine.registry_api import RegistryClient
 from builder.execute import chain

@@ -10,7 +10,7 @@ import shutil
 import sys
 
 from builder.cli.building import target_arch
-from builder.cli.common import Context, say
+from builder.cli.context import Context, say
 from builder.cli.options import ContainerArgs, RunArgs, ShellArgs
 from builder.engine import connect
 from builder.execute import chain

@@ -12,7 +12,7 @@ from builder.execute.progress import STATE_STYLES
 
 if TYPE_CHECKING:
     from builder.handoff.doctor import Check
-    from builder.plan.stage import Plan
+    from builder.plan.plan_model import Plan
 
 WIDTH = 100
 STYLES = {**STATE_STYLES, "ok": "green", "warn": "yellow", "build": "yellow", "fail": "bold red"}

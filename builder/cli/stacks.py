@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from builder.cli.common import Context, say
+from builder.cli.context import Context, say
 from builder.cli.options import CheckArgs, NewArgs, SchemaArgs, ValidateArgs
 from builder.manifest import compat, load, new
 from builder.manifest.load import json_schema

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from builder.cli.common import Context, say
+from builder.cli.context import Context, say
 from builder.cli.options import GcArgs
 from builder.engine import BuildEngine, connect
 from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running

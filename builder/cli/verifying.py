@@ -7,7 +7,7 @@ import time
 
 from builder import lock as lock_io
 from builder.cli.building import target_arch
-from builder.cli.common import Context, say
+from builder.cli.context import Context, say
 from builder.cli.options import VerifyArgs
 from builder.cli.screen import network_note
 from builder.engine import BuildEngine, connect
@@ -25,7 +25,7 @@ from builder.execute.reproduce import (
 )
 from builder.manifest import load
 from builder.model.errors import InputError
-from builder.plan.stage import Plan
+from builder.plan.plan_model import Plan
 
 
 def cmd_verify_reproducible(ctx: Context, args: VerifyArgs) -> int:

@@ -22,7 +22,7 @@ from in_toto_attestation.v1.statement import Statement
 
 from builder import __version__
 from builder.inputs.project import Origin
-from builder.lock.model import Lock, LockedGit
+from builder.lock.locked import Lock, LockedGit
 from builder.model.errors import StackbuildError
 from builder.store.http import redact
 

@@ -28,11 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from builder.inputs import git
 from builder.inputs.contexts import FileItem
 from builder.inputs.site import SiteConfig
-from builder.lock.model import SHA256, Lock, LockedGit, LockedSubmodule
+from builder.lock.locked import SHA256, Lock, LockedGit, LockedSubmodule
 from builder.manifest.types import GitUrl
 from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
-from builder.plan.stage import Plan
+from builder.plan.plan_model import Plan
 from builder.store.cache import Cache
 from builder.store.files import CHUNK, sha256_file
 from builder.store.http import redact

@@ -18,15 +18,15 @@ from builder.execute.history import record_run
 from builder.execute.pipeline import BuildOptions, Tagged, Work, execute, find_cached, smoke, tag_finals
 from builder.execute.provenance import provenance, write_provenance
 from builder.lock import io as lock_io
-from builder.lock.make import make_lock
-from builder.lock.model import Lock
+from builder.lock.locked import Lock
+from builder.lock.make_lock import make_lock
 from builder.lock.resolver import Resolver
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.say import Say
 from builder.plan.make import make_plan
-from builder.plan.resolve import Inputs, Request, prepare_inputs, refuse_unresolved, resolve_inputs
-from builder.plan.stage import Plan
+from builder.plan.plan_model import Plan
+from builder.plan.prepare import Inputs, Request, prepare_inputs, refuse_unresolved, resolve_inputs
 from builder.verify.smoke import SmokeResult
 
 __all__ = [

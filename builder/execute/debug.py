@@ -13,7 +13,7 @@ from typing import Any
 
 from dockerfile_parse import DockerfileParser
 
-from builder.plan.stage import Plan, Stage
+from builder.plan.plan_model import Plan, Stage
 from builder.store.cache import Cache
 
 FAILURE_KIND = "failures"

@@ -1,5 +1,5 @@
 """A stage's environment taken from the image it built: the release's scripts (then the components'
-own env_scripts) sourced there, what they set added as ENV to its config (plan.stage.Bake: a
+own env_scripts) sourced there, what they set added as ENV to its config (plan.plan_model.EnvCapture: a
 Dockerfile of config instructions alone, which the engine applies without a second build). The
 environment is only known once the toolkit is installed, and stays what CANN's own set_env.sh says
 instead of a table of ours."""
@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from builder.engine import BuildEngine, Engine
 from builder.model.errors import StackbuildError
-from builder.plan.stage import Bake
+from builder.plan.plan_model import EnvCapture
 
 BEFORE, AFTER = "stackbuild-env-before ", "stackbuild-env-after "
 # Variables bash sets itself, and names ENV cannot hold (bash's exported functions): not baked.
@@ -45,10 +45,10 @@ def set_by_scripts(output: str) -> dict[str, str]:
     return changed
 
 
-def read(engine: Engine, image: str, bake: Bake) -> dict[str, str]:
+def read(engine: Engine, image: str, env_capture: EnvCapture) -> dict[str, str]:
     """Source the scripts in a bash of image that has its ENV and nothing else (what a build step
     sees): no profile or rc file, and not through the image's entrypoint (a base's may source them)."""
-    command = ["/bin/bash", "--noprofile", "--norc", "-c", bake.capture]
+    command = ["/bin/bash", "--noprofile", "--norc", "-c", env_capture.capture]
     result = engine.run(image, command, timeout=300, entrypoint=("env",))
     if result.exit_code != 0:
         tail = " | ".join(result.output.strip().splitlines()[-3:])
@@ -56,9 +56,9 @@ def read(engine: Engine, image: str, bake: Bake) -> dict[str, str]:
     return set_by_scripts(result.output)
 
 
-def add(engine: BuildEngine, built: str, bake: Bake, log: Callable[[str], None]) -> str:
+def add(engine: BuildEngine, built: str, env_capture: EnvCapture, log: Callable[[str], None]) -> str:
     """The built image with the environment its scripts set added to its config (ENV, then its
     entrypoint), by the engine with the Dockerfile's rules and no layer of its own; its id."""
-    found = read(engine, built, bake)
+    found = read(engine, built, env_capture)
     log(f"# environment from the scripts: {', '.join(sorted(found)) or 'nothing'}")
-    return engine.configure(built, bake.changes(found))
+    return engine.configure(built, env_capture.changes(found))

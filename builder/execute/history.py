@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from builder.execute.bundle import git_sources
-from builder.plan.resolve import Request
-from builder.plan.stage import Plan
+from builder.plan.plan_model import Plan
+from builder.plan.prepare import Request
 from builder.store.cache import Cache
 
 RUN_KIND = "runs"

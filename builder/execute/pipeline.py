@@ -25,7 +25,7 @@ from builder.manifest.model import Smoke
 from builder.model.canonical import digest
 from builder.model.errors import InputError
 from builder.model.say import Say
-from builder.plan.stage import FINALS, Plan
+from builder.plan.plan_model import FINALS, Plan
 from builder.plan.why import record_build, why
 from builder.store.cache import Cache
 from builder.verify.smoke import SmokeResult, run_smoke
@@ -53,7 +53,7 @@ class Work:
 
 
 @dataclass(frozen=True)
-class Built:
+class StagesBuilt:
     plan: Plan
     image_ids: Mapping[str, str]
     built: tuple[str, ...]
@@ -63,7 +63,7 @@ class Built:
 
 @dataclass(frozen=True)
 class Tagged:
-    built: Built
+    built: StagesBuilt
     tags: Mapping[str, str]  # final stage -> tag
 
 
@@ -88,7 +88,7 @@ def find_cached(plan: Plan, engine: Engine) -> Work:
     return Work(plan, frozenset(to_build), present)
 
 
-def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions, say: Say) -> Built:
+def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions, say: Say) -> StagesBuilt:
     plan = work.plan
     for line in plan.drift:
         say(f"[stackbuild] note: {line}")
@@ -135,7 +135,7 @@ def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions
     pulled = tuple(name for name in plan.stages if outcomes.get(name) == "pulled")
     built = tuple(name for name in plan.stages if outcomes.get(name) == "built")
     cached = tuple(name for name in plan.stages if name not in work.to_build)
-    return Built(plan, _named(plan, {**work.present, **image_ids}, engine), built, cached, pulled)
+    return StagesBuilt(plan, _named(plan, {**work.present, **image_ids}, engine), built, cached, pulled)
 
 
 def _named(plan: Plan, image_ids: dict[str, str], engine: Engine) -> dict[str, str]:
@@ -184,7 +184,7 @@ def _pool(first: StageBuilder, options: BuildOptions) -> EnginePool | None:
     return EnginePool([first, *more], [options.engine_name, *(name for name, _ in options.more_engines)])
 
 
-def tag_finals(built: Built, engine: Engine) -> Tagged:
+def tag_finals(built: StagesBuilt, engine: Engine) -> Tagged:
     for stage, tag in built.plan.final_tags.items():
         engine.tag(built.image_ids[stage], tag)
     return Tagged(built, dict(built.plan.final_tags))

@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from builder.execute.stage import Run, StageBuilder, TaggedParents
-from builder.execute.stage_log import Report, StageFailed, StageSkipped
-from builder.plan.stage import Stage
+from builder.execute.stage_log import StageFailed, StageSkipped, StateReport
+from builder.plan.plan_model import Stage
 
 
 class _OnEngine:
@@ -61,7 +61,7 @@ class EnginePool:
             self.assigned[stage.name] = index
             return index
 
-    def __call__(self, stage: Stage, report: Report, run: Run | None = None) -> str:
+    def __call__(self, stage: Stage, report: StateReport, run: Run | None = None) -> str:
         index = self._pick(stage)
         builder = self.builders[index]
         run = run or TaggedParents()
@@ -83,7 +83,7 @@ class EnginePool:
     def _tag(self, name: str) -> str:
         return self.builders[0].plan.stages[name].tag()
 
-    def _bring(self, builder: StageBuilder, name: str, needed_by: Stage, report: Report) -> None:
+    def _bring(self, builder: StageBuilder, name: str, needed_by: Stage, report: StateReport) -> None:
         """Stage name onto builder's engine from the registry cache, unless it is there already."""
         stage = builder.plan.stages[name]
         if builder.engine.image_id(stage.tag()) is None and builder.bring(stage, report) is None:
@@ -94,7 +94,7 @@ class EnginePool:
                 cause="each engine of a pool gets what others built through the registry cache: --cache-to",
             )
 
-    def gather(self, names: Sequence[str], report: Report) -> None:
+    def gather(self, names: Sequence[str], report: StateReport) -> None:
         """The named stages onto the first engine (the one whose tags the build prints)."""
         for name in names:
             self._bring(self.builders[0], name, self.builders[0].plan.stages[name], report)

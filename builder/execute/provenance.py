@@ -14,7 +14,7 @@ from typing import Any
 from builder import __version__
 from builder.execute.pipeline import Tagged
 from builder.inputs.project import Origin
-from builder.lock.model import Lock, LockedImageBase
+from builder.lock.locked import Lock, LockedImageBase
 from builder.store.files import write_atomic
 
 

@@ -23,7 +23,7 @@ from builder.engine import Engine
 from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient, index_body
 from builder.execute import attestation
 from builder.inputs.project import Origin
-from builder.lock.model import Lock
+from builder.lock.locked import Lock
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.plan.labels import FINAL_SUFFIXES

@@ -34,7 +34,7 @@ from builder.inputs.project import clone_checkout, origin_of, toplevel
 from builder.model.errors import InputError, StackbuildError
 from builder.model.names import repository
 from builder.model.say import Say
-from builder.plan.stage import Plan, Stage
+from builder.plan.plan_model import Plan, Stage
 from builder.store.cache import Cache
 
 VERIFY = "verify"  # under the image prefix (builder.model.names)

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 
 from builder.execute.progress import Reporter
 from builder.execute.stage import Run
-from builder.execute.stage_log import Report, StageFailed, StageSkipped
-from builder.plan.stage import Plan, Stage
+from builder.execute.stage_log import StageFailed, StageSkipped, StateReport
+from builder.plan.plan_model import Plan, Stage
 
-BuildOne = Callable[[Stage, Report, Run], str]
+BuildOne = Callable[[Stage, StateReport, Run], str]
 
 
 @dataclass

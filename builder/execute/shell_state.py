@@ -30,5 +30,7 @@ def make_failed_state(
     builder = ImageBuilder(plan, engine, request.cache, log_dir)
     log_file = builder.log_file(stage).with_suffix(".shell.log")
     # Cut before a failed step, the image never reached the step that adds its environment.
-    before_failure = dataclasses.replace(stage, dockerfile=dockerfile, bake=None if failure.command else stage.bake)
+    before_failure = dataclasses.replace(
+        stage, dockerfile=dockerfile, env_capture=None if failure.command else stage.env_capture
+    )
     engine.tag(builder.build_state(before_failure, log_file), ref)

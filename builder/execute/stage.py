@@ -12,10 +12,10 @@ from typing import Protocol
 from builder.engine import EngineError
 from builder.execute.stage_checks import check_installs, drop, probe
 from builder.execute.stage_image import ImageBuilder
-from builder.execute.stage_log import Report, StageFailed, StageLog, StageSkipped, line_writer
+from builder.execute.stage_log import StageFailed, StageLog, StageSkipped, StateReport, line_writer
 from builder.execute.stage_normalise import Parent, normalised, prepare
 from builder.execute.stage_registry import Answer, Pulling, RegistryCache, pulled, pushed
-from builder.plan.stage import Stage, parent_arg
+from builder.plan.plan_model import Stage, parent_arg
 
 
 class Run(Protocol):
@@ -83,7 +83,7 @@ class StageBuilder(ImageBuilder):
     pending: set[str] = field(default_factory=set)  # pending tags made by this run (drop_pending removes them)
     answers: Mapping[str, Answer] = field(default_factory=dict)  # the registry cache's, asked at the run's start
 
-    def __call__(self, stage: Stage, report: Report, run: Run | None = None) -> str:
+    def __call__(self, stage: Stage, report: StateReport, run: Run | None = None) -> str:
         """Build, probe and tag stage; its image id. Raises StageFailed, naming the log, or StageSkipped.
 
         Built, the image gets its as-built tag and the run is told, so children may build on it while
@@ -112,7 +112,7 @@ class StageBuilder(ImageBuilder):
             reason = f"cannot write its build context or log: {err.strerror or err}"
             raise StageFailed(stage.name, reason, log_file=self.log_file(stage)) from err
 
-    def _build_new(self, stage: Stage, report: Report, run: Run, log_mode: str = "w") -> str:
+    def _build_new(self, stage: Stage, report: StateReport, run: Run, log_mode: str = "w") -> str:
         log_file = self.log_file(stage)
         log_file.parent.mkdir(parents=True, exist_ok=True)
         with log_file.open(log_mode) as file, self.cache.scratch.temp_dir() as context:
@@ -135,7 +135,7 @@ class StageBuilder(ImageBuilder):
                 for child in self.plan.children(stage.name)
                 if prepared.changed is not None and not child.sees(stage.name, prepared.changed, prepared.links)
             )
-            if stage.bake is not None and (
+            if stage.env_capture is not None and (
                 copiers := {c for c in early if self.plan.stages[c].copies_only(stage.name)}
             ):
                 self._built_as(stage, image_id, frozenset(copiers), run, log, started)
@@ -216,20 +216,20 @@ class StageBuilder(ImageBuilder):
                 self.engine.remove(ref)
         self.pending.clear()
 
-    def bring(self, stage: Stage, report: Report) -> str | None:
+    def bring(self, stage: Stage, report: StateReport) -> str | None:
         """A stage built on another engine of a pool, from the registry cache (probed, then tagged);
         None when it is not there. Its log gets a line, not a new log."""
         return self._pull(Pulling(self.engine, self.cache, self.plan, self.registry), stage, report, "a", lambda: True)
 
     def _pull(
-        self, at: Pulling, stage: Stage, report: Report, log_mode: str, parents_tagged: Callable[[], bool]
+        self, at: Pulling, stage: Stage, report: StateReport, log_mode: str, parents_tagged: Callable[[], bool]
     ) -> str | None:
         image_id = pulled(at, stage, report, self.log_file(stage), log_mode, parents_tagged)
         if image_id is not None:
             self.pulled.add(stage.name)
         return image_id
 
-    def push_present(self, stage: Stage, report: Report) -> None:
+    def push_present(self, stage: Stage, report: StateReport) -> None:
         """A stage already here (its probes passed when it was tagged) to the registry cache too, so
         a machine that built before the cache existed fills it."""
         image_id = self.engine.image_id(stage.tag())

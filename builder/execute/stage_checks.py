@@ -11,7 +11,7 @@ from builder.execute.debug import record_failure
 from builder.execute.stage_log import StageLog
 from builder.model.arch import Arch
 from builder.model.canonical import code_digest, digest
-from builder.plan.stage import Plan, Stage
+from builder.plan.plan_model import Plan, Stage
 from builder.store.cache import Cache
 from builder.verify import installs
 from builder.verify.diagnose import diagnose

@@ -18,7 +18,7 @@ from builder.execute.stage_log import StageLog, line_writer
 from builder.execute.stage_normalise import Parent, normalised
 from builder.inputs.contexts import write_context
 from builder.model.errors import StackbuildError
-from builder.plan.stage import Plan, Stage, parent_arg
+from builder.plan.plan_model import Plan, Stage, parent_arg
 from builder.store.cache import Cache
 from builder.verify.diagnose import diagnose, install_failure, step_failure
 
@@ -67,11 +67,11 @@ class ImageBuilder:
             raise log.failed(reason, log_tail=err.log_tail[-15:], cause=diagnose(err.log_tail), debug=debug) from err
 
     def _environment(self, stage: Stage, built: str, log: StageLog) -> str:
-        """The built image with the environment its scripts set (stages that have a Bake)."""
-        if stage.bake is None:
+        """The built image with the environment its scripts set (stages that have a EnvCapture)."""
+        if stage.env_capture is None:
             return built
         try:
-            return environment.add(self.engine, built, stage.bake, log.write)
+            return environment.add(self.engine, built, stage.env_capture, log.write)
         except environment.EnvironmentUnreadable as err:
             drop(self.engine, stage, built)
             raise log.failed(str(err), cause=diagnose([str(err)])) from err

@@ -11,7 +11,7 @@ from typing import IO, Protocol
 from builder.model.errors import LoggedFailure, StackbuildError
 
 
-class Report(Protocol):
+class StateReport(Protocol):
     """A stage's state for the progress display, with an optional note (e.g. which engine)."""
 
     def __call__(self, state: str, note: str = "") -> None: ...

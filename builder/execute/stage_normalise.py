@@ -21,7 +21,7 @@ from builder.engine import BuildEngine, EngineError
 from builder.execute.image_load import Normalised, rebased
 from builder.execute.normalise import memo_key, normalise, normalise_dirs
 from builder.execute.stage_log import StageLog
-from builder.plan.stage import Plan, Stage
+from builder.plan.plan_model import Plan, Stage
 from builder.store.cache import Cache
 
 FOLDED = frozenset({"component", "devel", "runtime"})
@@ -38,7 +38,7 @@ class Parent(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Prepared:
+class PreparedLayers:
     """A built image's own layers read from the data root, not yet sent: what normalising them leaves
     out or changes is known before its parents are normalised."""
 
@@ -54,7 +54,7 @@ class Prepared:
     changed: list[str] | None
     links: list[str]
 
-    def under(self, engine: BuildEngine, image: str) -> Prepared:
+    def under(self, engine: BuildEngine, image: str) -> PreparedLayers:
         """The same layers read, under image's config (the image as built with its environment added:
         no layer of its own); as docker save reads it when its config cannot be read here."""
         if self.normal is None or image == self.image:
@@ -86,7 +86,9 @@ def folds(stage: Stage) -> bool:
     return stage.kind in FOLDED
 
 
-def prepare(engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on: list[str], log: StageLog) -> Prepared:
+def prepare(
+    engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on: list[str], log: StageLog
+) -> PreparedLayers:
     """built's own layers read from the data root (as built on the images built_on), not yet sent."""
     started = time.monotonic()
     try:
@@ -106,7 +108,7 @@ def prepare(engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on:
         raise log.failed(f"cannot normalise its image: {err}") from err
     changed, links = (normal.changed, normal.links) if normal is not None else (None, [])
     from_image = found[0].built_on if found else None
-    return Prepared(normal, parent_layers, own_from, from_image, started, built, changed, links)
+    return PreparedLayers(normal, parent_layers, own_from, from_image, started, built, changed, links)
 
 
 def normalised(
@@ -118,7 +120,7 @@ def normalised(
     parents: list[Parent],
     log: StageLog,
     keep_built: bool = False,
-    prepared: Prepared | None = None,
+    prepared: PreparedLayers | None = None,
     remembered: bool = True,
 ) -> str:
     """The image id of built, normalised (loaded into the engine when it differs; built removed then,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from builder.engine import Engine, EngineError
 from builder.execute.stage_checks import drop, probe
-from builder.execute.stage_log import Report, StageFailed, StageLog, StageSkipped, line_writer
+from builder.execute.stage_log import StageFailed, StageLog, StageSkipped, StateReport, line_writer
 from builder.model.arch import Arch
-from builder.plan.stage import Plan, Stage
+from builder.plan.plan_model import Plan, Stage
 from builder.store.cache import Cache
 
 
@@ -63,7 +63,7 @@ class Pulling:
 
 
 def pulled(
-    at: Pulling, stage: Stage, report: Report, log_file: Path, log_mode: str, parents_tagged: Callable[[], bool]
+    at: Pulling, stage: Stage, report: StateReport, log_file: Path, log_mode: str, parents_tagged: Callable[[], bool]
 ) -> str | None:
     """The stage from the registry cache, probed before it is tagged: an image that fails its probes
     (a bad push) is dropped and the stage built here instead. None when it is not there."""
@@ -101,7 +101,7 @@ def pulled(
 
 
 def pushed(
-    engine: Engine, registry: RegistryCache, stage: Stage, image_id: str, report: Report, log_file: Path
+    engine: Engine, registry: RegistryCache, stage: Stage, image_id: str, report: StateReport, log_file: Path
 ) -> None:
     """After its probes passed and it was tagged here: the stage to the registry cache (a registry
     tag appears only once every layer is there)."""

@@ -13,7 +13,7 @@ from typing import Any
 from builder.engine import Engine
 from builder.inputs.bootstrap import Flavor
 from builder.lock import io as lock_io
-from builder.lock.model import Lock, LockedBootstrapBase, LockedGit, LockedImageBase
+from builder.lock.locked import Lock, LockedBootstrapBase, LockedGit, LockedImageBase
 from builder.manifest.model import Smoke
 from builder.model.arch import ARCHITECTURES, Arch
 from builder.model.errors import StackbuildError

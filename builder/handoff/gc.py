@@ -17,7 +17,7 @@ from builder.execute.stage_checks import LISTINGS
 from builder.execute.stage_normalise import REWRITES
 from builder.model.errors import StackbuildError
 from builder.model.names import repository
-from builder.plan.stage import FAILED, PENDING, STAGES
+from builder.plan.plan_model import FAILED, PENDING, STAGES
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
 

@@ -21,7 +21,7 @@ from packageurl import PackageURL
 from builder import __version__
 from builder.engine import Engine
 from builder.handoff.contents import Contents
-from builder.lock.model import LockedGit
+from builder.lock.locked import LockedGit
 from builder.model.errors import StackbuildError
 from builder.store.http import redact
 

@@ -1,6 +1,6 @@
 """Lockfiles: the versioned model, reading/writing with migrations, resolving and checking."""
 
 from builder.lock.io import read, write
-from builder.lock.model import LOCK_VERSION, Lock
+from builder.lock.locked import LOCK_VERSION, Lock
 
 __all__ = ["LOCK_VERSION", "Lock", "read", "write"]

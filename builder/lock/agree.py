@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from builder.lock.model import (
+from builder.lock.locked import (
     Lock,
     LockedBootstrapBase,
     LockedComponent,

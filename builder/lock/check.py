@@ -11,8 +11,8 @@ from urllib.parse import quote
 from builder.inputs import packages
 from builder.inputs.git import SourceUnreachable
 from builder.lock.agree import disagreements
+from builder.lock.locked import ArchSection, Lock, LockedDeb, LockedGenerated, LockedGit, LockedPath
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
-from builder.lock.model import ArchSection, Lock, LockedDeb, LockedGenerated, LockedGit, LockedPath
 from builder.lock.relock import same_entry
 from builder.lock.resolver import Resolver
 from builder.lock.system import every_deb, spec_key, wants_system

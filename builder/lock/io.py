@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from builder.lock.locked import LOCK_VERSION, Lock
 from builder.lock.migrate import migrate
-from builder.lock.model import LOCK_VERSION, Lock
 from builder.model.errors import InputError, StackbuildError
 from builder.store.files import write_atomic
 

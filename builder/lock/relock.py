@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from builder.inputs import git, wheels
 from builder.inputs.site import SiteConfig
-from builder.lock.model import ArchSection, Lock, LockedGit, Unresolved, UnresolvedKind
+from builder.lock.locked import ArchSection, Lock, LockedGit, Unresolved, UnresolvedKind
 from builder.lock.resolver import Resolver
 from builder.lock.system import wants_system
 from builder.manifest.bases import BootstrapBase

@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from builder.lock.model import Lock, LockedWheel
+from builder.lock.locked import Lock, LockedWheel
 from builder.model.arch import Arch
 from builder.store.cache import Cache
 

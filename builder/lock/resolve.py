@@ -9,7 +9,7 @@ from dataclasses import asdict
 from builder.inputs import bootstrap, git, wheels
 from builder.inputs.site import SITE_FILE
 from builder.lock.agree import package_differences
-from builder.lock.model import (
+from builder.lock.locked import (
     LOCK_VERSION,
     ArchSection,
     Lock,

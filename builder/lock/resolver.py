@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from builder.inputs import bootstrap, debs, git, packages, signed, submodules, trees
 from builder.inputs.signed import Trust
 from builder.inputs.site import SITE_FILE, SiteConfig
-from builder.lock.model import (
+from builder.lock.locked import (
     LockedDownload,
     LockedFetch,
     LockedGenerated,

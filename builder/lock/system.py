@@ -12,7 +12,7 @@ from dataclasses import asdict
 from builder.inputs import debs
 from builder.inputs.bootstrap import FLAVORS, Flavor
 from builder.inputs.site import SiteConfig
-from builder.lock.model import Lock, LockedDeb, LockedSystem, LockedTarball
+from builder.lock.locked import Lock, LockedDeb, LockedSystem, LockedTarball
 from builder.manifest.bases import ImageBase
 from builder.manifest.graph import transitive_deps
 from builder.manifest.model import Manifest

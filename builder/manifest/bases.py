@@ -8,7 +8,7 @@ from typing import Annotated, ClassVar, Literal, Union
 
 from pydantic import Field, Tag, field_validator
 
-from builder.manifest.common import Model, by_key
+from builder.manifest.basemodel import Model, by_key
 from builder.manifest.types import IMAGE_PATTERN, DebPackage, FileName, Line, MirrorUrl, Suite
 from builder.model.arch import Arch
 

@@ -9,8 +9,8 @@ from typing import Annotated, ClassVar, Union
 
 from pydantic import Field, StringConstraints, Tag, field_validator
 
-from builder.manifest.common import Model, by_key
-from builder.manifest.probes import Probe
+from builder.manifest.basemodel import Model, by_key
+from builder.manifest.probe_specs import Probe
 from builder.manifest.types import (
     ENV_NAME_PATTERN,
     ID_PATTERN,

@@ -19,7 +19,7 @@ from builder.manifest.model import SCHEMA_VERSION, Manifest
 from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.manifest.yamlpos import PositionedYaml
 from builder.model.canonical import digest
-from builder.model.errors import Located, ManifestError
+from builder.model.errors import LocatedProblem, ManifestError
 
 # Stage names the builder uses besides the components'.
 RESERVED_STAGE_NAMES = ("base-devel", "base-runtime", "toolkit", "devel-image", "runtime-image")
@@ -37,7 +37,7 @@ def manifest_digest(manifest: Manifest) -> str:
     return digest(manifest.model_dump(mode="json", by_alias=True, exclude_defaults=True))
 
 
-def check_graph(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
+def check_graph(manifest: Manifest, doc: PositionedYaml) -> list[LocatedProblem]:
     problems = []
     ids = [c.id for c in manifest.components]
     seen: set[str] = set()
@@ -63,7 +63,7 @@ def check_graph(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
     return problems
 
 
-def check_packages(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
+def check_packages(manifest: Manifest, doc: PositionedYaml) -> list[LocatedProblem]:
     problems = []
     arches = manifest.platform.architectures
     if manifest.toolkit.preinstalled:
@@ -107,7 +107,7 @@ def _path_problem(base_dir: Path, path: str) -> str | None:
     return None
 
 
-def check_paths(manifest: Manifest, doc: PositionedYaml, base_dir: Path) -> list[Located]:
+def check_paths(manifest: Manifest, doc: PositionedYaml, base_dir: Path) -> list[LocatedProblem]:
     problems = []
     for i, comp in enumerate(manifest.components):
         source = comp.source
@@ -116,7 +116,7 @@ def check_paths(manifest: Manifest, doc: PositionedYaml, base_dir: Path) -> list
     return problems
 
 
-def check_env_scripts(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
+def check_env_scripts(manifest: Manifest, doc: PositionedYaml) -> list[LocatedProblem]:
     """Each env script is an artifact or inside one: the images that source it must have it."""
     problems = []
     for i, comp in enumerate(manifest.components):
@@ -127,7 +127,7 @@ def check_env_scripts(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
     return problems
 
 
-def check_fetch(manifest: Manifest, doc: PositionedYaml) -> list[Located]:
+def check_fetch(manifest: Manifest, doc: PositionedYaml) -> list[LocatedProblem]:
     """Each file a component fetches has a place of its own in its directory."""
     problems = []
     for i, comp in enumerate(manifest.components):
@@ -144,7 +144,9 @@ def load(path: Path) -> Manifest:
     """Parse and validate a manifest; raise ManifestError listing every located problem."""
     doc = yamlpos.read(path)
     if not isinstance(doc.data, dict):
-        raise ManifestError([Located(str(path), 1, 1, "", "a manifest is a YAML mapping (schema: 1, name: ...)")])
+        raise ManifestError(
+            [LocatedProblem(str(path), 1, 1, "", "a manifest is a YAML mapping (schema: 1, name: ...)")]
+        )
     try:
         manifest = Manifest.model_validate(doc.data)
     except ValidationError as err:

@@ -16,7 +16,7 @@ from pydantic_core import ErrorDetails
 
 from builder.manifest.graph import suggest
 from builder.manifest.yamlpos import PositionedYaml
-from builder.model.errors import Located
+from builder.model.errors import LocatedProblem
 
 Loc = tuple[str | int, ...]
 PATTERN_HINTS = {
@@ -112,7 +112,9 @@ def _message(item: ErrorDetails, loc: Loc, schema_version: int) -> str:
     return message
 
 
-def problems(err: ValidationError, model: type[BaseModel], doc: PositionedYaml, schema_version: int) -> list[Located]:
+def problems(
+    err: ValidationError, model: type[BaseModel], doc: PositionedYaml, schema_version: int
+) -> list[LocatedProblem]:
     found = []
     for item in err.errors():
         raw_loc = tuple(item["loc"])

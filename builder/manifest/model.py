@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
+from builder.manifest.basemodel import Model
 from builder.manifest.bases import AptRepository, Base
-from builder.manifest.common import Model
 from builder.manifest.components import Component
 from builder.manifest.toolkit import Toolkit
 from builder.manifest.types import NAME_PATTERN, DebPackage, Line, PythonIndex, Regex, Script

@@ -7,7 +7,7 @@ from typing import Annotated, ClassVar, Literal, Union
 
 from pydantic import Field, Tag, model_validator
 
-from builder.manifest.common import Model, by_key
+from builder.manifest.basemodel import Model, by_key
 from builder.manifest.types import (
     CHIP_PATTERN,
     SHA256_PATTERN,

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from builder.model.errors import Located, ManifestError
+from builder.model.errors import LocatedProblem, ManifestError
 
 Path = tuple[str | int, ...]
 MAX_BYTES = 1_000_000
@@ -75,7 +75,7 @@ class PositionedYaml:
                 name = str(key.value)
                 if name in seen:
                     raise DuplicateKey(
-                        Located(
+                        LocatedProblem(
                             self.filename,
                             key.start_mark.line + 1,
                             key.start_mark.column + 1,
@@ -89,7 +89,9 @@ class PositionedYaml:
             for i, item in enumerate(node.value):
                 self._check_duplicates(item, (*loc, i))
 
-    def locate(self, loc: Path, message: str, key_position: bool = False, field_path_of: Path | None = None) -> Located:
+    def locate(
+        self, loc: Path, message: str, key_position: bool = False, field_path_of: Path | None = None
+    ) -> LocatedProblem:
         """The deepest node on loc that exists (its key's position if key_position)."""
         node = self.root
         mark = node.start_mark if node is not None else None
@@ -106,23 +108,23 @@ class PositionedYaml:
                 break
             node = child
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        return Located(self.filename, line, col, field_path(field_path_of or loc), message)
+        return LocatedProblem(self.filename, line, col, field_path(field_path_of or loc), message)
 
 
 class DuplicateKey(yaml.YAMLError):
-    def __init__(self, located: Located) -> None:
+    def __init__(self, located: LocatedProblem) -> None:
         super().__init__(str(located))
         self.located = located
 
 
-def _located_yaml_error(err: yaml.YAMLError, filename: str) -> Located:
+def _located_yaml_error(err: yaml.YAMLError, filename: str) -> LocatedProblem:
     if isinstance(err, TooComplex):
         mark = err.node.start_mark
-        return Located(filename, mark.line + 1, mark.column + 1, "", f"the YAML {err.message}")
+        return LocatedProblem(filename, mark.line + 1, mark.column + 1, "", f"the YAML {err.message}")
     mark = getattr(err, "problem_mark", None)
     line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
     problem = getattr(err, "problem", None) or str(err)
-    return Located(filename, line, col, "", f"invalid YAML: {problem}")
+    return LocatedProblem(filename, line, col, "", f"invalid YAML: {problem}")
 
 
 def read(path: pathlib.Path) -> PositionedYaml:
@@ -130,12 +132,14 @@ def read(path: pathlib.Path) -> PositionedYaml:
     name = str(path)
     try:
         if path.is_file() and path.stat().st_size > MAX_BYTES:
-            raise ManifestError([Located(name, 0, 0, "", f"larger than {MAX_BYTES // 1_000_000} MB: not a manifest")])
+            raise ManifestError(
+                [LocatedProblem(name, 0, 0, "", f"larger than {MAX_BYTES // 1_000_000} MB: not a manifest")]
+            )
         text = path.read_bytes().decode("utf-8")
     except OSError as err:
-        raise ManifestError([Located(name, 0, 0, "", f"cannot read: {err.strerror}")]) from err
+        raise ManifestError([LocatedProblem(name, 0, 0, "", f"cannot read: {err.strerror}")]) from err
     except UnicodeDecodeError as err:
-        raise ManifestError([Located(name, 0, 0, "", f"not UTF-8 text (byte {err.start})")]) from err
+        raise ManifestError([LocatedProblem(name, 0, 0, "", f"not UTF-8 text (byte {err.start})")]) from err
     try:
         return PositionedYaml(text, name)
     except DuplicateKey as err:
@@ -143,4 +147,4 @@ def read(path: pathlib.Path) -> PositionedYaml:
     except yaml.YAMLError as err:
         raise ManifestError([_located_yaml_error(err, name)]) from err
     except RecursionError as err:
-        raise ManifestError([Located(name, 0, 0, "", "the YAML is nested too deeply")]) from err
+        raise ManifestError([LocatedProblem(name, 0, 0, "", "the YAML is nested too deeply")]) from err

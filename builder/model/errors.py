@@ -49,7 +49,7 @@ class InputError(StackbuildError):
 
 
 @dataclass(frozen=True)
-class Located:
+class LocatedProblem:
     file: str
     line: int
     col: int
@@ -68,6 +68,6 @@ def one_line(text: str) -> str:
 
 
 class ManifestError(InputError):
-    def __init__(self, problems: list[Located]) -> None:
+    def __init__(self, problems: list[LocatedProblem]) -> None:
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))

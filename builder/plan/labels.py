@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 
-from builder.lock.model import Lock, LockedGit, LockedPath
+from builder.lock.locked import Lock, LockedGit, LockedPath
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.store.http import redact

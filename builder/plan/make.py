@@ -4,16 +4,25 @@ from __future__ import annotations
 
 from builder.inputs.contexts import BytesItem, FileItem
 from builder.lock import io as lock_io
-from builder.lock.model import LockedImageBase
+from builder.lock.locked import LockedImageBase
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
 from builder.model.names import repository
 from builder.plan import render
 from builder.plan.labels import FINAL_SUFFIXES, LOCK_IN_IMAGE, as_built, image_labels, release_name
+from builder.plan.plan_model import (
+    ContextInput,
+    EnvCapture,
+    Plan,
+    Stage,
+    StageInputs,
+    StageKind,
+    parent_arg,
+    sha256_text,
+)
+from builder.plan.prepare import Inputs, Located
 from builder.plan.reads import parent_reads
-from builder.plan.resolve import Inputs, Located
-from builder.plan.stage import Bake, ContextInput, Plan, Stage, StageInputs, StageKind, parent_arg, sha256_text
 from builder.verify import probes as probe_specs
 from builder.verify.probes import ProbeSpec
 
@@ -44,11 +53,11 @@ class _Graph:
         workdir: str = "/",
         files: tuple[tuple[str, str], ...] = (),
         network: bool = False,
-        bake: Bake | None = None,
+        env_capture: EnvCapture | None = None,
         source: ContextInput | None = None,
         plain: frozenset[str] = frozenset(),
     ) -> None:
-        files = files + (bake.files() if bake else ())
+        files = files + (env_capture.files() if env_capture else ())
         dockerfile = _parents_header(parents, self.stages) + dockerfile
         # The key covers each file's text, and which are written plain (not executable): all of its content.
         named = {"Dockerfile": dockerfile, **dict(files), **({"plain files": sorted(plain)} if plain else {})}
@@ -67,7 +76,18 @@ class _Graph:
         )
         reads = parent_reads(dockerfile, parents)
         self.stages[name] = Stage(
-            name, kind, parents, dockerfile, items, inputs, files, probes, workdir, bake, source=source, reads=reads
+            name,
+            kind,
+            parents,
+            dockerfile,
+            items,
+            inputs,
+            files,
+            probes,
+            workdir,
+            env_capture,
+            source=source,
+            reads=reads,
         )
 
 
@@ -133,7 +153,9 @@ def make_plan(inputs: Inputs) -> Plan:
     toolkit_file = render.toolkit(lock, graph.image("base-devel"), section.packages)
     toolkit_probes = probe_specs.toolkit_probes(toolkit_layout(lock.toolkit.version))
     toolkit_env = render.environment("toolkit", lock)
-    graph.add("toolkit", "toolkit", ("base-devel",), toolkit_file, inputs.packages, toolkit_probes, bake=toolkit_env)
+    graph.add(
+        "toolkit", "toolkit", ("base-devel",), toolkit_file, inputs.packages, toolkit_probes, env_capture=toolkit_env
+    )
     needs = transitive_deps({cid: lock.component(cid).depends_on for cid in lock.order})
     for cid in lock.order:
         deps = needs[cid]
@@ -153,7 +175,7 @@ def make_plan(inputs: Inputs) -> Plan:
             stack_dir(cid),
             files,
             network,
-            bake=render.environment(cid, lock, components=scripts) if scripts else None,
+            env_capture=render.environment(cid, lock, components=scripts) if scripts else None,
             source=inputs.sources[cid].source,
         )
     built = [(cid, graph.image(cid)) for cid in lock.order]
@@ -175,7 +197,7 @@ def make_plan(inputs: Inputs) -> Plan:
         debs.get("devel-image", NO_CONTEXT),
         devel_probes,
         files=lock_file,
-        bake=render.environment("devel-image", lock, components=devel_scripts) if devel_scripts else None,
+        env_capture=render.environment("devel-image", lock, components=devel_scripts) if devel_scripts else None,
     )
     about = render.about(image_labels(manifest, carried, arch, devel=False), "stack.lock.json", LOCK_IN_IMAGE)
     # CANN's runtime subset installed on the devel base from the packages, or the toolkit stage's tree.
@@ -204,7 +226,7 @@ def make_plan(inputs: Inputs) -> Plan:
         cann_context,
         probes=runtime_probes,
         files=lock_file,
-        bake=runtime_env,
+        env_capture=runtime_env,
     )
     installs = {c.id: tuple(i.path for i in c.installs) for c in manifest.components if c.installs}
     return Plan(

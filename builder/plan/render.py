@@ -15,10 +15,10 @@ from typing import Any
 
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.packages import installer_name
-from builder.lock.model import Lock, LockedBootstrapBase, LockedDownload, LockedGenerated, LockedImageBase
+from builder.lock.locked import Lock, LockedBootstrapBase, LockedDownload, LockedGenerated, LockedImageBase
 from builder.manifest.model import Manifest
 from builder.model.layout import ASCEND_ROOT, STACK_ROOT, stack_dir, toolkit_layout
-from builder.plan.stage import BAKED_ENV, Bake
+from builder.plan.plan_model import BAKED_ENV, EnvCapture
 from builder.plan.templating import templates
 
 # Installer flags per package role: what the official images (cann-container-image's 8.5.0 Dockerfile
@@ -132,7 +132,9 @@ def entrypoint(scripts: Sequence[tuple[str, bool]]) -> list[str]:
     return ["/bin/bash", "-c", " && ".join([*steps, 'exec "$@"']), "--"]
 
 
-def environment(stage: str, lock: Lock, after: Sequence[tuple[str, str]] = (), components: Sequence[str] = ()) -> Bake:
+def environment(
+    stage: str, lock: Lock, after: Sequence[tuple[str, str]] = (), components: Sequence[str] = ()
+) -> EnvCapture:
     """How the stage's environment enters its image once built: the release's scripts sourced in it,
     then the components' own (paths in the image), what they set baked as ENV, then the stage's own
     variables (after) and the entrypoint."""
@@ -145,7 +147,7 @@ def environment(stage: str, lock: Lock, after: Sequence[tuple[str, str]] = (), c
         after=env_block(after),
         entrypoint=entrypoint(scripts),
     )
-    return Bake(capture, dockerfile)
+    return EnvCapture(capture, dockerfile)
 
 
 def python_dir(component_id: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from builder.plan.stage import Plan, Stage
+from builder.plan.plan_model import Plan, Stage
 from builder.store.cache import Cache
 
 RECORD_KIND = "builds"

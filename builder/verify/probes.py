@@ -29,7 +29,7 @@ from typing import Any
 
 from builder.engine import Engine
 from builder.manifest.components import Component
-from builder.manifest.probes import Probe
+from builder.manifest.probe_specs import Probe
 from builder.model.layout import ASCEND_ROOT, DRIVER_LIBRARIES, STACK_ROOT, ToolkitLayout
 
 RUNNER = (Path(__file__).parent / "probe_runner.py").read_text()

@@ -32,7 +32,7 @@ from builder.execute import chain
 from builder.execute.chain import Request
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
-from builder.plan.stage import Plan
+from builder.plan.plan_model import Plan
 from builder.store.cache import Cache, default_root
 from tests.conftest import ROOT, TEST_PREFIX
 

@@ -19,7 +19,7 @@ from builder import lock as lock_io
 from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient, index_body
 from builder.execute import attestation
 from builder.execute.publish import BuildRecord, attest
-from builder.handoff.provenance import provenance_lines, published_provenance
+from builder.handoff.published_provenance import provenance_lines, published_provenance
 from builder.inputs.project import Origin
 from tests.conftest import ROOT
 from tests.helpers import registry

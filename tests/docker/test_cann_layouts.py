@@ -21,7 +21,7 @@ from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
 from builder.model.layout import toolkit_layout
 from builder.plan import render
-from builder.plan.stage import Bake
+from builder.plan.plan_model import EnvCapture
 from builder.store.cache import Cache, default_root
 from builder.verify import probes as probe_specs
 from tests.conftest import ROOT, TEST_PREFIX
@@ -120,11 +120,13 @@ def test_a_variable_left_out_of_the_baked_env_fails_the_component_that_needs_it(
 
     def leaving_out(
         stage: str, locked: lock.Lock, after: Sequence[tuple[str, str]] = (), components: Sequence[str] = ()
-    ) -> Bake:
-        bake = real(stage, locked, after, components)
-        capture = bake.capture.replace("dump stackbuild-env-after", _without(variable) + "dump stackbuild-env-after")
-        assert capture != bake.capture
-        return Bake(capture, bake.dockerfile)
+    ) -> EnvCapture:
+        env_capture = real(stage, locked, after, components)
+        capture = env_capture.capture.replace(
+            "dump stackbuild-env-after", _without(variable) + "dump stackbuild-env-after"
+        )
+        assert capture != env_capture.capture
+        return EnvCapture(capture, env_capture.dockerfile)
 
     monkeypatch.setattr(render, "environment", leaving_out)
     monkeypatch.setattr(probe_specs, "toolkit_probes", lambda layout: ())

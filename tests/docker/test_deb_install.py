@@ -20,10 +20,10 @@ from builder.engine.docker_engine import DockerEngine
 from builder.engine.protocol import BuildSpec
 from builder.inputs import bootstrap
 from builder.inputs.contexts import ContextItem, FileItem, write_context
-from builder.lock.model import LockedDeb
+from builder.lock.locked import LockedDeb
 from builder.manifest.bases import Bootstrap
 from builder.model.arch import Arch
-from builder.plan.system import context_items
+from builder.plan.debs_at_hand import context_items
 from builder.store.cache import Cache, default_root
 from builder.store.files import sha256_file
 from builder.verify.diagnose import install_failure

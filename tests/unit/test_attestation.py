@@ -70,7 +70,7 @@ def test_the_referrer_is_an_artifact_manifest_whose_subject_is_the_index() -> No
 
 
 def test_only_a_reference_that_names_a_registry_is_asked_for_its_provenance() -> None:
-    from builder.handoff.provenance import registry_ref
+    from builder.handoff.published_provenance import registry_ref
 
     assert registry_ref("127.0.0.1:5000/team/reftest:lock-0123") == ("127.0.0.1:5000", "team/reftest", "lock-0123")
     assert registry_ref("registry.example/team/x:8.5.0-910b") == ("registry.example", "team/x", "8.5.0-910b")

@@ -20,10 +20,10 @@ from builder.execute.pipeline import BuildOptions, execute, find_cached
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
 from builder.execute.stage import Run, StageBuilder, TaggedParents
-from builder.execute.stage_log import Report, StageFailed
+from builder.execute.stage_log import StageFailed, StateReport
 from builder.execute.stage_registry import RegistryCache
 from builder.manifest.model import Smoke
-from builder.plan.stage import FINALS, Plan, Stage
+from builder.plan.plan_model import FINALS, Plan, Stage
 from builder.plan.why import record_build, why
 from builder.store.cache import Cache
 from builder.verify.smoke import run_smoke
@@ -36,7 +36,7 @@ def ignore(state: str, note: str = "") -> None:
     pass
 
 
-def recording(states: list[str]) -> Report:
+def recording(states: list[str]) -> StateReport:
     def report(state: str, note: str = "") -> None:
         states.append(state)
 
@@ -63,7 +63,7 @@ class Recorder:
         self.guard = threading.Lock()
         self.fail = fail
 
-    def __call__(self, stage: Stage, report: Report, run: Run | None = None) -> str:
+    def __call__(self, stage: Stage, report: StateReport, run: Run | None = None) -> str:
         with self.guard:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
@@ -274,10 +274,10 @@ def test_smoke_without_npu_is_skipped_never_passed() -> None:
 
 
 def test_a_recorded_smoke_pass_is_for_that_image_and_that_smoke(golden: Plan, tmp_path: Path) -> None:
-    from builder.execute.pipeline import Built, Tagged, smoke
+    from builder.execute.pipeline import StagesBuilt, Tagged, smoke
 
     engine, cache = FakeEngine(), Cache(tmp_path)
-    tagged = Tagged(Built(golden, {}, (), ()), dict(golden.final_tags))
+    tagged = Tagged(StagesBuilt(golden, {}, (), ()), dict(golden.final_tags))
     first = Smoke(command="launch", expect="success", needs_device=False)
     engine.smoke_output = "success"
     assert smoke(tagged, first, engine, cache).passed and len(engine.runs) == 1
@@ -413,7 +413,7 @@ class _Normalising:
         self.built_on: dict[str, dict[str, str]] = {}
         self.guard = threading.Lock()
 
-    def __call__(self, stage: Stage, report: Report, run: Run | None = None) -> str:
+    def __call__(self, stage: Stage, report: StateReport, run: Run | None = None) -> str:
         assert run is not None
         with self.guard:
             self.events.append(f"start {stage.name}")
@@ -471,7 +471,7 @@ def test_a_child_that_only_copies_from_a_stage_starts_before_its_environment_is_
     as built at once; the stages FROM the toolkit inherit its ENV, so they wait for it to be added."""
     plan = _without_contexts(before_8_5)
     toolkit = plan.stages["toolkit"]
-    assert toolkit.bake is not None
+    assert toolkit.env_capture is not None
     nothing_changed = Normalised({"rootfs": {"diff_ids": []}}, [], [], [], 0)
     monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", lambda *args: nothing_changed)
     engine = _OnDisk()

@@ -87,7 +87,7 @@ def test_outside_a_project_nothing_is_written_where_stackbuild_ran(tmp_path: Pat
     run = stackbuild(empty, "render")
     assert run.returncode == 2
     assert run.stderr.startswith(f"stackbuild: error: no stacks/ in {empty} or a directory above it")
-    run = stackbuild(empty, "render", code="import builder.cli.common as c; c.Context.default_stack = None")
+    run = stackbuild(empty, "render", code="import builder.cli.context as c; c.Context.default_stack = None")
     assert run.returncode == 1 and "internal error: TypeError" in run.stderr
     log = Path(run.stderr.split("traceback in ")[1].rstrip(")\n"))
     assert log.parent == tmp_path / "cache" / "logs" and "Traceback" in log.read_text()

@@ -7,7 +7,7 @@ import pytest
 from builder import lock as lock_io
 from builder import manifest
 from builder.inputs import wheels
-from builder.lock.model import LockedWheel
+from builder.lock.locked import LockedWheel
 from builder.manifest import compat
 from builder.manifest.versions import version_key
 from builder.model.arch import Arch

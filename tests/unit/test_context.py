@@ -13,8 +13,8 @@ from builder.lock.resolve import resolve
 from builder.lock.resolver import Resolver
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
-from builder.plan.resolve import Request
-from builder.plan.stage import Stage
+from builder.plan.plan_model import Stage
+from builder.plan.prepare import Request
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 from tests.helpers import commit, context_files, make_repo

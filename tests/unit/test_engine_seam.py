@@ -35,7 +35,7 @@ def test_only_connect_makes_a_docker_engine() -> None:
 
 
 CHAIN_STEPS = (
-    "builder.plan.resolve",
+    "builder.plan.prepare",
     "builder.plan.make",
     "builder.execute.pipeline",
     "builder.execute.scheduler",

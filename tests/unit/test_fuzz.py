@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from builder import lock as lock_io
 from builder.cli import main
 from builder.execute import chain
-from builder.lock.model import Lock
+from builder.lock.locked import Lock
 from builder.manifest.model import Manifest
 from tests.conftest import ROOT
 from tests.golden_plan import GOLDEN, golden_lock, golden_request

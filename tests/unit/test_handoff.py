@@ -19,12 +19,12 @@ from builder.handoff.compare import Change, compare
 from builder.handoff.contents import handing_over, read_contents, run_lines, summary
 from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running, stale_records
 from builder.lock import io as lock_io
-from builder.lock.model import Lock, LockedPath
+from builder.lock.locked import Lock, LockedPath
 from builder.manifest import load
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels
-from builder.plan.stage import ContextInput, Plan
+from builder.plan.plan_model import ContextInput, Plan
 from builder.store.cache import Cache
 from tests.conftest import ROOT, TEST_PREFIX
 from tests.fake_engine import FakeEngine

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from builder import lock as lock_io
-from builder.lock.model import LockedGit
+from builder.lock.locked import LockedGit
 from builder.model.arch import Arch
 from builder.model.errors import InputError
-from builder.plan.resolve import resolve_inputs
+from builder.plan.prepare import resolve_inputs
 from builder.store.cache import Cache
 from builder.store.files import write_atomic
 from tests.conftest import ROOT

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from builder.lock.model import LockedDeb
-from builder.plan.system import context_digest, locked_list
+from builder.lock.locked import LockedDeb
+from builder.plan.debs_at_hand import context_digest, locked_list
 from builder.verify.diagnose import diagnose, install_failure, step_failure
 
 HEADER = "stackbuild: system packages: apt-get exited with 100; apt's and dpkg's reasons:"

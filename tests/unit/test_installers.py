@@ -14,10 +14,10 @@ import pytest
 
 from builder.inputs import packages
 from builder.inputs.site import SiteConfig
-from builder.lock.model import LockedDownload
+from builder.lock.locked import LockedDownload
 from builder.manifest import catalog
 from builder.model.errors import InputError, StackbuildError
-from builder.plan import resolve
+from builder.plan import prepare
 from builder.store.cache import Cache
 from tests.golden_plan import golden_request
 from tests.helpers import run_cli
@@ -111,9 +111,9 @@ def test_a_build_refuses_a_wrong_archive_before_git_debs_wheels_or_bases(
     def slow(*args: object, **kwargs: object) -> None:
         raise AssertionError("reached the slow work before the package was checked")
 
-    monkeypatch.setattr(resolve, "_sources", slow)
+    monkeypatch.setattr(prepare, "_sources", slow)
     with pytest.raises(InputError, match=rf"^{toolkit.file}: .* is not a zip archive"):
-        resolve.prepare_inputs(request.__class__(**{**vars(request), "cache": cache}), print)
+        prepare.prepare_inputs(request.__class__(**{**vars(request), "cache": cache}), print)
 
 
 def test_a_local_copy_that_is_not_the_pinned_file_is_told_which_side_is_wrong(

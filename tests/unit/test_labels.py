@@ -14,12 +14,12 @@ from builder.execute.stage import StageBuilder
 from builder.inputs.project import Origin, origin_of
 from builder.inputs.site import SiteConfig
 from builder.lock import io as lock_io
-from builder.lock.model import LockedPath
+from builder.lock.locked import LockedPath
 from builder.manifest import load
 from builder.model.arch import Arch
 from builder.plan import render
 from builder.plan.labels import LOCK_IN_IMAGE, as_built, image_labels
-from builder.plan.stage import Plan
+from builder.plan.plan_model import Plan
 from builder.plan.why import record_build, why
 from builder.store.cache import Cache
 from tests.conftest import ROOT

@@ -21,7 +21,7 @@ from builder.inputs.site import SiteConfig
 from builder.lock.resolver import Resolver
 from builder.model.arch import Arch
 from builder.model.errors import Unreached
-from builder.plan.resolve import Request
+from builder.plan.prepare import Request
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 from tests.conftest import ROOT
@@ -917,7 +917,7 @@ def test_every_command_that_builds_passes_the_preflight(tmp_path: Path) -> None:
     """publish builds through build_arch as build does: both refuse an unresolved lock before anything runs."""
     from builder.cli import build_parser
     from builder.cli.building import preflight
-    from builder.cli.common import Context
+    from builder.cli.context import Context
     from builder.cli.options import BuildArgs, PublishArgs, parsed
 
     root = tmp_path / "project"
@@ -943,8 +943,8 @@ def test_a_base_drift_names_its_cause_mirror_or_bytes() -> None:
     """A bootstrap that differs from the lock's is blamed on the mirror only when package versions
     differ; the same versions in other bytes say so (it read "0 package versions differ, e.g. ")."""
     from builder.inputs.bootstrap import BaseTarball
-    from builder.lock.model import LockedTarball
-    from builder.plan.resolve import _drift_message
+    from builder.lock.locked import LockedTarball
+    from builder.plan.prepare import _drift_message
 
     locked = LockedTarball(sha256="a" * 64, packages={"bash": "5.2.15-2", "dpkg": "1.21.22"})
     moved = _drift_message("devel", BaseTarball("b" * 64, {"bash": "5.2.15-2", "dpkg": "1.21.23"}), locked, "ref")

@@ -15,7 +15,7 @@ from builder.inputs import bootstrap
 from builder.inputs.debs import BaseRef, Deb
 from builder.inputs.site import SiteConfig
 from builder.lock.check import manifest_drift, stale_system
-from builder.lock.model import LOCK_VERSION, ArchSection, Lock, LockedGenerated
+from builder.lock.locked import LOCK_VERSION, ArchSection, Lock, LockedGenerated
 from builder.lock.resolve import resolve
 from builder.lock.resolver import Resolver
 from builder.manifest.bases import Bootstrap
@@ -23,7 +23,7 @@ from builder.model.arch import Arch
 from builder.model.canonical import canonical_json
 from builder.model.errors import StackbuildError
 from builder.model.say import Say
-from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.prepare import Request, resolve_inputs
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 from tests.conftest import ROOT

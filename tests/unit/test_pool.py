@@ -12,7 +12,7 @@ import pytest
 from builder.execute.pipeline import BuildOptions, execute, find_cached
 from builder.execute.stage_registry import RegistryCache
 from builder.model.errors import InputError
-from builder.plan.stage import FINALS, Plan
+from builder.plan.plan_model import FINALS, Plan
 from builder.store.cache import Cache
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan
@@ -41,7 +41,7 @@ def test_stages_spread_over_the_engines_each_built_once(tmp_path: Path) -> None:
     builds = [d for e in (first, second) for d in e.dockerfiles]
     assert first.dockerfiles and second.dockerfiles  # each engine built at least one stage
     assert len(builds) == len(plan.stages)  # none twice
-    assert sum(len(e.configured) for e in (first, second)) == sum(1 for s in plan.order() if s.bake)
+    assert sum(len(e.configured) for e in (first, second)) == sum(1 for s in plan.order() if s.env_capture)
     for final in FINALS:  # the results are on the first engine, whichever built them
         assert plan.stages[final].tag() in first.tagged
     # Some stage travelled: tagged on an engine that did not build it.

@@ -19,7 +19,7 @@ from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient
 from builder.execute import attestation
 from builder.execute.publish import BuildRecord, Pushed, immutable_tag, publish
 from builder.inputs.project import Origin
-from builder.lock.model import Lock
+from builder.lock.locked import Lock
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.model.retry import RetryPolicy

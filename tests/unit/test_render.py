@@ -16,7 +16,7 @@ from builder.execute import chain
 from builder.inputs.contexts import BytesItem
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
-from builder.plan.resolve import Request, resolve_inputs
+from builder.plan.prepare import Request, resolve_inputs
 from builder.store.cache import Cache
 from tests.conftest import ROOT, TEST_PREFIX
 from tests.golden_plan import GOLDEN, golden_lock, golden_plan, golden_request

@@ -13,7 +13,7 @@ from builder import manifest
 from builder.execute import chain
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
-from builder.plan.resolve import Request
+from builder.plan.prepare import Request
 from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.helpers import run_cli

@@ -9,12 +9,12 @@ from pathlib import Path
 from cyclonedx.schema import SchemaVersion
 
 from builder import __version__
-from builder.execute.pipeline import Built, Tagged
+from builder.execute.pipeline import StagesBuilt, Tagged
 from builder.execute.provenance import provenance, write_provenance
 from builder.handoff.contents import read_contents
 from builder.handoff.sbom import make_sbom
 from builder.inputs.project import Origin
-from builder.lock.model import LockedPath
+from builder.lock.locked import LockedPath
 from builder.model.arch import Arch
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan, golden_request
@@ -60,7 +60,7 @@ def test_the_provenance_record_names_the_builder_lock_stages_bases_and_checkout(
     plan = golden_plan()
     request = golden_request()
     ids = {name: f"sha256:{stage.key}" for name, stage in plan.stages.items()}
-    tagged = Tagged(Built(plan, ids, built=("kernels",), cached=()), dict(plan.final_tags))
+    tagged = Tagged(StagesBuilt(plan, ids, built=("kernels",), cached=()), dict(plan.final_tags))
     origin = Origin("https://git.example.com/team/stacks.git", "a" * 40)
     record = provenance(tagged, request.lock, "the local engine", 12.345, origin)
     assert record["source"] == {"origin": "https://git.example.com/team/stacks.git", "commit": "a" * 40}

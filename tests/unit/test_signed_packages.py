@@ -30,7 +30,7 @@ from builder.inputs import packages, signed
 from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
 from builder.lock import resolve as lock_resolve
-from builder.lock.model import LockedDownload, LockedGenerated
+from builder.lock.locked import LockedDownload, LockedGenerated
 from builder.lock.resolver import Resolver
 from builder.manifest import catalog
 from builder.manifest.toolkit import DownloadPackage

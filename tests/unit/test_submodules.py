@@ -14,12 +14,12 @@ from builder.execute import chain
 from builder.inputs.contexts import write_context
 from builder.inputs.git import SourceError
 from builder.inputs.site import SiteConfig
-from builder.lock.model import Lock, LockedGit
+from builder.lock.locked import Lock, LockedGit
 from builder.lock.resolve import resolve
 from builder.lock.resolver import Resolver
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
-from builder.plan.resolve import Request
+from builder.plan.prepare import Request
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 from tests.helpers import add_submodule, commit, context_files, git, make_repo

@@ -153,7 +153,7 @@ def test_a_base_source_that_cannot_be_locked_is_one_clear_line_without_its_secre
 def test_locked_wheel_names_and_versions_cannot_become_pip_options() -> None:
     from pydantic import ValidationError
 
-    from builder.lock.model import LockedWheel
+    from builder.lock.locked import LockedWheel
 
     for name, version in (("--find-links=http://x", "1.0"), ("ok", "1.0 -r /etc/passwd"), ("-r", "1")):
         with pytest.raises(ValidationError):
@@ -344,7 +344,7 @@ def test_what_no_source_answers_for_is_left_unresolved_and_a_site_line_resolves_
     from builder import lock as lock_io
     from builder.inputs.site import SiteConfig
     from builder.model.errors import Unreached
-    from builder.plan.resolve import Request, prepare_inputs
+    from builder.plan.prepare import Request, prepare_inputs
     from tests.helpers import free_port, incomplete_parts, run_cli, serving_bytes
 
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))

@@ -15,7 +15,7 @@ from builder.inputs import debs
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.contexts import BytesItem, FileItem
 from builder.inputs.site import SiteConfig
-from builder.lock.model import LockedDeb, LockedSystem, LockedTarball
+from builder.lock.locked import LockedDeb, LockedSystem, LockedTarball
 from builder.lock.system import download, every_deb, mirrors, pinned, plain, resolve_all
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch

@@ -22,7 +22,7 @@ from builder.inputs.wheels import Target, Wheel, index_of, requirements_text
 from builder.inputs.wheels import fetch as fetch_wheels
 from builder.lock.agree import disagreements
 from builder.lock.check import manifest_drift, stale_system
-from builder.lock.model import (
+from builder.lock.locked import (
     Lock,
     LockedDownload,
     LockedFetch,
@@ -42,8 +42,8 @@ from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError, Unreached
 from builder.model.say import Say
-from builder.plan.stage import ContextInput, sha256_text
-from builder.plan.system import at_hand, context_digest, context_items, scoped
+from builder.plan.debs_at_hand import at_hand, context_digest, context_items, scoped
+from builder.plan.plan_model import ContextInput, sha256_text
 from builder.store.cache import Cache
 
 
@@ -222,7 +222,7 @@ def _cached(cache: Cache, sha256: str) -> Callable[[], Path]:
     return lambda: cache.blob(sha256)
 
 
-def _bases(request: Request, prepared: Prepared | None) -> dict[Flavor, Located]:
+def _bases(request: Request, prepared: PreparedInputs | None) -> dict[Flavor, Located]:
     base = request.manifest.base
     if isinstance(base, ImageBase):
         return {flavor: Located((), ContextInput("image", base.image)) for flavor in bootstrap.FLAVORS}
@@ -239,7 +239,7 @@ def _bases(request: Request, prepared: Prepared | None) -> dict[Flavor, Located]
 
 
 @dataclass(frozen=True)
-class Prepared:
+class PreparedInputs:
     """What preparing a request's inputs gave, for resolve_inputs to locate: the base tarballs to build
     on (the lock's, or what bootstrapping gives now), the system section with every .deb at hand (a
     vanished one relocked) and the components' sources (their path trees hashed once)."""
@@ -269,7 +269,7 @@ def _agreeing(request: Request) -> None:
         )
 
 
-def prepare_inputs(request: Request, say: Say) -> Prepared:
+def prepare_inputs(request: Request, say: Say) -> PreparedInputs:
     """What a build needs in the cache before it plans: every part of the lock resolved and current,
     missing bases bootstrapped, the .debs and wheels fetched. Everything that can refuse the request
     cheaply is checked before the slow work."""
@@ -297,7 +297,7 @@ def prepare_inputs(request: Request, say: Say) -> Prepared:
     bases: Mapping[Flavor, str] = {}
     if not isinstance(base := manifest.base, ImageBase):
         bases = bootstrap.each_flavor(lambda flavor: _base_tarball(request, base.bootstrap, flavor, say))
-    return Prepared(bases, system, sources, tuple(drifts))
+    return PreparedInputs(bases, system, sources, tuple(drifts))
 
 
 def _refuse_drift(drifts: list[str]) -> None:
@@ -318,7 +318,7 @@ def _sources(request: Request, say: Say) -> tuple[dict[str, Located], list[str]]
     return sources, drifts
 
 
-def resolve_inputs(request: Request, *, say: Say, prepared: Prepared | None = None) -> Inputs:
+def resolve_inputs(request: Request, *, say: Say, prepared: PreparedInputs | None = None) -> Inputs:
     """Every input of the request located, reading only. With what prepare_inputs gave, for a build;
     without, for a rendering (what the lock leaves unresolved is said and left out)."""
     _agreeing(request)

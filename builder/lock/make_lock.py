@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from builder.lock import io as lock_io
-from builder.lock.model import Lock
+from builder.lock.locked import Lock
 from builder.lock.resolve import resolve
 from builder.lock.resolver import Resolver
 from builder.manifest.model import Manifest

@@ -59,12 +59,12 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-# Where a Bake's Dockerfile takes the ENV read from the built image.
+# Where a EnvCapture's Dockerfile takes the ENV read from the built image.
 BAKED_ENV = "# stackbuild: ENV read from the built image"
 
 
 @dataclass(frozen=True)
-class Bake:
+class EnvCapture:
     """A stage whose environment is only known once it is built (the toolkit's scripts set it): the
     script that reads it in the built image (env-capture.sh.j2) and the Dockerfile that adds it."""
 
@@ -110,7 +110,7 @@ class Stage:
 
     probes: tuple[ProbeSpec, ...] = ()
     probe_workdir: str = "/"
-    bake: Bake | None = None
+    env_capture: EnvCapture | None = None
     # A component's source alone (its context adds .debs and wheels): what `plan` names when it moved.
     source: ContextInput | None = None
     reads: Reads = ()  # what its build reads of each parent's image (plan.reads)

@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field
 
-from builder.manifest.common import Model
+from builder.manifest.basemodel import Model
 from builder.manifest.types import Line, Regex, Script
 
 
