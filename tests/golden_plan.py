@@ -7,6 +7,7 @@ from pathlib import Path
 
 from builder import lock as lock_io
 from builder import manifest
+from builder.inputs.git_source import GitSource, LockedGit
 from builder.inputs.project import Origin
 from builder.inputs.site import SiteConfig
 from builder.lock.locked import (
@@ -16,12 +17,10 @@ from builder.lock.locked import (
     LockedComponent,
     LockedDownload,
     LockedGenerated,
-    LockedGit,
     LockedImageBase,
     LockedToolkit,
 )
 from builder.manifest.bases import ImageBase
-from builder.manifest.components import GitSource
 from builder.manifest.graph import topological_order
 from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage
 from builder.model.arch import Arch

@@ -9,10 +9,10 @@ from builder.cli.context import Context
 from builder.cli.options import LockArgs
 from builder.cli.stacks import run_compat
 from builder.inputs.site import SITE_FILE
+from builder.inputs.source_kinds import kind_of
 from builder.lock.check import check, mirror_drift
 from builder.lock.make_lock import how_to_complete, make_lock
 from builder.lock.relock import UPDATE_ALL
-from builder.manifest.components import GitSource
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import InputError
@@ -63,8 +63,8 @@ def steps_needed(ctx: Context, loaded: Manifest) -> list[str]:
     steps = [
         f"add repos.{name} (component {comp.id}'s repository) to the site configuration ({where})"
         for comp in loaded.components
-        if isinstance(comp.source, GitSource)
-        and comp.source.git.startswith("site:")
-        and (name := comp.source.git.removeprefix("site:")) not in site.repos
+        if (origin := kind_of(comp.source).origin(comp.source))
+        and origin.startswith("site:")
+        and (name := origin.removeprefix("site:")) not in site.repos
     ]
     return steps

@@ -10,7 +10,7 @@ from pathlib import Path
 from builder.cli.context import Context, say
 from builder.cli.options import CheckArgs, NewArgs, SchemaArgs, ValidateArgs
 from builder.manifest import compat, load, new
-from builder.manifest.load import json_schema
+from builder.manifest.loading import json_schema
 from builder.manifest.model import Manifest
 from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage
 from builder.manifest.types import NAME_PATTERN

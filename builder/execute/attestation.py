@@ -22,9 +22,9 @@ from in_toto_attestation.v1.statement import Statement
 
 from builder import __version__
 from builder.inputs.project import Origin
-from builder.lock.locked import Lock, LockedGit
+from builder.inputs.source_kinds import kind_of
+from builder.lock.locked import Lock
 from builder.model.errors import StackbuildError
-from builder.store.http import redact
 
 SLSA_PROVENANCE = "https://slsa.dev/provenance/v1"
 BUILD_TYPE = "https://stackbuild.dev/build-type/lock/v1"  # a stackbuild build from a lock
@@ -49,12 +49,11 @@ def _timestamp(when: datetime.datetime) -> Timestamp:
 
 
 def _dependencies(lock: Lock, origin: Origin) -> list[ResourceDescriptor]:
+    described = [(component.id, kind_of(component.source).describe(component.source)) for component in lock.components]
     found = [
-        ResourceDescriptor(
-            name=component.id, uri=f"git+{redact(component.source.url)}", digest={"gitCommit": component.source.commit}
-        )
-        for component in lock.components
-        if isinstance(component.source, LockedGit)
+        ResourceDescriptor(name=name, uri=f"git+{about.vcs}", digest={"gitCommit": about.commit})
+        for name, about in described
+        if about.vcs is not None and about.commit is not None
     ]
     if origin.source and origin.revision:  # a URI only for a URL origin (not scp-style or a local path)
         uri = f"git+{origin.source}" if "://" in origin.source else ""

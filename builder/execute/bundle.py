@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from builder.inputs import git
 from builder.inputs.contexts import FileItem
 from builder.inputs.site import SiteConfig
-from builder.lock.locked import SHA256, Lock, LockedGit, LockedSubmodule
+from builder.inputs.source_kinds import kind_of
+from builder.lock.locked import SHA256, Lock
 from builder.manifest.types import GitUrl
 from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
@@ -51,18 +52,11 @@ class Imported:
 
 
 def git_sources(lock: Lock, site: SiteConfig) -> Iterator[tuple[str, str, str]]:
-    """(lock URL, fetch URL on this site, commit) of every git source and submodule, recursively."""
-
-    def subs(found: Sequence[LockedSubmodule]) -> Iterator[tuple[str, str, str]]:
-        for sub in found:
-            yield sub.url, site.rewrite(sub.url), sub.commit
-            yield from subs(sub.submodules)
-
+    """(lock URL, fetch URL on this site, commit) of every repository a source carries (a git source
+    and its submodules, recursively), as its kind names them."""
     for component in lock.components:
-        if isinstance(component.source, LockedGit):
-            source = component.source
-            yield source.url, site.repo_url(source.url), source.commit
-            yield from subs(source.submodules)
+        for carried in kind_of(component.source).carried(component.source, site):
+            yield carried.url, carried.fetch_url, carried.commit
 
 
 def _store_name(url: str) -> str:

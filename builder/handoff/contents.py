@@ -12,13 +12,13 @@ from typing import Any
 
 from builder.engine import Engine
 from builder.inputs.bootstrap import Flavor
+from builder.inputs.source_kinds import kind_of
 from builder.lock import io as lock_io
-from builder.lock.locked import Lock, LockedBootstrapBase, LockedGit, LockedImageBase
+from builder.lock.locked import Lock, LockedBootstrapBase, LockedImageBase
 from builder.manifest.model import Smoke
 from builder.model.arch import ARCHITECTURES, Arch
 from builder.model.errors import StackbuildError
 from builder.plan.labels import COMPONENT_LABEL, LOCK_IN_IMAGE, SMOKE_COMMAND, SMOKE_EXPECT, SMOKE_NEEDS_DEVICE
-from builder.store.http import redact
 
 ARCH_LABEL = "org.stackbuild.arch"
 PLAIN_WORD = re.compile(r"[\w./,:=+@%-]+")
@@ -60,13 +60,7 @@ class Contents:
         """Each component's source: repository and commit, or the tree hash of a path source."""
         found: dict[str, dict[str, Any]] = {}
         for component in map(self.lock.component, self.component_ids()):
-            source = component.source
-            if isinstance(source, LockedGit):
-                entry: dict[str, Any] = {"repository": redact(source.url), "ref": source.ref, "commit": source.commit}
-                if source.submodules:
-                    entry["submodules"] = {s.path: s.commit for s in source.submodules}
-            else:
-                entry = {"path": source.path, "tree_sha256": source.tree_sha256}
+            entry: dict[str, Any] = dict(kind_of(component.source).describe(component.source).fields)
             if component.network:
                 entry["network"] = True  # what it downloaded while building is not pinned
             found[component.id] = entry

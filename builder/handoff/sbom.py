@@ -21,9 +21,8 @@ from packageurl import PackageURL
 from builder import __version__
 from builder.engine import Engine
 from builder.handoff.contents import Contents
-from builder.lock.locked import LockedGit
+from builder.inputs.source_kinds import kind_of
 from builder.model.errors import StackbuildError
-from builder.store.http import redact
 
 # Installed packages only: a package removed but not purged is still listed, with another status.
 DEBIAN_QUERY = ["dpkg-query", "-W", "-f", "${db:Status-Abbrev}\\t${Package}\\t${Version}\\t${Architecture}\\n"]
@@ -75,23 +74,17 @@ def os_id(engine: Engine, image: str) -> str:
 
 def _stack_component(contents: Contents, component_id: str) -> Component:
     source = contents.lock.component(component_id).source
+    about = kind_of(source).describe(source)
     properties = [Property(name="stackbuild:component", value=component_id)]
-    if isinstance(source, LockedGit):
-        url = redact(source.url)
-        return Component(
-            type=ComponentType.LIBRARY,
-            name=component_id,
-            version=source.commit,
-            bom_ref=f"component:{component_id}",
-            external_references=[ExternalReference(type=ExternalReferenceType.VCS, url=XsUri(url))],
-            properties=[*properties, Property(name="stackbuild:git-ref", value=source.ref)],
-        )
+    properties += [Property(name=name, value=value) for name, value in about.properties.items()]
+    vcs = [ExternalReference(type=ExternalReferenceType.VCS, url=XsUri(about.vcs))] if about.vcs else []
     return Component(
         type=ComponentType.LIBRARY,
         name=component_id,
-        version=source.tree_sha256,
+        version=about.version,
         bom_ref=f"component:{component_id}",
-        properties=[*properties, Property(name="stackbuild:path", value=source.path)],
+        external_references=vcs,
+        properties=properties,
     )
 
 

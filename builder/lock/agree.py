@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from builder.inputs.source_kinds import kind_of
 from builder.lock.locked import (
     Lock,
     LockedBootstrapBase,
     LockedComponent,
     LockedDownload,
     LockedGenerated,
-    LockedGit,
     LockedImageBase,
-    LockedPath,
 )
 from builder.manifest.bases import BootstrapBase, ImageBase
-from builder.manifest.components import Component, GitSource, PathSource
+from builder.manifest.components import Component
 from builder.manifest.graph import topological_order
 from builder.manifest.model import Manifest
 from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage, GeneratedPackage
@@ -58,15 +57,13 @@ def _components(lock: Lock, manifest: Manifest) -> Iterator[str]:
         yield from _differs(f"components.{comp.id}.network", comp.network, spec.network)
         offline = {u.path for u in lock.unresolved if u.kind == "fetch" and u.component == comp.id}
         yield from _fetch_differences(comp, spec, offline)
-        match comp.source, spec.source:
-            case LockedGit(url=url, ref=ref, skip_submodules=skip), GitSource(git=want_url, ref=want_ref):
-                yield from _differs(f"components.{comp.id}.source.url", url, want_url)
-                yield from _differs(f"components.{comp.id}.source.ref", ref, want_ref)
-                yield from _differs(f"components.{comp.id}.source.skip_submodules", skip, spec.source.skip_submodules)
-            case LockedPath(path=path), PathSource(path=want_path):
-                yield from _differs(f"components.{comp.id}.source.path", path, want_path)
-            case _:
-                yield f"components.{comp.id}.source: the lock has a {comp.source.kind} source, the manifest does not"
+        kind = kind_of(comp.source)
+        if kind is not kind_of(spec.source):
+            yield f"components.{comp.id}.source: the lock has a {kind.tag} source, the manifest does not"
+            continue
+        wanted_entry = kind.entry(spec.source)
+        for key, pinned in kind.entry(comp.source).items():
+            yield from _differs(f"components.{comp.id}.source.{key}", pinned, wanted_entry[key])
 
 
 def _fetch_differences(locked: LockedComponent, spec: Component, unresolved: set[str]) -> Iterator[str]:

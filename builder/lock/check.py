@@ -10,14 +10,15 @@ from urllib.parse import quote
 
 from builder.inputs import packages
 from builder.inputs.git import SourceUnreachable
+from builder.inputs.source_kinds import PinAtSource, kind_of
 from builder.lock.agree import disagreements
-from builder.lock.locked import ArchSection, Lock, LockedDeb, LockedGenerated, LockedGit, LockedPath
+from builder.lock.locked import ArchSection, Lock, LockedDeb, LockedGenerated, LockedSource
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
 from builder.lock.relock import same_entry
 from builder.lock.resolver import Resolver
 from builder.lock.system import every_deb, spec_key, wants_system
 from builder.manifest.bases import ImageBase
-from builder.manifest.load import manifest_digest
+from builder.manifest.loading import manifest_digest
 from builder.manifest.model import Manifest
 from builder.manifest.toolkit import GeneratedPackage
 from builder.model.arch import Arch
@@ -37,18 +38,12 @@ def manifest_drift(lock: Lock, manifest: Manifest, manifest_name: str) -> str | 
     return f"manifest: sha256 {lock.manifest_sha256[:12]} -> {digest[:12]} ({manifest_name} changed)"
 
 
-def _source_drift(comp_id: str, old: LockedGit | LockedPath, new: LockedGit | LockedPath) -> str | None:
-    match old, new:
-        case LockedGit(commit=before), LockedGit(commit=after, ref=ref) if before != after:
-            return f"component {comp_id}: {ref} moved {before} -> {after}"
-        case LockedGit(submodules=before), LockedGit(submodules=after) if before != after:
-            found = f"({len(before)} locked, {len(after)} in the repository)"
-            return f"component {comp_id}: submodules differ from the repository's {found}"
-        case LockedPath(tree_sha256=before), LockedPath(tree_sha256=after) if before != after:
-            return f"component {comp_id}: source tree {before} -> {after}"
-        case (LockedGit(), LockedPath()) | (LockedPath(), LockedGit()):
-            return f"component {comp_id}: source changed from {old.kind} to {new.kind}"
-    return None
+def _source_drift(comp_id: str, old: LockedSource, new: LockedSource) -> str | None:
+    kind = kind_of(old)
+    if kind is not (now := kind_of(new)):
+        return f"component {comp_id}: source changed from {kind.tag} to {now.tag}"
+    line = kind.drift(old, new)
+    return f"component {comp_id}: {line}" if line else None
 
 
 @dataclass(frozen=True)
@@ -63,20 +58,20 @@ class Checked:
     behind: list[str] = field(default_factory=list)
 
 
-def _moved_pin(comp_id: str, old: LockedGit, resolver: Resolver, behind: list[str], stack: str) -> list[str] | None:
-    """None while the locked ref names the locked commit; else the drift of the moved pin as a plain
-    `lock` sees it: none while the source still serves the locked commit (the pin stays, and a note in
-    behind names the --update that moves it)."""
-    now, served = resolver.upstream(old)
-    if now == old.commit:
+def _moved_pin(comp_id: str, upstream: PinAtSource | None, behind: list[str], stack: str) -> list[str] | None:
+    """None while the locked ref names the locked pin (or its kind's pins do not move upstream); else the
+    drift of the moved pin as a plain `lock` sees it: none while the source still serves the locked pin
+    (it stays, and a note in behind names the --update that moves it)."""
+    if upstream is None or upstream.now == upstream.pinned:
         return None
-    if not served:
+    if not upstream.served:
         return [
-            f"component {comp_id}: {old.ref} moved {old.commit} -> {now}, and the locked commit is no longer served"
+            f"component {comp_id}: {upstream.ref} moved {upstream.pinned} -> {upstream.now}, and the locked commit "
+            "is no longer served"
         ]
     behind.append(
-        f"component {comp_id}: {old.ref} moved upstream {old.commit[:12]} -> {now[:12]}; the lock keeps "
-        f"{old.commit[:12]} (run `stackbuild lock {stack} --update {comp_id}` to move it)"
+        f"component {comp_id}: {upstream.ref} moved upstream {upstream.pinned[:12]} -> {upstream.now[:12]}; the lock "
+        f"keeps {upstream.pinned[:12]} (run `stackbuild lock {stack} --update {comp_id}` to move it)"
     )
     return []
 
@@ -93,8 +88,8 @@ def _component_drift(
         old = locked[comp.id].source
         try:
             moved = (
-                _moved_pin(comp.id, old, resolver, behind, stack)
-                if isinstance(old, LockedGit) and same_entry(old, comp.source)
+                _moved_pin(comp.id, kind_of(old).upstream(old, resolver), behind, stack)
+                if same_entry(old, comp.source)
                 else None
             )
             if moved is not None:

@@ -9,14 +9,15 @@ defaults left out), so adding a defaulted field changes no existing digest.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from builder.inputs import bootstrap
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.debs import DEB_FILE
+from builder.manifest.basemodel import Frozen
 from builder.manifest.toolkit import PackageRole
 from builder.manifest.types import (
     CHIP_PATTERN,
@@ -27,8 +28,6 @@ from builder.manifest.types import (
     CopyPath,
     DownloadUrl,
     FileName,
-    GitRef,
-    GitUrl,
     Line,
     MirrorUrl,
     PythonIndex,
@@ -37,50 +36,21 @@ from builder.manifest.types import (
     Suite,
     relative_path,
 )
+from builder.model import plugins
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import StackbuildError
 
 LOCK_VERSION: Literal[2] = 2
 SHA256 = r"^[0-9a-f]{64}$"
-COMMIT = r"^[0-9a-f]{40}$"
 
 
-class Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class LockedSubmodule(Frozen):
-    path: RelativePath
-    url: GitUrl
-    commit: str = Field(pattern=COMMIT)
-    submodules: list[LockedSubmodule] = Field(default_factory=list)
-
-
-class LockedGit(Frozen):
-    kind: Literal["git"] = "git"
-    url: GitUrl
-    ref: GitRef
-    commit: str = Field(pattern=COMMIT)
-    # Resolved recursively at lock time; the build context holds each one's tree at its commit.
-    submodules: list[LockedSubmodule] = Field(default_factory=list)
-    # Left out (the manifest's skip_submodules): neither resolved nor checked out.
-    skip_submodules: list[RelativePath] = Field(default_factory=list)
-
-    def describe(self) -> str:
-        return f"git {self.ref} {self.commit}"
-
-
-class LockedPath(Frozen):
-    kind: Literal["path"] = "path"
-    path: Line
-    tree_sha256: str = Field(pattern=SHA256)
-
-    def describe(self) -> str:
-        return f"source tree {self.tree_sha256}"
-
-
-LockedSource = Annotated[Union[LockedGit, LockedPath], Field(discriminator="kind")]  # noqa: UP007
+# The pins of the kinds of source (builder.inputs.source_kinds), told apart by `kind`.
+_SOURCE_KINDS = plugins.loaded(plugins.SOURCES).values()
+if TYPE_CHECKING:
+    LockedSource = Frozen
+else:
+    LockedSource = Annotated[Union[tuple(kind.locked for kind in _SOURCE_KINDS)], Field(discriminator="kind")]  # noqa: UP007
 
 
 class LockedFetch(Frozen):

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from builder.inputs import git, wheels
 from builder.inputs.site import SiteConfig
-from builder.lock.locked import ArchSection, Lock, LockedGit, Unresolved, UnresolvedKind
+from builder.inputs.source_kinds import kind_of
+from builder.lock.locked import ArchSection, Lock, LockedSource, Unresolved, UnresolvedKind
 from builder.lock.resolver import Resolver
 from builder.lock.system import wants_system
 from builder.manifest.bases import BootstrapBase
-from builder.manifest.components import GitSource
+from builder.manifest.components import Source
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.store.http import NoAnswer, redact
@@ -20,41 +21,43 @@ from builder.store.http import NoAnswer, redact
 UPDATE_ALL = ":all"
 
 
-def same_entry(old: LockedGit, source: object) -> bool:
-    """Whether a git pin was made from this manifest entry (url, ref, skipped submodules)."""
-    if not isinstance(source, GitSource):
-        return False
-    return (old.url, old.ref, old.skip_submodules) == (source.git, source.ref, source.skip_submodules)
+def same_entry(old: LockedSource, spec: Source) -> bool:
+    """Whether a pin was made from this manifest entry (the same kind, the same fields)."""
+    kind = kind_of(old)
+    return kind is kind_of(spec) and kind.entry(old) == kind.entry(spec)
 
 
 def kept_source(
-    previous: Lock | None, update: str | None, comp_id: str, source: object, resolver: Resolver
-) -> LockedGit | None:
-    """The previous lock's commit of a git component whose manifest entry is unchanged while its source
-    still serves it (a branch that moved upstream keeps its pin: only --update moves it); a source that
-    does not answer keeps it too (said). None: resolve it now (--update of it or of all, a changed entry,
-    a commit no longer served)."""
+    previous: Lock | None, update: str | None, comp_id: str, spec: Source, resolver: Resolver
+) -> LockedSource | None:
+    """The previous lock's pin of a component whose manifest entry is unchanged while its source still
+    serves it (a branch that moved upstream keeps its pin: only --update moves it); a source that does
+    not answer keeps it too (said). None: pin it now (--update of it or of all, a changed entry, a
+    commit no longer served, a kind whose pins do not move upstream)."""
     if previous is None or update in (UPDATE_ALL, comp_id):
         return None
     old = next((c.source for c in previous.components if c.id == comp_id), None)
-    if not isinstance(old, LockedGit) or not same_entry(old, source):
+    if old is None or not same_entry(old, spec):
         return None
+    kind = kind_of(old)
     try:
-        now, served = resolver.upstream(old)
+        upstream = kind.upstream(old, resolver)
     except git.SourceUnreachable as err:
-        resolver.say(f"  component {comp_id}: {err}: keeping the lock's {old.commit[:12]}")
+        resolver.say(f"  component {comp_id}: {err}: keeping the lock's {kind.describe(old).version[:12]}")
         return old
     except git.SourceError:
-        return None  # the ref is gone: resolving it says so
-    if not served:
+        return None  # the ref is gone: pinning it says so
+    if upstream is None:
+        return None
+    if not upstream.served:
         resolver.say(
-            f"  component {comp_id}: {redact(old.url)} no longer serves the locked {old.commit[:12]}: relocking"
+            f"  component {comp_id}: {upstream.source} no longer serves the locked {upstream.pinned[:12]}: relocking"
         )
         return None
-    if now != old.commit:
+    if upstream.now != upstream.pinned:
         resolver.say(
-            f"  component {comp_id}: {old.ref} moved to {now[:12]} upstream; keeping the lock's {old.commit[:12]} "
-            f"(`stackbuild lock {previous.stack} --update {comp_id}` moves it)"
+            f"  component {comp_id}: {upstream.ref} moved to {upstream.now[:12]} upstream; keeping the lock's "
+            f"{upstream.pinned[:12]} (`stackbuild lock {previous.stack} --update {comp_id}` moves it)"
         )
     return old
 

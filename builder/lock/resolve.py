@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 from builder.inputs import bootstrap, git, wheels
 from builder.inputs.site import SITE_FILE
+from builder.inputs.source_kinds import kind_of
 from builder.lock.agree import package_differences
 from builder.lock.locked import (
     LOCK_VERSION,
@@ -31,7 +32,7 @@ from builder.lock.system import lock_system
 from builder.manifest.bases import BootstrapBase, ImageBase
 from builder.manifest.components import Component
 from builder.manifest.graph import topological_order
-from builder.manifest.load import manifest_digest
+from builder.manifest.loading import manifest_digest
 from builder.manifest.model import Manifest
 from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.model.arch import Arch
@@ -186,7 +187,7 @@ def resolve(
             ) from err
         except git.SourceError as err:
             raise git.SourceError(f"component {comp.id}: {err}") from err
-        resolver.say(f"  component {comp.id}: {source.describe()}")
+        resolver.say(f"  component {comp.id}: {kind_of(source).describe(source).pin}")
         fetched, offline = _fetched(comp, previous, resolver)
         unresolved += offline
         components.append(

@@ -8,24 +8,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from builder.inputs import bootstrap, debs, git, packages, signed, submodules, trees
+from builder.inputs import bootstrap, debs, packages, signed
 from builder.inputs.signed import Trust
 from builder.inputs.site import SITE_FILE, SiteConfig
+from builder.inputs.source_kinds import kind_of
 from builder.lock.locked import (
     LockedDownload,
     LockedFetch,
     LockedGenerated,
-    LockedGit,
-    LockedPath,
-    LockedSubmodule,
+    LockedSource,
     LockedTarball,
 )
 from builder.lock.system import ResolveDebs
 from builder.manifest import catalog
 from builder.manifest.bases import BootstrapBase
-from builder.manifest.components import Fetch, GitSource, PathSource
+from builder.manifest.components import Fetch, Source
 from builder.manifest.toolkit import DownloadPackage, GeneratedPackage, PackageRole, Toolkit
 from builder.model.arch import Arch
 from builder.model.errors import Unreached
@@ -48,30 +45,10 @@ class Resolver:
     # How system packages are resolved on a base tarball (apt); the tests pass a fixed closure.
     resolve_debs: ResolveDebs = debs.resolve_on
 
-    def source(self, source: GitSource | PathSource) -> LockedGit | LockedPath:
-        match source:
-            case GitSource(git=url, ref=ref, skip_submodules=skip):
-                fetch_url = self.site.repo_url(url)
-                commit = git.resolve_ref(fetch_url, ref)
-                found = submodules.resolve(url, fetch_url, commit, self.cache, self.site, skip)
-                try:
-                    return LockedGit(
-                        url=url, ref=ref, commit=commit, submodules=[_locked(s) for s in found], skip_submodules=skip
-                    )
-                except ValidationError as err:  # a .gitmodules entry: said without echoing it (it may hold a token)
-                    problem = err.errors()[0]
-                    where = ".".join(str(p) for p in problem["loc"])
-                    message = problem["msg"].removeprefix("Value error, ")
-                    raise git.SourceError(f"{redact(url)} at {commit}: submodule {where}: {message}") from None
-            case PathSource(path=path):
-                return LockedPath(path=path, tree_sha256=trees.tree_hash(self.manifest_dir / path))
-
-    def upstream(self, locked: LockedGit) -> tuple[str, bool]:
-        """(the commit the locked ref names at its source now, whether the locked commit is still served
-        there): a branch that moved keeps its old commit fetchable unless it was force-pushed away."""
-        fetch_url = self.site.repo_url(locked.url)
-        now = git.resolve_ref(fetch_url, locked.ref)
-        return now, now == locked.commit or git.fetchable(fetch_url, locked.commit, self.cache)
+    def source(self, spec: Source) -> LockedSource:
+        """A component's source pinned, by its kind."""
+        pinned: LockedSource = kind_of(spec).lock(spec, self)
+        return pinned
 
     def package(
         self, role: PackageRole, package: DownloadPackage | GeneratedPackage, toolkit: Toolkit
@@ -159,9 +136,3 @@ class Resolver:
         made = self.make_base(boot, arch, flavor, keys, self.cache, mirror, self.say)
         key = bootstrap.spec_key(boot, arch, flavor, keys)
         return LockedTarball(sha256=made.sha256, packages=made.packages, spec_key=key)
-
-
-def _locked(found: submodules.Submodule) -> LockedSubmodule:
-    return LockedSubmodule(
-        path=found.path, url=found.url, commit=found.commit, submodules=[_locked(s) for s in found.submodules]
-    )

@@ -13,11 +13,12 @@ from packaging.utils import canonicalize_name
 
 from builder.manifest import catalog
 from builder.manifest.bases import BootstrapBase
-from builder.manifest.components import GitSource
+from builder.manifest.components import Component
 from builder.manifest.model import Manifest
 from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.manifest.upstream import upstream_of
 from builder.manifest.versions import version_key
+from builder.model import plugins
 
 # Official CANN images' OSes (Ascend/cann-container-image).
 OFFICIAL_OSES = {("ubuntu", "22.04"), ("ubuntu", "24.04"), ("openeuler", "22.03"), ("openeuler", "24.03")}
@@ -121,7 +122,7 @@ def _check_components(manifest: Manifest, report: Report) -> list[str]:
     version, chip = manifest.toolkit.version, manifest.toolkit.chip
     compared = []
     for comp in manifest.components:
-        if not isinstance(comp.source, GitSource) or (known := upstream_of(comp.source.git)) is None:
+        if (repository := _origin(comp)) is None or (known := upstream_of(repository)) is None:
             continue
         name, upstream = known
         compared.append(f"component {comp.id}")
@@ -165,10 +166,7 @@ def _check_platform(manifest: Manifest, report: Report) -> None:
             f"{platform.os} {platform.os_version} is not an OS of the official CANN images "
             f"(ubuntu 22.04/24.04, openeuler 22.03/24.03)"
         )
-    tilelang = any(
-        isinstance(c.source, GitSource) and (upstream_of(c.source.git) or ("",))[0] == "tilelang-ascend"
-        for c in manifest.components
-    )
+    tilelang = any((upstream_of(_origin(c) or "") or ("",))[0] == "tilelang-ascend" for c in manifest.components)
     if tilelang and tuple(int(p) for p in platform.python.split(".")) < MIN_PYTHON:
         report.warnings.append(f"Python {platform.python} is older than tilelang-ascend's minimum 3.10")
     _check_distribution_python(manifest, report)
@@ -212,3 +210,9 @@ def _check_packages(manifest: Manifest, release: catalog.Release, report: Report
                     f"sha256 {entry.sha256}, the manifest has {package.file} sha256 {package.sha256}"
                 )
     return compared
+
+
+def _origin(component: Component) -> str | None:
+    """The repository a component's source names (None: a kind without one, a path)."""
+    origin: str | None = plugins.kind_of(plugins.SOURCES, component.source).origin(component.source)
+    return origin

@@ -5,11 +5,11 @@ is probed."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, ClassVar, Union
+from typing import TYPE_CHECKING, Annotated, Union
 
 from pydantic import Field, StringConstraints, Tag, field_validator
 
-from builder.manifest.basemodel import Model, by_key
+from builder.manifest.basemodel import Model, by_key, one_of
 from builder.manifest.probe_specs import Probe
 from builder.manifest.types import (
     ENV_NAME_PATTERN,
@@ -19,14 +19,13 @@ from builder.manifest.types import (
     CopyPath,
     DebPackage,
     DownloadUrl,
-    GitRef,
-    GitUrl,
     Line,
     PythonRequirement,
     RelativePath,
     Script,
     relative_path,
 )
+from builder.model import plugins
 
 
 class Fetch(Model):
@@ -52,32 +51,19 @@ class Fetch(Model):
         return self.to.rsplit("/", 1)[-1]
 
 
-class GitSource(Model):
-    TAG: ClassVar[str] = "git"
-    git: GitUrl = Field(description="repository URL, or site:NAME for the site config's repos")
-    ref: GitRef = Field(description="branch, tag or commit of the git source")
-    keep_git: bool = Field(
-        default=False,
-        description="the build context holds a git checkout (.git, shallow, at the pinned commit, with its tags and "
-        "submodules) for build scripts that call git; otherwise only the files",
-    )
-    skip_submodules: list[RelativePath] = Field(
-        default_factory=list,
-        description="submodules (paths from the repository root, nested ones too: a/b/c) left out of the lock and "
-        "the checkout, and marked update=none so `git submodule update` leaves them alone: for parts a build does "
-        "not use whose commits cannot be had",
-    )
-
-
-class PathSource(Model):
-    TAG: ClassVar[str] = "path"
-    path: Line = Field(description="directory, relative to the manifest (inside its repository)")
-
-
-Source = Annotated[
-    Union[Annotated[GitSource, Tag("git")], Annotated[PathSource, Tag("path")]],  # noqa: UP007
-    by_key(GitSource, PathSource, message="give exactly one of 'git' (with 'ref') or 'path'"),
-]
+# The kinds of source, each one module (builder.inputs.source_kinds says what a kind is): the manifest
+# takes the member whose key an entry has.
+_SOURCE_KINDS = plugins.loaded(plugins.SOURCES).values()
+if TYPE_CHECKING:
+    Source = Model
+else:
+    Source = Annotated[
+        Union[tuple(Annotated[kind.spec, Tag(kind.tag)] for kind in _SOURCE_KINDS)],  # noqa: UP007
+        by_key(
+            *(kind.spec for kind in _SOURCE_KINDS),
+            message="give exactly one of " + one_of([kind.hint for kind in _SOURCE_KINDS]),
+        ),
+    ]
 
 
 class Artifact(Model):

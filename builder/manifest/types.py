@@ -32,6 +32,7 @@ SCP_LIKE = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+:(?!//)[^\s]+$")
 # (`FROM ${<ID>_IMAGE} AS <id>`): a letter first, then letters, digits and '-' (no '_' or '.').
 ID_PATTERN = r"^[a-z][a-z0-9-]*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
+COMMIT_PATTERN = r"^[0-9a-f]{40}$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 VERSION_PATTERN = r"^\d+\.\d+\.(\d+|RC\d+)(\.\w+)?$"

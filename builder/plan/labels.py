@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import datetime
 
-from builder.lock.locked import Lock, LockedGit, LockedPath
+from builder.inputs.source_kinds import kind_of
+from builder.lock.locked import Lock
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
-from builder.store.http import redact
 
 LOCK_IN_IMAGE = "/etc/stackbuild/stack.lock.json"
 COMPONENT_LABEL = "org.stackbuild.component."
@@ -22,12 +22,13 @@ SMOKE_NEEDS_DEVICE = "org.stackbuild.smoke.needs-device"
 
 
 def as_built(lock: Lock, trees: dict[str, str]) -> Lock:
-    """The lock the final images carry: path sources at the trees that were built (a working tree
-    that moved since `lock` is built as it is, and the image says so), resealed when any moved."""
+    """The lock the final images carry: each source as its context held it (a path source's working
+    tree that moved since `lock` is built as it is, and the image says so), resealed when any moved.
+    trees: each component's source content as placed."""
     moved = {
-        c.id: c.model_copy(update={"source": c.source.model_copy(update={"tree_sha256": trees[c.id]})})
+        c.id: c.model_copy(update={"source": built})
         for c in lock.components
-        if isinstance(c.source, LockedPath) and trees.get(c.id, c.source.tree_sha256) != c.source.tree_sha256
+        if c.id in trees and (built := kind_of(c.source).built_from(c.source, trees[c.id])) != c.source
     }
     if not moved:
         return lock
@@ -72,9 +73,5 @@ def image_labels(manifest: Manifest, lock: Lock, arch: Arch, devel: bool) -> dic
     for component in lock.components:
         if not devel and not manifest.component(component.id).reaches_runtime:
             continue
-        source = component.source
-        where = (
-            f"{redact(source.url)}@{source.commit}" if isinstance(source, LockedGit) else f"tree {source.tree_sha256}"
-        )
-        labels[f"{COMPONENT_LABEL}{component.id}"] = where
+        labels[f"{COMPONENT_LABEL}{component.id}"] = kind_of(component.source).describe(component.source).reference
     return labels

@@ -13,11 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builder.inputs import bootstrap, packages, signed, trees
+from builder.inputs import bootstrap, packages, signed
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.contexts import BytesItem, FileItem, GitTree, LocalTree
 from builder.inputs.project import Origin, origin_of
 from builder.inputs.site import SiteConfig
+from builder.inputs.source_kinds import kind_of
 from builder.inputs.wheels import Target, Wheel, index_of, requirements_text
 from builder.inputs.wheels import fetch as fetch_wheels
 from builder.lock.agree import disagreements
@@ -27,16 +28,14 @@ from builder.lock.locked import (
     LockedDownload,
     LockedFetch,
     LockedGenerated,
-    LockedGit,
-    LockedPath,
-    LockedSubmodule,
+    LockedSource,
     LockedSystem,
     LockedTarball,
     LockedWheel,
     Unresolved,
 )
 from builder.manifest.bases import Bootstrap, ImageBase
-from builder.manifest.components import GitSource
+from builder.manifest.components import Source
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.canonical import digest
@@ -92,21 +91,9 @@ class Inputs:
     )  # the checkout holding the manifest (for the build's provenance, never in an image)
 
 
-def _source(request: Request, source: LockedGit | LockedPath, keep_git: bool) -> tuple[Located, str | None]:
-    match source:
-        case LockedGit(url=url, ref=ref, commit=commit, submodules=subs):
-            sub_trees = _submodule_trees(request, "src/", subs)
-            checks = request.site.skipped_checks(url)
-            tree = GitTree("src/", request.site.repo_url(url), commit, sub_trees, keep_git, checks)
-            content = commit
-            if subs or keep_git:
-                content = digest({"commit": commit, "submodules": [s.model_dump() for s in subs], "git": keep_git})
-            return Located((tree,), ContextInput(f"git {ref}", content)), None
-        case LockedPath(path=path, tree_sha256=locked):
-            root = request.manifest_dir / path
-            now = trees.tree_hash(root)
-            drift = f"source tree {locked[:12]} (locked) -> {now[:12]} (working tree)" if now != locked else None
-            return Located((LocalTree("src/", root, now),), ContextInput("source tree", now)), drift
+def _source(request: Request, spec: Source, locked: LockedSource) -> tuple[Located, str | None]:
+    placed = kind_of(locked).place(locked, spec, request)
+    return Located(placed.items, ContextInput(placed.what, placed.content)), placed.drift
 
 
 def _with_fetched(
@@ -134,19 +121,6 @@ def _obtain_fetched(request: Request, fetched: LockedFetch, say: Say) -> Callabl
             return request.cache.blob(fetched.sha256)
 
     return obtain
-
-
-def _submodule_trees(request: Request, prefix: str, subs: list[LockedSubmodule]) -> tuple[GitTree, ...]:
-    return tuple(
-        GitTree(
-            f"{prefix}{s.path}/",
-            request.site.rewrite(s.url),
-            s.commit,
-            _submodule_trees(request, f"{prefix}{s.path}/", s.submodules),
-            skipped_checks=request.site.skipped_checks(s.url),
-        )
-        for s in subs
-    )
 
 
 def _obtain_package(request: Request, package: LockedDownload | LockedGenerated, say: Say) -> Callable[[], Path]:
@@ -310,9 +284,8 @@ def _sources(request: Request, say: Say) -> tuple[dict[str, Located], list[str]]
     sources, drifts = {}, []
     for cid in request.lock.order:
         spec = request.manifest.component(cid).source
-        keep_git = isinstance(spec, GitSource) and spec.keep_git
         locked = request.lock.component(cid).source
-        sources[cid], drift = _with_fetched(request, _source(request, locked, keep_git), cid, say)
+        sources[cid], drift = _with_fetched(request, _source(request, spec, locked), cid, say)
         if drift:
             drifts.append(f"{cid}: {drift}")
     return sources, drifts

@@ -15,7 +15,15 @@ from typing import Any
 
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.packages import installer_name
-from builder.lock.locked import Lock, LockedBootstrapBase, LockedDownload, LockedGenerated, LockedImageBase
+from builder.inputs.source_kinds import kind_of
+from builder.lock.locked import (
+    Lock,
+    LockedBootstrapBase,
+    LockedDownload,
+    LockedGenerated,
+    LockedImageBase,
+    LockedSource,
+)
 from builder.manifest.model import Manifest
 from builder.model.layout import ASCEND_ROOT, STACK_ROOT, stack_dir, toolkit_layout
 from builder.plan.plan_model import BAKED_ENV, EnvCapture
@@ -241,7 +249,7 @@ def component(
     return render(
         "component",
         id=component_id,
-        source=lock.component(component_id).source.describe(),
+        source=_pin(lock.component(component_id).source),
         source_date_epoch=lock.base.source_date_epoch,
         toolkit_image=toolkit_image,
         deps=copies(manifest, deps),
@@ -333,3 +341,7 @@ def runtime(
         artifacts=artifacts,
         about=about,
     )
+
+
+def _pin(source: LockedSource) -> str:
+    return kind_of(source).describe(source).pin

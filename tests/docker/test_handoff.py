@@ -17,7 +17,7 @@ from cyclonedx.validation.json import JsonStrictValidator
 from builder import lock
 from builder.engine.docker_engine import DockerEngine
 from builder.inputs import trees
-from builder.lock.locked import LockedPath
+from builder.inputs.path_source import LockedPath
 from builder.store.cache import Cache, default_root
 from tests.conftest import ROOT, TEST_PREFIX
 from tests.docker.conftest import plan_of, stackbuild, touch, write_variant

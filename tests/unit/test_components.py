@@ -9,7 +9,7 @@ import pytest
 
 from builder import manifest
 from builder.execute import chain
-from builder.manifest.load import json_schema
+from builder.manifest.loading import json_schema
 from builder.verify.installs import added_files, collisions
 from tests.golden_plan import GOLDEN, golden_lock, golden_request
 from tests.helpers import run_cli

@@ -18,8 +18,9 @@ from builder.execute.stage_normalise import REWRITES
 from builder.handoff.compare import Change, compare
 from builder.handoff.contents import handing_over, read_contents, run_lines, summary
 from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running, stale_records
+from builder.inputs.path_source import LockedPath
 from builder.lock import io as lock_io
-from builder.lock.locked import Lock, LockedPath
+from builder.lock.locked import Lock
 from builder.manifest import load
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from builder import lock as lock_io
-from builder.lock.locked import LockedGit
+from builder.inputs.git_source import LockedGit
 from builder.model.arch import Arch
 from builder.model.errors import InputError
 from builder.plan.prepare import resolve_inputs

@@ -11,10 +11,10 @@ from pathlib import Path
 from builder.execute import chain
 from builder.execute.chain import Request
 from builder.execute.stage import StageBuilder
+from builder.inputs.path_source import LockedPath
 from builder.inputs.project import Origin, origin_of
 from builder.inputs.site import SiteConfig
 from builder.lock import io as lock_io
-from builder.lock.locked import LockedPath
 from builder.manifest import load
 from builder.model.arch import Arch
 from builder.plan import render

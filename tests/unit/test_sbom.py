@@ -13,8 +13,8 @@ from builder.execute.pipeline import StagesBuilt, Tagged
 from builder.execute.provenance import provenance, write_provenance
 from builder.handoff.contents import read_contents
 from builder.handoff.sbom import make_sbom
+from builder.inputs.path_source import LockedPath
 from builder.inputs.project import Origin
-from builder.lock.locked import LockedPath
 from builder.model.arch import Arch
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan, golden_request

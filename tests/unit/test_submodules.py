@@ -13,8 +13,9 @@ from builder import manifest
 from builder.execute import chain
 from builder.inputs.contexts import write_context
 from builder.inputs.git import SourceError
+from builder.inputs.git_source import LockedGit
 from builder.inputs.site import SiteConfig
-from builder.lock.locked import Lock, LockedGit
+from builder.lock.locked import Lock
 from builder.lock.resolve import resolve
 from builder.lock.resolver import Resolver
 from builder.manifest.model import Manifest

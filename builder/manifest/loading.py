@@ -13,11 +13,11 @@ from pydantic import ValidationError
 
 from builder.manifest import locate, yamlpos
 from builder.manifest.bases import ImageBase
-from builder.manifest.components import PathSource
 from builder.manifest.graph import find_cycle, suggest
 from builder.manifest.model import SCHEMA_VERSION, Manifest
 from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.manifest.yamlpos import PositionedYaml
+from builder.model import plugins
 from builder.model.canonical import digest
 from builder.model.errors import LocatedProblem, ManifestError
 
@@ -88,31 +88,12 @@ def check_packages(manifest: Manifest, doc: PositionedYaml) -> list[LocatedProbl
     return problems
 
 
-def source_boundary(manifest_dir: Path) -> Path:
-    """What path sources must stay inside: the repository holding the manifest (so monorepo
-    layouts like ../src/x work), or the manifest's directory outside a repository."""
-    here = manifest_dir.resolve()
-    return next((d for d in (here, *here.parents) if (d / ".git").exists()), here)
-
-
-def _path_problem(base_dir: Path, path: str) -> str | None:
-    if Path(path).is_absolute():
-        return f"{path} is absolute: path sources are relative to the manifest"
-    boundary = source_boundary(base_dir)
-    target = (base_dir / path).resolve()
-    if not target.is_relative_to(boundary):
-        return f"{path} leads outside {boundary} (the repository holding the manifest): path sources stay inside it"
-    if not target.is_dir():
-        return f"directory {path} does not exist (paths are relative to the manifest)"
-    return None
-
-
 def check_paths(manifest: Manifest, doc: PositionedYaml, base_dir: Path) -> list[LocatedProblem]:
     problems = []
     for i, comp in enumerate(manifest.components):
-        source = comp.source
-        if isinstance(source, PathSource) and (problem := _path_problem(base_dir, source.path)):
-            problems.append(doc.locate(("components", i, "source", "path"), problem))
+        if found := plugins.kind_of(plugins.SOURCES, comp.source).problem(comp.source, base_dir):
+            field, problem = found
+            problems.append(doc.locate(("components", i, "source", field), problem))
     return problems
 
 
