@@ -11,7 +11,7 @@ import nox.command
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
-UNREACHABLE = 3  # stackbuild's exit code for a source that did not answer (builder/cli/locking.py)
+UNREACHABLE = 3  # stackbuild's exit code for a source that did not answer (builder.model.errors.Unreached)
 OUTAGE_RETRY_SECONDS = (30, 120)
 
 

@@ -15,9 +15,7 @@ from builder.lock.make_lock import how_to_complete, make_lock
 from builder.lock.relock import UPDATE_ALL
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
-from builder.model.errors import InputError
-
-UNREACHABLE = 3  # a source gave no answer: lock --check could not compare, lock left parts unresolved
+from builder.model.errors import InputError, Unreached
 
 
 def cmd_lock(ctx: Context, options: LockArgs) -> int:
@@ -41,7 +39,7 @@ def cmd_lock(ctx: Context, options: LockArgs) -> int:
             return 1
         if checked.unreachable:
             print(f"cannot check {target}: a source did not answer (not drift: try again later)", file=sys.stderr)
-            return UNREACHABLE
+            return Unreached.exit_code
         print(f"up to date: {target}")
         return 0
     run_compat(loaded, options.allow_unsupported)
@@ -52,7 +50,7 @@ def cmd_lock(ctx: Context, options: LockArgs) -> int:
     print(target)
     if block := how_to_complete(resolved, target, options.stack, str(resolver.site.path or f"./{SITE_FILE}")):
         print("\n".join(block), file=sys.stderr)
-        return UNREACHABLE
+        return Unreached.exit_code
     return 0
 
 

@@ -5,18 +5,22 @@ the trees at their commits (or a shallow checkout, `keep_git`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field, ValidationError
 
-from builder.inputs import git, submodules
-from builder.inputs.contexts import GitTree
-from builder.inputs.site import SiteConfig
 from builder.inputs.source_kinds import Carried, Described, PinAtSource, Placed, Where
 from builder.manifest.basemodel import Frozen, Model
 from builder.manifest.types import COMMIT_PATTERN, GitRef, GitUrl, RelativePath
 from builder.model.canonical import digest
-from builder.store.http import redact
+
+if TYPE_CHECKING:
+    from builder.inputs import submodules
+    from builder.inputs.contexts import GitTree
+    from builder.inputs.site import SiteConfig
+
+# A kind is loaded with the manifest model, by every command: what locking, placing and describing
+# need (git, the network layer) is imported where they run.
 
 
 class GitSource(Model):
@@ -66,6 +70,9 @@ class GitKind:
     locked = LockedGit
 
     def lock(self, spec: GitSource, where: Where) -> LockedGit:
+        from builder.inputs import git, submodules
+        from builder.store.http import redact
+
         fetch_url = where.site.repo_url(spec.git)
         commit = git.resolve_ref(fetch_url, spec.ref)
         found = submodules.resolve(spec.git, fetch_url, commit, where.cache, where.site, spec.skip_submodules)
@@ -87,6 +94,9 @@ class GitKind:
         return {"url": form.url, "ref": form.ref, "skip_submodules": form.skip_submodules}
 
     def upstream(self, locked: LockedGit, where: Where) -> PinAtSource:
+        from builder.inputs import git
+        from builder.store.http import redact
+
         fetch_url = where.site.repo_url(locked.url)
         now = git.resolve_ref(fetch_url, locked.ref)
         served = now == locked.commit or git.fetchable(fetch_url, locked.commit, where.cache)
@@ -101,6 +111,8 @@ class GitKind:
         return None
 
     def place(self, locked: LockedGit, spec: GitSource, where: Where) -> Placed:
+        from builder.inputs.contexts import GitTree
+
         site = where.site
         subs = _submodule_trees(site, "src/", locked.submodules)
         tree = GitTree(
@@ -116,6 +128,8 @@ class GitKind:
         return locked  # a commit is built as it is
 
     def describe(self, locked: LockedGit) -> Described:
+        from builder.store.http import redact
+
         url = redact(locked.url)
         fields: dict[str, object] = {"repository": url, "ref": locked.ref, "commit": locked.commit}
         if locked.submodules:
@@ -150,6 +164,8 @@ def _locked(found: submodules.Submodule) -> LockedSubmodule:
 
 
 def _submodule_trees(site: SiteConfig, prefix: str, subs: list[LockedSubmodule]) -> tuple[GitTree, ...]:
+    from builder.inputs.contexts import GitTree
+
     return tuple(
         GitTree(
             f"{prefix}{s.path}/",

@@ -5,16 +5,19 @@ working tree that moved since the lock is built as it is, and says so."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from builder.inputs import trees
-from builder.inputs.contexts import LocalTree
-from builder.inputs.site import SiteConfig
 from builder.inputs.source_kinds import Carried, Described, Placed, Where
 from builder.manifest.basemodel import Frozen, Model
 from builder.manifest.types import SHA256_PATTERN, Line
+
+if TYPE_CHECKING:
+    from builder.inputs.site import SiteConfig
+
+# A kind is loaded with the manifest model, by every command: what hashing and placing a tree need
+# is imported where they run.
 
 
 class PathSource(Model):
@@ -35,6 +38,8 @@ class PathKind:
     locked = LockedPath
 
     def lock(self, spec: PathSource, where: Where) -> LockedPath:
+        from builder.inputs import trees
+
         return LockedPath(path=spec.path, tree_sha256=trees.tree_hash(where.manifest_dir / spec.path))
 
     def entry(self, form: PathSource | LockedPath) -> dict[str, object]:
@@ -47,6 +52,9 @@ class PathKind:
         return f"source tree {old.tree_sha256} -> {new.tree_sha256}" if old.tree_sha256 != new.tree_sha256 else None
 
     def place(self, locked: LockedPath, spec: PathSource, where: Where) -> Placed:
+        from builder.inputs import trees
+        from builder.inputs.contexts import LocalTree
+
         root = where.manifest_dir / locked.path
         now = trees.tree_hash(root)
         pinned = locked.tree_sha256

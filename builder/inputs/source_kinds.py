@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel
 
-from builder.inputs.contexts import ContextItem
-from builder.inputs.site import SiteConfig
 from builder.model import plugins
-from builder.store.cache import Cache
+
+if TYPE_CHECKING:  # the kinds are loaded with the manifest model, by every command: kept light
+    from builder.inputs.contexts import ContextItem
+    from builder.inputs.site import SiteConfig
+    from builder.store.cache import Cache
 
 
 class Where(Protocol):
