@@ -94,7 +94,7 @@ class FakeEngine:
         yield out
 
     def normalised(self, built: str, epoch: int) -> str:
-        """The id a StageBuilder hands on for this engine's image `built`: it normalised."""
+        """The id a StageRunner hands on for this engine's image `built`: it normalised."""
         with self.save(built) as saved, tempfile.TemporaryDirectory() as scratch:
             return normalise(saved, frozenset(), epoch, Path(scratch)).image_id
 

@@ -19,7 +19,7 @@ from builder.engine import BuildEngine, Engine, EngineError
 from builder.execute.pool import EnginePool
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
-from builder.execute.stage import StageBuilder
+from builder.execute.stage import StageRunner
 from builder.execute.stage_registry import Answer, RegistryCache, asked_at_once
 from builder.manifest.model import Smoke
 from builder.model.canonical import digest
@@ -94,7 +94,7 @@ def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions
         say(f"[stackbuild] note: {line}")
     if plan.drift:
         say("[stackbuild] note: what the working tree holds is built, not what is locked (--frozen refuses)")
-    build_one = StageBuilder(plan, engine, cache, options.log_dir, options.registry)
+    build_one = StageRunner(plan, engine, cache, options.log_dir, options.registry)
     pool = _pool(build_one, options)
     outcomes: dict[str, str] = {}  # each stage built here: built or pulled, as it finished
     try:
@@ -155,7 +155,7 @@ def _asked(work: Work, engine: Engine, where: str, say: Say) -> dict[str, Answer
     return answers
 
 
-def _drop_untaken(build_one: StageBuilder, engine: Engine) -> None:
+def _drop_untaken(build_one: StageRunner, engine: Engine) -> None:
     """The registry names of images pulled at the start that no stage took (a parent failed): only
     the names go (a taken image keeps its stage tag)."""
     where = build_one.registry.pull_from
@@ -169,7 +169,7 @@ def _unreported(state: str, note: str = "") -> None:
     """The finals' moves between engines: their stage logs say it; the display keeps their outcome."""
 
 
-def _pool(first: StageBuilder, options: BuildOptions) -> EnginePool | None:
+def _pool(first: StageRunner, options: BuildOptions) -> EnginePool | None:
     if not options.more_engines:
         return None
     if not options.registry.push_to:

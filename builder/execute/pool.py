@@ -11,7 +11,7 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 
-from builder.execute.stage import Run, StageBuilder, TaggedParents
+from builder.execute.stage import Run, StageRunner, TaggedParents
 from builder.execute.stage_log import StageFailed, StageSkipped, StateReport
 from builder.plan.plan_model import Stage
 
@@ -47,8 +47,8 @@ class EnginePool:
     """build_one over several engines: each stage goes to the least busy one, preferring the engine
     that built most of its parents (they need no transfer)."""
 
-    def __init__(self, builders: Sequence[StageBuilder], names: Sequence[str]) -> None:
-        self.builders, self.names = list(builders), list(names)
+    def __init__(self, runners: Sequence[StageRunner], names: Sequence[str]) -> None:
+        self.runners, self.names = list(runners), list(names)
         self.busy: Counter[int] = Counter()
         self.assigned: dict[str, int] = {}  # stage -> the engine it was given this run
         self.guard = threading.Lock()
@@ -56,53 +56,53 @@ class EnginePool:
     def _pick(self, stage: Stage) -> int:
         with self.guard:
             local = Counter(self.assigned[p] for p in stage.parents if p in self.assigned)
-            index = min(range(len(self.builders)), key=lambda i: (self.busy[i], -local[i], i))
+            index = min(range(len(self.runners)), key=lambda i: (self.busy[i], -local[i], i))
             self.busy[index] += 1
             self.assigned[stage.name] = index
             return index
 
     def __call__(self, stage: Stage, report: StateReport, run: Run | None = None) -> str:
         index = self._pick(stage)
-        builder = self.builders[index]
+        runner = self.runners[index]
         run = run or TaggedParents()
         try:
             report("building", f"on {self.names[index]}")
             with self.guard:  # a parent built here this run may be pending: its children start from it here
                 here = frozenset(p for p in stage.parents if self.assigned.get(p) == index)
-            missing = [p for p in stage.parents if p not in here and not builder.engine.image_id(self._tag(p))]
+            missing = [p for p in stage.parents if p not in here and not runner.engine.image_id(self._tag(p))]
             if missing:
                 if not run.parents_tagged(stage):
                     raise StageSkipped(f"{stage.name}: a parent failed")
                 for name in missing:
-                    self._bring(builder, name, stage, report)
-            return builder(stage, report, _OnEngine(run, here))
+                    self._bring(runner, name, stage, report)
+            return runner(stage, report, _OnEngine(run, here))
         finally:
             with self.guard:
                 self.busy[index] -= 1
 
     def _tag(self, name: str) -> str:
-        return self.builders[0].plan.stages[name].tag()
+        return self.runners[0].plan.stages[name].tag()
 
-    def _bring(self, builder: StageBuilder, name: str, needed_by: Stage, report: StateReport) -> None:
-        """Stage name onto builder's engine from the registry cache, unless it is there already."""
-        stage = builder.plan.stages[name]
-        if builder.engine.image_id(stage.tag()) is None and builder.bring(stage, report) is None:
+    def _bring(self, runner: StageRunner, name: str, needed_by: Stage, report: StateReport) -> None:
+        """Stage name onto runner's engine from the registry cache, unless it is there already."""
+        stage = runner.plan.stages[name]
+        if runner.engine.image_id(stage.tag()) is None and runner.bring(stage, report) is None:
             raise StageFailed(
                 needed_by.name,
-                f"{name} is not in the registry cache {builder.registry.pull_from}",
-                log_file=builder.log_file(needed_by),
+                f"{name} is not in the registry cache {runner.registry.pull_from}",
+                log_file=runner.log_file(needed_by),
                 cause="each engine of a pool gets what others built through the registry cache: --cache-to",
             )
 
     def gather(self, names: Sequence[str], report: StateReport) -> None:
         """The named stages onto the first engine (the one whose tags the build prints)."""
         for name in names:
-            self._bring(self.builders[0], name, self.builders[0].plan.stages[name], report)
+            self._bring(self.runners[0], name, self.runners[0].plan.stages[name], report)
 
     def drop_pending(self) -> None:
-        for builder in self.builders:
-            builder.drop_pending()
+        for runner in self.runners:
+            runner.drop_pending()
 
     @property
     def pulled(self) -> set[str]:
-        return set().union(*(b.pulled for b in self.builders))
+        return set().union(*(b.pulled for b in self.runners))

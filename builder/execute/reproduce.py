@@ -29,7 +29,7 @@ from builder.engine import BuildEngine, Engine, EngineError, connect
 from builder.execute import chain
 from builder.execute.chain import Request
 from builder.execute.layer_read import unpack
-from builder.execute.stage_image import ImageBuilder
+from builder.execute.stage_image import StageImages
 from builder.inputs.project import clone_checkout, origin_of, toplevel
 from builder.model.errors import InputError, StackbuildError
 from builder.model.names import repository
@@ -55,10 +55,10 @@ class Verdict:
         return self.first == self.second
 
 
-def fresh_build(builder: ImageBuilder, run: str, say: Say) -> dict[str, str]:
-    """Every stage of the builder's plan built again from nothing, in order, each from this run's own
+def fresh_build(builds: StageImages, run: str, say: Say) -> dict[str, str]:
+    """Every stage of the builds' plan built again from nothing, in order, each from this run's own
     parents (tagged <prefix>/verify/<run>-<stage>:<key>); stage -> image id."""
-    plan = builder.plan
+    plan = builds.plan
     images: dict[str, str] = {}
 
     def ref(name: str) -> str:
@@ -67,9 +67,9 @@ def fresh_build(builder: ImageBuilder, run: str, say: Say) -> dict[str, str]:
     for stage in plan.order():
         started = time.monotonic()
         parents = {p: ref(p) for p in stage.parents}
-        log_file = builder.log_file(stage).with_suffix(f".verify-{run}.log")
-        images[stage.name] = builder.build_untagged(stage, log_file, parents, f"the {run} build failed", fresh=True)
-        builder.engine.tag(images[stage.name], ref(stage.name))
+        log_file = builds.log_file(stage).with_suffix(f".verify-{run}.log")
+        images[stage.name] = builds.build_untagged(stage, log_file, parents, f"the {run} build failed", fresh=True)
+        builds.engine.tag(images[stage.name], ref(stage.name))
         say(f"[stackbuild] {run} build: {stage.name} {images[stage.name][7:19]} ({time.monotonic() - started:.1f}s)")
     return images
 
@@ -132,7 +132,7 @@ class Conditions:
 
 def first_build(plan: Plan, engine: BuildEngine, cache: Cache, log_dir: Path, say: Say) -> dict[str, str]:
     """The first build from nothing, in this process: stage -> image id."""
-    return fresh_build(ImageBuilder(plan, engine, cache, log_dir), "first", say)
+    return fresh_build(StageImages(plan, engine, cache, log_dir), "first", say)
 
 
 def second_build(
@@ -210,7 +210,7 @@ def _second(request: Request, keys: dict[str, str], engine_url: str | None, log_
             f"the copy of the checkout gives other stage keys ({', '.join(moved)}): its inputs depend on where "
             "or when they are read"
         )
-    return fresh_build(ImageBuilder(plan, connect(engine_url), request.cache, log_dir), "second", say)
+    return fresh_build(StageImages(plan, connect(engine_url), request.cache, log_dir), "second", say)
 
 
 def _image(engine: BuildEngine, image_id: str, scratch: Path) -> tuple[dict[str, Any], list[Path]]:

@@ -10,7 +10,7 @@ from builder.engine import BuildEngine
 from builder.execute import chain
 from builder.execute.chain import Request
 from builder.execute.debug import Failure, cut_before
-from builder.execute.stage_image import ImageBuilder
+from builder.execute.stage_image import StageImages
 from builder.model.errors import StackbuildError
 from builder.model.say import Say
 
@@ -27,10 +27,10 @@ def make_failed_state(
     if dockerfile is None:
         raise StackbuildError(f"stage {stage.name} failed ({failure.reason}), but at no step of its Dockerfile")
     say(f"[stackbuild] making its state before that step (cached steps; log: {log_dir})")
-    builder = ImageBuilder(plan, engine, request.cache, log_dir)
-    log_file = builder.log_file(stage).with_suffix(".shell.log")
+    builds = StageImages(plan, engine, request.cache, log_dir)
+    log_file = builds.log_file(stage).with_suffix(".shell.log")
     # Cut before a failed step, the image never reached the step that adds its environment.
     before_failure = dataclasses.replace(
         stage, dockerfile=dockerfile, env_capture=None if failure.command else stage.env_capture
     )
-    engine.tag(builder.build_state(before_failure, log_file), ref)
+    engine.tag(builds.build_state(before_failure, log_file), ref)

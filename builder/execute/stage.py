@@ -11,7 +11,7 @@ from typing import Protocol
 
 from builder.engine import EngineError
 from builder.execute.stage_checks import check_installs, drop, probe
-from builder.execute.stage_image import ImageBuilder
+from builder.execute.stage_image import StageImages
 from builder.execute.stage_log import StageFailed, StageLog, StageSkipped, StateReport, line_writer
 from builder.execute.stage_normalise import Parent, normalised, prepare
 from builder.execute.stage_registry import Answer, Pulling, RegistryCache, pulled, pushed
@@ -73,7 +73,7 @@ class TaggedParents:
 
 
 @dataclass
-class StageBuilder(ImageBuilder):
+class StageRunner(StageImages):
     """Builds one stage at a time for a run; what the run did so far is its state (pulled, pending).
     Its jobs are their own modules: the engine build (stage_image), the checks (stage_checks),
     normalising (stage_normalise) and the registry cache (stage_registry); this class puts them in order."""

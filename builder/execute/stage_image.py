@@ -24,8 +24,8 @@ from builder.verify.diagnose import diagnose, install_failure, step_failure
 
 
 @dataclass
-class ImageBuilder:
-    """Builds a stage's Dockerfile on the engine for the plan, its log under log_dir; StageBuilder
+class StageImages:
+    """Builds a stage's Dockerfile on the engine for the plan, its log under log_dir; StageRunner
     puts these builds in a run's order, with the registry cache, normalising, probes and tags."""
 
     plan: Plan

@@ -19,7 +19,7 @@ from builder.execute.image_load import Normalised, Sent
 from builder.execute.pipeline import BuildOptions, execute, find_cached
 from builder.execute.progress import Reporter
 from builder.execute.scheduler import schedule
-from builder.execute.stage import Run, StageBuilder, TaggedParents
+from builder.execute.stage import Run, StageRunner, TaggedParents
 from builder.execute.stage_log import StageFailed, StateReport
 from builder.execute.stage_registry import RegistryCache
 from builder.manifest.model import Smoke
@@ -147,22 +147,22 @@ def test_missing_final_walks_down_to_present_parents(golden: Plan, tmp_path: Pat
 
 
 def test_stage_is_tagged_only_after_its_probes_pass(golden: Plan, tmp_path: Path) -> None:
-    """The real StageBuilder on a fake engine: a failing probe removes the image and tags nothing."""
+    """The real StageRunner on a fake engine: a failing probe removes the image and tags nothing."""
     stage = golden.stages["devel-image"]  # no context to fetch; the finals have no probes
     probed = dataclasses.replace(golden.stages["kernels"], context=())
     engine = FakeEngine()
-    builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    runner = StageRunner(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     normal = engine.normalised(f"sha256:{stage.key}", golden.source_date_epoch)
-    assert builder(stage, ignore) == normal
+    assert runner(stage, ignore) == normal
     # The pending tag (children may build from it while probes run) stays until the run ends.
     assert engine.tagged == {stage.pending_tag(): normal, stage.tag(): normal}
     assert engine.removed == [f"sha256:{stage.key}"]  # the image as built, once normalised
-    builder.drop_pending()
+    runner.drop_pending()
     assert engine.removed[1:] == [stage.pending_tag()]
     engine.probe_ok = False
     states: list[str] = []
     with pytest.raises(StageFailed, match=r"stage kernels failed: probe command test -x output/bin/00_basic_matmul"):
-        builder(probed, recording(states))
+        runner(probed, recording(states))
     assert states == ["probing"]
     assert probed.tag() not in engine.tagged
     assert engine.removed[2:] == [
@@ -178,14 +178,14 @@ def _without_contexts(plan: Plan) -> Plan:
     return dataclasses.replace(plan, stages={n: dataclasses.replace(s, context=()) for n, s in plan.stages.items()})
 
 
-def _build_all(plan: Plan, engine: FakeEngine, tmp_path: Path) -> StageBuilder:
-    builder = StageBuilder(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+def _build_all(plan: Plan, engine: FakeEngine, tmp_path: Path) -> StageRunner:
+    runner = StageRunner(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     with Reporter(plan.stages, live=False) as reporter:
         try:
-            schedule(plan, set(plan.stages), builder, 2, reporter, why=lambda s: "", on_built=lambda s: None)
+            schedule(plan, set(plan.stages), runner, 2, reporter, why=lambda s: "", on_built=lambda s: None)
         finally:
-            builder.drop_pending()
-    return builder
+            runner.drop_pending()
+    return runner
 
 
 def test_children_build_while_a_parent_is_probed_and_are_tagged_after_it(golden: Plan, tmp_path: Path) -> None:
@@ -229,9 +229,9 @@ def test_a_child_built_from_a_parent_that_fails_its_probes_is_dropped(
 
 def test_failed_build_names_its_log_and_cause(golden: Plan, tmp_path: Path) -> None:
     engine = FakeEngine(fail_build=f"ARG TOOLKIT_IMAGE={TEST_PREFIX}/stage/toolkit")
-    builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    runner = StageRunner(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     with pytest.raises(StageFailed) as info:
-        builder(golden.stages["devel-image"], ignore)
+        runner(golden.stages["devel-image"], ignore)
     message = str(info.value)
     assert "stage devel-image failed: The command '/bin/sh -c make' returned a non-zero code: 2" in message
     assert f"full log: {tmp_path / 'logs' / 'golden' / 'x86_64' / 'devel-image.log'}" in message
@@ -292,30 +292,30 @@ def test_a_stage_in_the_registry_cache_is_pulled_and_probed_before_it_is_tagged(
     cache = RegistryCache(pull_from="127.0.0.1:5000/team/cache")
     ref = RegistryCache.ref("127.0.0.1:5000/team/cache", probed)
     engine = FakeEngine(registry={ref: "sha256:from-the-registry"})
-    builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs", cache)
+    runner = StageRunner(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs", cache)
     states: list[str] = []
-    assert builder(probed, recording(states)) == "sha256:from-the-registry"
+    assert runner(probed, recording(states)) == "sha256:from-the-registry"
     assert states == ["pulling", "probing"] and engine.dockerfiles == []  # nothing built
-    assert engine.tagged[probed.tag()] == "sha256:from-the-registry" and builder.pulled == {"kernels"}
+    assert engine.tagged[probed.tag()] == "sha256:from-the-registry" and runner.pulled == {"kernels"}
     assert [image for image, *_ in engine.runs] == ["sha256:from-the-registry"]  # its probes ran first
     assert engine.removed == [ref]  # only the registry name dropped
     # A bad push (the image fails its probes) poisons nothing: it is dropped and the stage built here.
     poisoned = FakeEngine(registry={ref: "sha256:bad"}, probe_ok=False)
-    builder = StageBuilder(golden, poisoned, Cache(tmp_path / "cache2"), tmp_path / "logs", cache)
+    runner = StageRunner(golden, poisoned, Cache(tmp_path / "cache2"), tmp_path / "logs", cache)
     with pytest.raises(StageFailed):  # the local build's probes fail too on this fake engine
-        builder(probed, ignore)
+        runner(probed, ignore)
     assert poisoned.removed[0] == "sha256:bad" and len(poisoned.dockerfiles) == 1
-    assert probed.tag() not in poisoned.tagged and builder.pulled == set()
+    assert probed.tag() not in poisoned.tagged and runner.pulled == set()
 
 
 def test_a_built_stage_is_pushed_after_its_probes_and_a_missing_one_is_built(golden: Plan, tmp_path: Path) -> None:
     stage = golden.stages["devel-image"]
     cache = RegistryCache(pull_from="reg.test/cache", push_to="reg.test/cache")
     engine = FakeEngine()
-    builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs", cache)
+    runner = StageRunner(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs", cache)
     states: list[str] = []
     normal = engine.normalised(f"sha256:{stage.key}", golden.source_date_epoch)
-    assert builder(stage, recording(states)) == normal
+    assert runner(stage, recording(states)) == normal
     ref = RegistryCache.ref("reg.test/cache", stage)
     assert engine.pulled == [ref] and engine.pushed == [ref] and states[0] == "pulling" and states[-1] == "pushing"
     assert engine.registry == {ref: normal} and engine.tagged[stage.tag()] == normal
@@ -339,9 +339,9 @@ def test_a_data_root_read_failing_while_the_layers_are_sent_falls_back_to_docker
     from_dirs = Normalised({"rootfs": {"diff_ids": [""]}}, [""], ["l/layer.tar"], [sent], 0)
     engine = _OnDisk()
     monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", lambda *args: from_dirs)
-    builder = StageBuilder(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
-    assert builder(stage, ignore) == engine.normalised(f"sha256:{stage.key}", golden.source_date_epoch)
-    log = builder.log_file(stage).read_text()
+    runner = StageRunner(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    assert runner(stage, ignore) == engine.normalised(f"sha256:{stage.key}", golden.source_date_epoch)
+    log = runner.log_file(stage).read_text()
     assert "# the data root could not be read as the layers were sent ([Errno 2] No such file" in log
     assert "through docker save (was" in log
 
@@ -457,11 +457,11 @@ def test_children_that_read_none_of_the_files_normalising_changes_are_told_they_
             told.append(for_children)
 
     engine = _OnDisk()
-    builder = StageBuilder(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
-    builder(toolkit, ignore, Told())
+    runner = StageRunner(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    runner(toolkit, ignore, Told())
     assert set(told) == {frozenset({"runtime-image"})}  # before its environment is added, and after
     assert toolkit.as_built_tag() in engine.tagged
-    assert f"1 file(s) left out or changed ({log})" in builder.log_file(toolkit).read_text()
+    assert f"1 file(s) left out or changed ({log})" in runner.log_file(toolkit).read_text()
 
 
 def test_a_child_that_only_copies_from_a_stage_starts_before_its_environment_is_added(
@@ -481,7 +481,7 @@ def test_a_child_that_only_copies_from_a_stage_starts_before_its_environment_is_
         def built(self, stage: Stage, for_children: frozenset[str]) -> None:
             told.append((for_children, len(engine.configured)))
 
-    StageBuilder(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")(toolkit, ignore, Told())
+    StageRunner(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")(toolkit, ignore, Told())
     from_it = frozenset(c.name for c in plan.children("toolkit"))
     assert told == [(frozenset({"runtime-image"}), 0), (from_it, 1)]
 
@@ -501,6 +501,6 @@ def test_a_stage_whose_children_started_fails_when_docker_save_changes_other_fil
     sent = Sent("l/layer.tar", 0, 1024, unreadable, ("sha256:built",))
     from_dirs = Normalised({"rootfs": {"diff_ids": [""]}}, [""], ["l/layer.tar"], [sent], 0, changed=["tmp/x"])
     monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", lambda *args: from_dirs)
-    builder = StageBuilder(plan, _OnDisk(), Cache(tmp_path / "cache"), tmp_path / "logs")
+    runner = StageRunner(plan, _OnDisk(), Cache(tmp_path / "cache"), tmp_path / "logs")
     with pytest.raises(StageFailed, match="docker save gives other files to leave out or change than its data root"):
-        builder(toolkit, ignore, TaggedParents())
+        runner(toolkit, ignore, TaggedParents())

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from builder.execute import chain
 from builder.execute.chain import Request
-from builder.execute.stage import StageBuilder
+from builder.execute.stage import StageRunner
 from builder.inputs.path_source import LockedPath
 from builder.inputs.project import Origin, origin_of
 from builder.inputs.site import SiteConfig
@@ -80,9 +80,9 @@ def test_nothing_of_the_checkout_reaches_an_image(tmp_path: Path) -> None:
     """The final images' labels and Dockerfiles follow from the lock alone: no origin, no commit
     (those are the build's provenance), so another clone at another commit gives the same bytes."""
     plan = golden_plan()
-    builder = StageBuilder(plan, FakeEngine(), Cache(tmp_path / "cache"), tmp_path / "logs")
+    runner = StageRunner(plan, FakeEngine(), Cache(tmp_path / "cache"), tmp_path / "logs")
     for stage in plan.stages.values():
-        labels = builder.labels(stage)
+        labels = runner.labels(stage)
         assert not [
             k for k in labels if k.startswith("org.opencontainers.image.") and k.endswith(("source", "revision"))
         ]

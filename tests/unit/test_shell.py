@@ -10,7 +10,7 @@ import pytest
 
 from builder.engine import buildkit
 from builder.execute.debug import FAILED_COMMAND, cut_before, last_failure, rerun_line
-from builder.execute.stage import StageBuilder
+from builder.execute.stage import StageRunner
 from builder.execute.stage_log import StageFailed
 from builder.store.cache import Cache
 from tests.fake_engine import FakeEngine
@@ -45,7 +45,7 @@ def test_a_failed_build_records_its_command_for_its_key(tmp_path: Path) -> None:
     stage = plan.stages["base-devel"]
     engine = FakeEngine(fail_build="FROM")
     with pytest.raises(StageFailed):
-        StageBuilder(plan, engine, cache, tmp_path / "logs")(stage, lambda state, note="": None)
+        StageRunner(plan, engine, cache, tmp_path / "logs")(stage, lambda state, note="": None)
     failure = last_failure(cache, plan, stage)
     assert failure is not None and failure.command == "/bin/sh -c make"
     assert last_failure(cache, plan, plan.stages["toolkit"]) is None  # only the stage that failed

@@ -16,7 +16,7 @@ import pytest
 
 from builder import lock as lock_io
 from builder.execute.reproduce import Conditions, RemoteTraceback, compare, elsewhere, forget, fresh_build, under
-from builder.execute.stage_image import ImageBuilder
+from builder.execute.stage_image import StageImages
 from builder.execute.stage_log import StageFailed
 from builder.model.errors import InputError
 from builder.store.cache import Cache
@@ -133,8 +133,8 @@ def test_two_fresh_builds_compare_stage_by_stage_and_a_differing_stage_says_what
     golden = golden_plan()
     plan = dataclasses.replace(golden, stages={n: dataclasses.replace(s, context=()) for n, s in golden.stages.items()})
     engine = FakeEngine()
-    builder = ImageBuilder(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
-    first, second = fresh_build(builder, "first", print), fresh_build(builder, "second", print)
+    builds = StageImages(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
+    first, second = fresh_build(builds, "first", print), fresh_build(builds, "second", print)
     assert first.keys() == second.keys() == plan.stages.keys()
     assert all(verdict.same for verdict in compare(plan, (engine, first), (engine, second)))
     kernels_parents = [
