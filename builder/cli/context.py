@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +35,7 @@ class Context:
     site_path: Path | None
     debug: bool
     cache_root: Path | None = None  # None: STACKBUILD_CACHE's, else the user's cache directory
+    _read: dict[str, SiteConfig] = field(default_factory=dict, compare=False, repr=False)  # what site() read
 
     def cache(self) -> Cache:
         """The cache every command uses: the one place the CLI decides where it is (when a command
@@ -75,9 +76,12 @@ class Context:
         return load(path), path
 
     def site(self) -> SiteConfig:
-        from builder.inputs.site import load as load_site
+        """The site configuration, read once per command (every step of it then sees the same)."""
+        if "site" not in self._read:
+            from builder.inputs.site import load as load_site
 
-        return load_site(self.site_path, self.root)
+            self._read["site"] = load_site(self.site_path, self.root)
+        return self._read["site"]
 
     def resolver(self, manifest_path: Path) -> Resolver:
         """What locking the manifest at manifest_path needs: the site, the cache, an HTTP client."""

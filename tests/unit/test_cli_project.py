@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 
@@ -125,3 +127,25 @@ def test_from_a_subdirectory_the_projects_site_configuration_is_read_and_an_empt
     (inner / "stacks").mkdir()  # a directory of that name with no manifest in it is not a project
     run = stackbuild(inner, "render", "8.5.0")
     assert run.returncode == 2 and "installer_dir" in run.stderr, run.stderr
+
+
+def test_a_command_reads_the_site_configuration_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every step of one command sees the same site configuration: the file is read when first asked for,
+    and not again (an edit while a command runs does not reach half of it)."""
+    from builder.cli.context import Context
+    from builder.inputs import site
+
+    path = tmp_path / "site.yaml"
+    path.write_text("download_limit: 1GiB\n")
+    reads: list[Path | None] = []
+    real = site.load
+
+    def counted(given: Path | None, root: Path) -> site.SiteConfig:
+        reads.append(given)
+        return real(given, root)
+
+    monkeypatch.setattr(site, "load", counted)
+    ctx = Context(root=tmp_path, site_path=path, debug=False)
+    first = ctx.site()
+    path.write_text("download_limit: 2GiB\n")
+    assert ctx.site() is first and reads == [path] and int(first.download_limit) == 1 << 30
