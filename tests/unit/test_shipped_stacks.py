@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from builder import lock as lock_io
 from builder import manifest
 from tests.conftest import ROOT
 from tests.helpers import hadolint, run_cli
@@ -37,3 +38,40 @@ def test_the_readme_lists_every_shipped_stack_once() -> None:
     readme = (ROOT / "README.md").read_text()
     rows = re.findall(r"(?m)^\| `([^`]+)` \|", readme)
     assert sorted(rows) == sorted(p.stem for p in (ROOT / "stacks").glob("*.yaml"))
+
+
+def test_the_6_3_rc1_stack_locks_against_stand_ins_of_its_packages_and_renders_hadolint_clean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """6.3.RC1 has no committed lock (no sha256 is published: a lock needs Huawei's host). Locked here
+    with that host pointed at a loopback stand-in serving every file (on an image base, so nothing is
+    bootstrapped), it pins the one no-architecture kernels file for both architectures and renders
+    for each, hadolint-clean: its pre-8.5 toolkit and runtime templates as a real lock would give them."""
+    from tests.helpers import http_server, serving_bytes
+    from tests.unit.test_lock import on_image, without_system_packages
+
+    root = tmp_path / "project"
+    (root / "stacks").mkdir(parents=True)
+    text = on_image((ROOT / "stacks" / "6.3.RC1.yaml").read_text())
+    (root / "stacks" / "6.3.RC1.yaml").write_text(without_system_packages(text))
+    served = b"a stand-in of a CANN 6.3.RC1 installer"
+    with http_server(serving_bytes(lambda: served)) as url:
+        site = tmp_path / "site.yaml"
+        site.write_text(
+            f"url_rewrites:\n  - {{from: 'https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/', to: '{url}/'}}\n"
+        )
+        base = ["--root", str(root), "--site-config", str(site)]
+        code, _, err = run_cli(capsys, *base, "lock", "6.3.RC1", "--arch", "x86_64", "--arch", "aarch64")
+        assert code == 0, err
+    locked = lock_io.read(root / "lockfiles" / "6.3.RC1.lock.json")
+    ops = {
+        arch: next(p.file for p in section.packages if p.role == "ops")
+        for arch, section in locked.architectures.items()
+    }
+    assert set(ops.values()) == {"Ascend-cann-kernels-310p_6.3.RC1_linux.run"} and len(ops) == 2
+    for arch in ("x86_64", "aarch64"):
+        code, _, err = run_cli(capsys, *base, "render", "6.3.RC1", "--arch", arch, "-o", str(tmp_path / arch))
+        assert code == 0, err
+    files = sorted(tmp_path.glob("*/*.Dockerfile"))
+    lint = hadolint(files)
+    assert len(files) == 2 * 5 and lint.returncode == 0, lint.stdout + lint.stderr
