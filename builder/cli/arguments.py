@@ -61,6 +61,17 @@ def stage_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arch", choices=ARCHITECTURES, help="architecture to build for (default: this host's)")
 
 
+def jobs_option(p: argparse.ArgumentParser) -> None:
+    """--jobs, as build and publish take it."""
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=positive,
+        default=default_jobs(),
+        help="stages built at once (default: the cores, at most 4)",
+    )
+
+
 def cache_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--engine",

@@ -12,8 +12,8 @@ from builder.cli.arguments import (
     alias_option,
     cache_options,
     container_options,
-    default_jobs,
     image_options,
+    jobs_option,
     positive,
     pull_arch_option,
     registry_option,
@@ -46,13 +46,7 @@ def add_publish_commands(sub: SubParsers) -> None:
         help="architectures to publish (repeatable; default: every one the manifest lists; others build under "
         "emulation: `python -m builder.hostsetup --foreign ARCH`)",
     )
-    p.add_argument(
-        "--jobs",
-        "-j",
-        type=positive,
-        default=default_jobs(),
-        help="stages built at once (default: the cores, at most 4)",
-    )
+    jobs_option(p)
     cache_options(p)
 
 

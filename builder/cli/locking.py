@@ -8,7 +8,6 @@ from builder import lock as lock_io
 from builder.cli.context import Context
 from builder.cli.options import LockArgs
 from builder.cli.stacks import run_compat
-from builder.inputs.site import SITE_FILE
 from builder.inputs.source_kinds import kind_of
 from builder.lock.check import check, mirror_drift
 from builder.lock.make_lock import how_to_complete, make_lock
@@ -48,7 +47,7 @@ def cmd_lock(ctx: Context, options: LockArgs) -> int:
         raise InputError(f"--update {options.update}: no such component in {path} (components: {known})")
     resolved = make_lock(loaded, resolver, [Arch(a) for a in options.arch or ()], target, options.update)
     print(target)
-    if block := how_to_complete(resolved, target, options.stack, str(resolver.site.path or f"./{SITE_FILE}")):
+    if block := how_to_complete(resolved, target, options.stack, resolver.site.where):
         print("\n".join(block), file=sys.stderr)
         return Unreached.exit_code
     return 0
@@ -57,9 +56,8 @@ def cmd_lock(ctx: Context, options: LockArgs) -> int:
 def steps_needed(ctx: Context, loaded: Manifest) -> list[str]:
     """Everything that stands between a supported stack without a lock and its build, all at once."""
     site = ctx.site()
-    where = site.path or f"./{SITE_FILE}"
     steps = [
-        f"add repos.{name} (component {comp.id}'s repository) to the site configuration ({where})"
+        f"add repos.{name} (component {comp.id}'s repository) to the site configuration ({site.where})"
         for comp in loaded.components
         if (origin := kind_of(comp.source).origin(comp.source))
         and origin.startswith("site:")

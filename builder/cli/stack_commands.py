@@ -8,9 +8,8 @@ from pathlib import Path
 from builder.cli import dispatch
 from builder.cli.arguments import (
     cache_options,
-    default_jobs,
     engine_option,
-    positive,
+    jobs_option,
     registry_option,
     revision_option,
     stage_options,
@@ -85,13 +84,7 @@ def add_build_commands(sub: SubParsers) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p = command(sub, "build", dispatch.cmd_build, "build the stack from its lock, probe each stage, smoke the result")
     stage_options(p)
-    p.add_argument(
-        "--jobs",
-        "-j",
-        type=positive,
-        default=default_jobs(),
-        help="stages built at once (default: the cores, at most 4)",
-    )
+    jobs_option(p)
     p.add_argument(
         "--frozen", action="store_true", help="fail instead of building sources or a base that differ from the lock"
     )

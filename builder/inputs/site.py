@@ -106,6 +106,11 @@ class SiteConfig(BaseModel):
     download_limit: ByteSize = Field(default=ByteSize(16 << 30), gt=0)
     path: Path | None = Field(default=None, exclude=True)
 
+    @property
+    def where(self) -> str:
+        """The file it was read from, or where one is looked for first (for the lines that say what to add)."""
+        return str(self.path or f"./{SITE_FILE}")
+
     def rewrite(self, url: str) -> str:
         """Apply the longest matching rewrite prefix, as git does for insteadOf."""
         matches = [r for r in self.url_rewrites if url.startswith(r.from_)]
@@ -119,9 +124,8 @@ class SiteConfig(BaseModel):
         if url.startswith("site:"):
             name = url.removeprefix("site:")
             if name not in self.repos:
-                where = self.path or f"./{SITE_FILE}"
                 raise InputError(
-                    f"git URL '{url}' needs repos.{name} in the site configuration ({where}): "
+                    f"git URL '{url}' needs repos.{name} in the site configuration ({self.where}): "
                     f"add `repos: {{{name}: <your team's repository URL>}}`"
                 )
             url = self.repos[name]

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from builder.inputs import bootstrap, git, wheels
-from builder.inputs.site import SITE_FILE
 from builder.inputs.source_kinds import kind_of
 from builder.lock.agree import package_differences
 from builder.lock.locked import (
@@ -183,7 +182,7 @@ def resolve(
         except git.SourceNoAnswer as err:  # no pin to keep: nothing to lock it with
             raise Unreached(
                 f"component {comp.id}: {err}: lock where that host answers, or point the URL at a mirror with "
-                f"url_rewrites in {resolver.site.path or f'./{SITE_FILE}'} (docs/manifest.md, local mirrors)"
+                f"url_rewrites in {resolver.site.where} (docs/manifest.md, local mirrors)"
             ) from err
         except git.SourceError as err:
             raise git.SourceError(f"component {comp.id}: {err}") from err

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from builder.inputs import bootstrap, debs, packages, signed
 from builder.inputs.signed import Trust
-from builder.inputs.site import SITE_FILE, SiteConfig
+from builder.inputs.site import SiteConfig
 from builder.inputs.source_kinds import kind_of
 from builder.lock.locked import (
     LockedDownload,
@@ -92,11 +92,10 @@ class Resolver:
                 limit=SizeLimit(self.site.download_limit),
             )
         except NoAnswer as err:  # nothing to pin it with: the file itself is the only source of its sha256
-            where = self.site.path or f"./{SITE_FILE}"
             raise Unreached(
                 f"{file}: {err.reason}: without a sha256 in the manifest the lock needs the file: lock where "
                 f"that host answers, put the file in an installer_dirs directory, or point the URL at a mirror "
-                f"with url_rewrites (both in {where})"
+                f"with url_rewrites (both in {self.site.where})"
             ) from err
         packages.installer(
             self.cache.blob(sha), file, trust, self.cache, f"{redact(url)} gives another file: fix the url", sha
