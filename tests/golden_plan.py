@@ -8,6 +8,7 @@ from pathlib import Path
 from builder import lock as lock_io
 from builder import manifest
 from builder.inputs.git_source import GitSource, LockedGit
+from builder.inputs.image_base import ImageBase, LockedImageBase
 from builder.inputs.project import Origin
 from builder.inputs.site import SiteConfig
 from builder.lock.locked import (
@@ -17,10 +18,8 @@ from builder.lock.locked import (
     LockedComponent,
     LockedDownload,
     LockedGenerated,
-    LockedImageBase,
     LockedToolkit,
 )
-from builder.manifest.bases import ImageBase
 from builder.manifest.graph import topological_order
 from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage
 from builder.model.arch import Arch

@@ -13,8 +13,9 @@ from typing import Any
 
 from builder import __version__
 from builder.execute.pipeline import Tagged
+from builder.inputs import base_kinds
 from builder.inputs.project import Origin
-from builder.lock.locked import Lock, LockedImageBase
+from builder.lock.locked import Lock
 from builder.store.files import write_atomic
 
 
@@ -22,11 +23,12 @@ def provenance(tagged: Tagged, lock: Lock, engine: str, seconds: float, origin: 
     built = tagged.built
     plan = built.plan
     section = lock.architectures.get(plan.arch)
-    bases: dict[str, str] = {}
-    if isinstance(lock.base, LockedImageBase):
-        bases["image"] = lock.base.image
-    elif section is not None:
-        bases = {f"{flavor} tarball sha256": tarball.sha256 for flavor, tarball in sorted(section.base.items())}
+    # The image a pulled base names, or the tarballs of a base made here.
+    tarballs = sorted(section.base.items()) if section is not None else []
+    if (image := base_kinds.kind_of(lock.base).pulled(lock.base)) is not None:
+        bases = {"image": image}
+    else:
+        bases = {f"{flavor} tarball sha256": tarball.sha256 for flavor, tarball in tarballs}
     return {
         "builder": {"name": "stackbuild", "version": __version__},
         "stack": plan.stack,

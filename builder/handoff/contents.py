@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from builder.engine import Engine
+from builder.inputs import base_kinds
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.source_kinds import kind_of
 from builder.lock import io as lock_io
-from builder.lock.locked import Lock, LockedBootstrapBase, LockedImageBase
+from builder.lock.locked import Lock
 from builder.manifest.model import Smoke
 from builder.model.arch import ARCHITECTURES, Arch
 from builder.model.errors import StackbuildError
@@ -89,11 +90,7 @@ class Contents:
 
     def base(self) -> dict[str, Any]:
         base = self.lock.base
-        if isinstance(base, LockedImageBase):
-            found: dict[str, Any] = {"image": base.image}
-        else:
-            assert isinstance(base, LockedBootstrapBase)
-            found = {"bootstrap": f"{base.suite} ({base.variant}) from {base.mirror}"}
+        found: dict[str, Any] = dict(base_kinds.kind_of(base).fields(base))
         found["source_date_epoch"] = base.source_date_epoch
         section = self.lock.architectures.get(self.arch)
         if section and (tarball := section.base.get(self.flavor)):

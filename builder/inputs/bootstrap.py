@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 from builder.manifest.bases import Bootstrap
+from builder.manifest.types import SOURCE_DATE_EPOCH
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError
@@ -29,7 +30,6 @@ from builder.model.say import Say
 from builder.store.cache import Cache
 from builder.store.http import must_answer
 
-SOURCE_DATE_EPOCH = 1704067200  # 2024-01-01T00:00:00Z; any fixed value works
 # Keyrings stackbuild ships, for archives a Debian host does not trust. ubuntu-keyring-2018-archive.gpg is
 # ubuntu-keyring 2021.03.26's (archive key 2018: F6EC B376 2474 EDA9 D21B  7022 8719 20D1 991B C93C).
 SHIPPED_KEYRINGS = Path(__file__).parent / "keyrings"

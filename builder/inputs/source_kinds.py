@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # the kinds are loaded with the manifest model, by every comm
 
 
 class Where(Protocol):
-    """What locking or placing a source needs of its caller (a lock's Resolver, a build's Request)."""
+    """What locking or placing a source, or making a base, needs of its caller (a lock's Resolver,
+    a build's Request)."""
 
     @property
     def manifest_dir(self) -> Path: ...

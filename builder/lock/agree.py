@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from builder.inputs import base_kinds
 from builder.inputs.source_kinds import kind_of
 from builder.lock.locked import (
     Lock,
-    LockedBootstrapBase,
     LockedComponent,
     LockedDownload,
     LockedGenerated,
-    LockedImageBase,
 )
-from builder.manifest.bases import BootstrapBase, ImageBase
 from builder.manifest.components import Component
 from builder.manifest.graph import topological_order
 from builder.manifest.model import Manifest
@@ -35,14 +33,11 @@ def _toolkit_and_base(lock: Lock, manifest: Manifest) -> Iterator[str]:
     toolkit = manifest.toolkit
     for name in ("vendor", "version", "chip"):
         yield from _differs(f"toolkit.{name}", getattr(lock.toolkit, name), getattr(toolkit, name))
-    match lock.base, manifest.base:
-        case LockedImageBase(image=locked), ImageBase(image=wanted):
-            yield from _differs("base.image", locked, wanted)
-        case LockedBootstrapBase() as locked_boot, BootstrapBase(bootstrap=boot):
-            for name in ("suite", "mirror", "variant"):
-                yield from _differs(f"base.{name}", getattr(locked_boot, name), getattr(boot, name))
-        case _:
-            yield f"base: the lock has a {lock.base.kind} base, the manifest does not"
+    kind = base_kinds.kind_of(manifest.base)
+    if lock.base.kind != kind.tag:
+        yield f"base: the lock has a {lock.base.kind} base, the manifest does not"
+    else:
+        yield from kind.differences(lock.base, manifest.base)
 
 
 def _components(lock: Lock, manifest: Manifest) -> Iterator[str]:

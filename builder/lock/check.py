@@ -16,8 +16,7 @@ from builder.lock.locked import ArchSection, Lock, LockedDeb, LockedGenerated, L
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
 from builder.lock.relock import same_entry
 from builder.lock.resolver import Resolver
-from builder.lock.system import every_deb, spec_key, wants_system
-from builder.manifest.bases import ImageBase
+from builder.lock.system import base_ready, every_deb, spec_key, wants_system
 from builder.manifest.loading import manifest_digest
 from builder.manifest.model import Manifest
 from builder.manifest.toolkit import GeneratedPackage
@@ -126,7 +125,7 @@ def _package_drift(lock: Lock, manifest: Manifest, resolver: Resolver) -> list[s
 def stale_system(manifest: Manifest, arch: Arch, section: ArchSection) -> str | None:
     """Why the section's system packages are not the manifest's (another architecture was relocked
     after they changed); None when they are, or when the architecture has no base locked yet."""
-    if not wants_system(manifest) or (not section.base and not isinstance(manifest.base, ImageBase)):
+    if not wants_system(manifest) or not base_ready(manifest, section.base):
         return None
     if section.system.spec_key == spec_key(manifest, arch, dict(section.base)):
         return None

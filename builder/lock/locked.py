@@ -9,12 +9,12 @@ defaults left out), so adding a defaulted field changes no existing digest.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, Union
 from urllib.parse import urlsplit
 
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
-from builder.inputs import bootstrap
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.debs import DEB_FILE
 from builder.manifest.basemodel import Frozen
@@ -22,7 +22,6 @@ from builder.manifest.toolkit import PackageRole
 from builder.manifest.types import (
     CHIP_PATTERN,
     ID_PATTERN,
-    IMAGE_PATTERN,
     NAME_PATTERN,
     VERSION_PATTERN,
     CopyPath,
@@ -33,13 +32,15 @@ from builder.manifest.types import (
     PythonIndex,
     RelativePath,
     Script,
-    Suite,
     relative_path,
 )
 from builder.model import plugins
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import StackbuildError
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 LOCK_VERSION: Literal[2] = 2
 SHA256 = r"^[0-9a-f]{64}$"
@@ -183,28 +184,21 @@ class ArchSection(Frozen):
         return next((p for p in self.packages if p.role == role), None)
 
 
-# SOURCE_DATE_EPOCH: seconds since 1970, up to the last second of year 9999, the last a date in the
-# images' `created` fields (RFC 3339) can name.
-Epoch = Annotated[int, Field(ge=0, le=253402300799)]
+# The pins of the kinds of base (builder.inputs.base_kinds), told apart by `kind`.
+_BASE_KINDS = plugins.loaded(plugins.BASES).values()
+if TYPE_CHECKING:
 
+    class LockedBase(Protocol):
+        """What every kind's pin has: the lock reads its date; the rest is the kind's (kind_of)."""
 
-class LockedImageBase(Frozen):
-    kind: Literal["image"] = "image"
-    image: Line = Field(pattern=IMAGE_PATTERN)
-    # What the stages built on the pinned image are dated and normalised to (its own layers stay as
-    # pulled). The default is the bootstrap's date, so a lock written before it existed reads the same.
-    source_date_epoch: Epoch = bootstrap.SOURCE_DATE_EPOCH
+        @property
+        def kind(self) -> str: ...
+        @property
+        def source_date_epoch(self) -> int: ...
+        def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self: ...
 
-
-class LockedBootstrapBase(Frozen):
-    kind: Literal["bootstrap"] = "bootstrap"
-    suite: Suite
-    mirror: MirrorUrl
-    variant: Literal["apt", "minbase", "required", "important", "standard"]
-    source_date_epoch: Epoch
-
-
-LockedBase = Annotated[Union[LockedImageBase, LockedBootstrapBase], Field(discriminator="kind")]  # noqa: UP007
+else:
+    LockedBase = Annotated[Union[tuple(kind.locked for kind in _BASE_KINDS)], Field(discriminator="kind")]  # noqa: UP007
 
 
 class LockedToolkit(Frozen):

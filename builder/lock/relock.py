@@ -5,13 +5,12 @@ asks for them from the same source."""
 
 from __future__ import annotations
 
-from builder.inputs import git, wheels
+from builder.inputs import base_kinds, git, wheels
 from builder.inputs.site import SiteConfig
 from builder.inputs.source_kinds import kind_of
 from builder.lock.locked import ArchSection, Lock, LockedSource, Unresolved, UnresolvedKind
 from builder.lock.resolver import Resolver
 from builder.lock.system import wants_system
-from builder.manifest.bases import BootstrapBase
 from builder.manifest.components import Source
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
@@ -80,8 +79,8 @@ def kept_or_unresolved(
 def _asked_from(manifest: Manifest, arch: Arch, part: Unresolved, site: SiteConfig) -> set[str]:
     """The sources the manifest still takes that part from (none: it no longer asks for it)."""
     match part.kind:
-        case "base" if isinstance(manifest.base, BootstrapBase):
-            return {redact(manifest.base.bootstrap.mirror_for(arch))}
+        case "base" if (recipe := base_kinds.kind_of(manifest.base).recipe(manifest.base)) is not None:
+            return {redact(recipe.source(arch))}
         case "system" if wants_system(manifest):
             return {redact(r.url_for(arch)) for r in manifest.apt_repositories}
         case "python" if any(c.id == part.component and c.python_packages for c in manifest.components):

@@ -6,19 +6,17 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from builder.inputs import bootstrap, git, wheels
+from builder.inputs import base_kinds, bootstrap, git, wheels
 from builder.inputs.source_kinds import kind_of
 from builder.lock.agree import package_differences
 from builder.lock.locked import (
     LOCK_VERSION,
     ArchSection,
     Lock,
-    LockedBootstrapBase,
     LockedComponent,
     LockedDownload,
     LockedFetch,
     LockedGenerated,
-    LockedImageBase,
     LockedSystem,
     LockedTarball,
     LockedToolkit,
@@ -28,7 +26,6 @@ from builder.lock.locked import (
 from builder.lock.relock import UPDATE_ALL, kept_or_unresolved, kept_source, still_unresolved, unresolved_part
 from builder.lock.resolver import Resolver
 from builder.lock.system import lock_system
-from builder.manifest.bases import BootstrapBase, ImageBase
 from builder.manifest.components import Component
 from builder.manifest.graph import topological_order
 from builder.manifest.loading import manifest_digest
@@ -133,18 +130,18 @@ def _python(
 def _bases(
     manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, resolver: Resolver
 ) -> dict[bootstrap.Flavor, LockedTarball]:
-    """The arch's base tarballs: bootstrapped if asked for, else the previous lock's while their spec matches."""
-    base = manifest.base
-    if not isinstance(base, BootstrapBase):
+    """The arch's base tarballs (none for a pulled base): made if asked for, else the previous lock's
+    while their recipe matches."""
+    recipe = base_kinds.kind_of(manifest.base).recipe(manifest.base)
+    if recipe is None:
         return {}
     if wanted:
-        return bootstrap.each_flavor(lambda flavor: resolver.tarball(base, arch, flavor))
-    keys = bootstrap.keyring(base.bootstrap, resolver.manifest_dir)
+        return bootstrap.each_flavor(lambda flavor: resolver.tarball(recipe, arch, flavor))
     old = previous.architectures.get(arch) if previous else None
     kept = {
         flavor: tarball
         for flavor, tarball in (old.base.items() if old else [])
-        if tarball.spec_key == bootstrap.spec_key(base.bootstrap, arch, flavor, keys)
+        if tarball.spec_key == recipe.key(arch, flavor, resolver.manifest_dir)
     }
     return kept if len(kept) == len(bootstrap.FLAVORS) else {}
 
@@ -201,16 +198,6 @@ def resolve(
             unresolved += offline
         else:
             unresolved += still_unresolved(manifest, previous, arch, sections[arch], resolver.site)
-    match manifest.base:
-        case BootstrapBase(bootstrap=boot):
-            base: LockedImageBase | LockedBootstrapBase = LockedBootstrapBase(
-                suite=boot.suite,
-                mirror=boot.mirror,
-                variant=boot.variant,
-                source_date_epoch=bootstrap.SOURCE_DATE_EPOCH,
-            )
-        case ImageBase(image=image):
-            base = LockedImageBase(image=image, source_date_epoch=bootstrap.SOURCE_DATE_EPOCH)
     return Lock(
         lock_version=LOCK_VERSION,
         stack=manifest.name,
@@ -218,7 +205,7 @@ def resolve(
         toolkit=LockedToolkit(
             vendor=manifest.toolkit.vendor, version=manifest.toolkit.version, chip=manifest.toolkit.chip
         ),
-        base=base,
+        base=base_kinds.kind_of(manifest.base).lock(manifest.base),
         components=components,
         order=topological_order({c.id: c.depends_on for c in manifest.components}),
         architectures=sections,

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builder.inputs import bootstrap, debs, packages, signed
+from builder.inputs.base_kinds import TarballRecipe, made_by_recipe
 from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
-from builder.inputs.source_kinds import kind_of
+from builder.inputs.source_kinds import Where, kind_of
 from builder.lock.locked import (
     LockedDownload,
     LockedFetch,
@@ -21,7 +22,6 @@ from builder.lock.locked import (
 )
 from builder.lock.system import ResolveDebs
 from builder.manifest import catalog
-from builder.manifest.bases import BootstrapBase
 from builder.manifest.components import Fetch, Source
 from builder.manifest.toolkit import DownloadPackage, GeneratedPackage, PackageRole, Toolkit
 from builder.model.arch import Arch
@@ -40,8 +40,8 @@ class Resolver:
     cache: Cache
     client: HttpClient
     say: Say
-    # How a base tarball is made (mmdebstrap); the tests pass a function that bootstraps nothing.
-    make_base: Callable[..., bootstrap.BaseTarball] = bootstrap.bootstrap
+    # How a base tarball is made (by its recipe); the tests pass a function that bootstraps nothing.
+    make_base: Callable[[TarballRecipe, Arch, bootstrap.Flavor, Where, Say], bootstrap.BaseTarball] = made_by_recipe
     # How system packages are resolved on a base tarball (apt); the tests pass a fixed closure.
     resolve_debs: ResolveDebs = debs.resolve_on
 
@@ -127,11 +127,8 @@ class Resolver:
             return kept or LockedFetch(url=wanted.url, to=wanted.to, sha256=pin)
         return LockedFetch(url=wanted.url, to=wanted.to, sha256=sha, size=self.cache.blob(sha).stat().st_size)
 
-    def tarball(self, spec: BootstrapBase, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
-        boot = spec.bootstrap
-        self.say(f"  base {arch} {flavor}: mmdebstrap {boot.suite} (cached after the first run)")
-        keys = bootstrap.keyring(boot, self.manifest_dir)
-        mirror = self.site.rewrite(boot.mirror_for(arch))
-        made = self.make_base(boot, arch, flavor, keys, self.cache, mirror, self.say)
-        key = bootstrap.spec_key(boot, arch, flavor, keys)
+    def tarball(self, recipe: TarballRecipe, arch: Arch, flavor: bootstrap.Flavor) -> LockedTarball:
+        self.say(f"  base {arch} {flavor}: {recipe.what} (cached after the first run)")
+        made = self.make_base(recipe, arch, flavor, self, self.say)
+        key = recipe.key(arch, flavor, self.manifest_dir)
         return LockedTarball(sha256=made.sha256, packages=made.packages, spec_key=key)

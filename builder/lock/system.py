@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 
-from builder.inputs import debs
+from builder.inputs import base_kinds, debs
 from builder.inputs.bootstrap import FLAVORS, Flavor
 from builder.inputs.site import SiteConfig
 from builder.lock.locked import Lock, LockedDeb, LockedSystem, LockedTarball
-from builder.manifest.bases import ImageBase
 from builder.manifest.graph import transitive_deps
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
@@ -49,10 +48,16 @@ def wants_system(manifest: Manifest) -> bool:
     return any(packages for _, packages in [*requested(manifest), *requested_runtime(manifest)])
 
 
+def base_ready(manifest: Manifest, bases: dict[Flavor, LockedTarball]) -> bool:
+    """Whether the architecture's base is there to resolve system packages on: an image is; a base
+    made here once the lock has its tarballs."""
+    return bool(bases) or base_kinds.kind_of(manifest.base).recipe(manifest.base) is None
+
+
 def base_refs(manifest: Manifest, bases: dict[Flavor, LockedTarball], cache: Cache) -> dict[Flavor, debs.BaseRef]:
-    """What each base is, to resolve on: the bootstrapped tarballs, or the image (both flavors)."""
-    if isinstance(manifest.base, ImageBase):
-        return {flavor: debs.BaseRef(image=manifest.base.image) for flavor in FLAVORS}
+    """What each base is, to resolve on: the image (both flavors), or the tarballs made here."""
+    if (image := base_kinds.kind_of(manifest.base).pulled(manifest.base)) is not None:
+        return {flavor: debs.BaseRef(image=image) for flavor in FLAVORS}
     return {flavor: debs.BaseRef(tarball=cache.blob(tarball.sha256)) for flavor, tarball in bases.items()}
 
 
@@ -60,7 +65,7 @@ def spec_key(manifest: Manifest, arch: Arch, bases: dict[Flavor, LockedTarball])
     repositories = [r.model_dump(mode="json") for r in manifest.apt_repositories]
     scopes = [*requested(manifest), *requested_runtime(manifest)]
     shas = {flavor: tarball.sha256 for flavor, tarball in sorted(bases.items())}
-    image = manifest.base.image if isinstance(manifest.base, ImageBase) else None
+    image = base_kinds.kind_of(manifest.base).pulled(manifest.base)
     return digest({"scopes": scopes, "repositories": repositories, "arch": arch.value, "bases": shas, "image": image})
 
 
@@ -118,7 +123,7 @@ def lock_system(
     """The arch's system section: resolved if asked for, else the previous lock's while its spec matches."""
     if not wants_system(manifest):
         return LockedSystem()
-    if not bases and not isinstance(manifest.base, ImageBase):
+    if not base_ready(manifest, bases):
         return LockedSystem()  # no base locked for this architecture yet: nothing to resolve against
     key = spec_key(manifest, arch, bases)
     old = previous.architectures.get(arch) if previous else None

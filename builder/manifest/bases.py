@@ -1,15 +1,15 @@
-"""Where a stack's operating system and its Debian packages come from: the base its images start
-from (an image pinned by digest, or one bootstrapped with mmdebstrap) and the apt repositories
-besides the base's own."""
+"""Where a stack's operating system and its Debian packages come from: what a bootstrapped base is
+made of (the kinds of base are modules of their own: builder.inputs.base_kinds) and the apt
+repositories besides the base's own."""
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal, Union
+from typing import Literal
 
-from pydantic import Field, Tag, field_validator
+from pydantic import Field, field_validator
 
-from builder.manifest.basemodel import Model, by_key
-from builder.manifest.types import IMAGE_PATTERN, DebPackage, FileName, Line, MirrorUrl, Suite
+from builder.manifest.basemodel import Model
+from builder.manifest.types import DebPackage, FileName, MirrorUrl, Suite
 from builder.model.arch import Arch
 
 
@@ -66,19 +66,3 @@ class AptRepository(Model):
 
     def url_for(self, arch: Arch) -> str:
         return self.mirrors.get(arch, self.url)
-
-
-class ImageBase(Model):
-    TAG: ClassVar[str] = "image"
-    image: Line = Field(pattern=IMAGE_PATTERN, description="image reference pinned by digest")
-
-
-class BootstrapBase(Model):
-    TAG: ClassVar[str] = "bootstrap"
-    bootstrap: Bootstrap
-
-
-Base = Annotated[
-    Union[Annotated[ImageBase, Tag("image")], Annotated[BootstrapBase, Tag("bootstrap")]],  # noqa: UP007
-    by_key(ImageBase, BootstrapBase, message="give exactly one of 'image' (pinned by digest) or 'bootstrap'"),
-]

@@ -12,7 +12,6 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from builder.manifest import catalog
-from builder.manifest.bases import BootstrapBase
 from builder.manifest.components import Component
 from builder.manifest.model import Manifest
 from builder.manifest.toolkit import PACKAGE_ROLES
@@ -176,7 +175,7 @@ def _check_distribution_python(manifest: Manifest, report: Report) -> None:
     """platform.python_from says who provides python3: a known mismatch with the distribution's is an error."""
     platform = manifest.platform
     shipped = DISTRIBUTION_PYTHON.get((platform.os, platform.os_version))
-    bootstrapped = isinstance(manifest.base, BootstrapBase)
+    bootstrapped = not plugins.kind_of(plugins.BASES, manifest.base).prebuilt
     if platform.python_from == "base" and bootstrapped:
         report.errors.append(
             "python_from: base needs a base image that installs Python; a bootstrapped base has only the "

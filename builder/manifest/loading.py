@@ -12,7 +12,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from builder.manifest import locate, yamlpos
-from builder.manifest.bases import ImageBase
 from builder.manifest.graph import find_cycle, suggest
 from builder.manifest.model import SCHEMA_VERSION, Manifest
 from builder.manifest.toolkit import PACKAGE_ROLES
@@ -67,7 +66,7 @@ def check_packages(manifest: Manifest, doc: PositionedYaml) -> list[LocatedProbl
     problems = []
     arches = manifest.platform.architectures
     if manifest.toolkit.preinstalled:
-        if not isinstance(manifest.base, ImageBase):
+        if not plugins.kind_of(plugins.BASES, manifest.base).prebuilt:
             problems.append(doc.locate(("toolkit", "preinstalled"), "a preinstalled toolkit needs an image base"))
         if any(manifest.toolkit.packages.of(role) for role in PACKAGE_ROLES):
             message = "the toolkit is preinstalled in the base image: give no packages"

@@ -2,23 +2,39 @@
 document and its host, platform and smoke, its parts in toolkit, bases and components.
 
 Kinds are tagged unions (a source is git or path, a base an image or a bootstrap, a package
-downloaded or generated): each member has only its own fields, so `match` narrows them.
+downloaded or generated): each member has only its own fields. The unions of sources and bases are
+made of the kinds found (builder.model.plugins): a plug-in's kind is a member like stackbuild's own.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, Union
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, Tag, field_validator
 
-from builder.manifest.basemodel import Model
-from builder.manifest.bases import AptRepository, Base
+from builder.manifest.basemodel import Model, by_key, one_of
+from builder.manifest.bases import AptRepository
 from builder.manifest.components import Component
 from builder.manifest.toolkit import Toolkit
 from builder.manifest.types import NAME_PATTERN, DebPackage, Line, PythonIndex, Regex, Script
+from builder.model import plugins
 from builder.model.arch import Arch
 
 SCHEMA_VERSION = 1
+
+# The kinds of base, each one module (builder.inputs.base_kinds says what a kind is): the manifest
+# takes the member whose key its base has.
+_BASE_KINDS = plugins.loaded(plugins.BASES).values()
+if TYPE_CHECKING:
+    Base = Model
+else:
+    Base = Annotated[
+        Union[tuple(Annotated[kind.spec, Tag(kind.tag)] for kind in _BASE_KINDS)],  # noqa: UP007
+        by_key(
+            *(kind.spec for kind in _BASE_KINDS),
+            message="give exactly one of " + one_of([kind.hint for kind in _BASE_KINDS]),
+        ),
+    ]
 
 
 class Host(Model):

@@ -13,7 +13,7 @@ from typing import Annotated
 from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 from builder.model.chips import CHIPS
 
@@ -39,6 +39,13 @@ VERSION_PATTERN = r"^\d+\.\d+\.(\d+|RC\d+)(\.\w+)?$"
 CHIP_PATTERN = rf"^({'|'.join(CHIPS)})$"
 IMAGE_PATTERN = r"^[^@\s]+@sha256:[0-9a-f]{64}$"
 MODULE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+
+# What bootstrapped bases are dated to, and the stages built on any base normalised to unless a lock
+# says otherwise; any fixed value works.
+SOURCE_DATE_EPOCH = 1704067200  # 2024-01-01T00:00:00Z
+# A lock's SOURCE_DATE_EPOCH: seconds since 1970, up to the last second of year 9999, the last a date
+# in the images' `created` fields (RFC 3339) can name.
+Epoch = Annotated[int, Field(ge=0, le=253402300799)]
 
 
 def one_line(value: str) -> str:

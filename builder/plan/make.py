@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from builder.inputs import base_kinds
 from builder.inputs.contexts import BytesItem, FileItem
 from builder.lock import io as lock_io
-from builder.lock.locked import LockedImageBase
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
 from builder.model.layout import stack_dir, toolkit_layout
@@ -239,5 +239,5 @@ def make_plan(inputs: Inputs) -> Plan:
         lock.base.source_date_epoch,
         installs=installs,
         needs={cid: frozenset(deps) for cid, deps in needs.items()},
-        base_image=lock.base.image if isinstance(lock.base, LockedImageBase) else None,
+        base_image=base_kinds.kind_of(lock.base).pulled(lock.base),
     )

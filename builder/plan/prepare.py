@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builder.inputs import bootstrap, packages, signed
+from builder.inputs import base_kinds, bootstrap, packages, signed
+from builder.inputs.base_kinds import TarballRecipe
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.contexts import BytesItem, FileItem, GitTree, LocalTree
 from builder.inputs.project import Origin, origin_of
@@ -34,7 +35,6 @@ from builder.lock.locked import (
     LockedWheel,
     Unresolved,
 )
-from builder.manifest.bases import Bootstrap, ImageBase
 from builder.manifest.components import Source
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
@@ -169,18 +169,16 @@ def _drift_message(flavor: Flavor, made: bootstrap.BaseTarball, locked: LockedTa
     )
 
 
-def _base_tarball(request: Request, spec: Bootstrap, flavor: Flavor, say: Say | None) -> str:
-    """sha256 of the base tarball to build on: the lock's, or what bootstrapping gives now
-    (bootstrapped here only when say is given: preparing; else what an earlier bootstrap recorded)."""
+def _base_tarball(request: Request, recipe: TarballRecipe, flavor: Flavor, say: Say | None) -> str:
+    """sha256 of the base tarball to build on: the lock's, or what its recipe gives now (made here
+    only when say is given: preparing; else what an earlier make recorded)."""
     locked = request.lock.tarball(request.arch, flavor)
     if request.cache.has(locked.sha256):
         return locked.sha256
-    keys = bootstrap.keyring(spec, request.manifest_dir)
-    mirror = request.site.rewrite(spec.mirror_for(request.arch))
-    made = bootstrap.recorded(spec, request.arch, flavor, keys, request.cache, mirror)
+    made = recipe.recorded(request.arch, flavor, request)
     if made is None and say is not None:
-        say(f"[stackbuild] base-{flavor}: bootstrapping {spec.suite} with mmdebstrap (not in the cache)")
-        made = bootstrap.bootstrap(spec, request.arch, flavor, keys, request.cache, mirror, say)
+        say(f"[stackbuild] base-{flavor}: {recipe.what} (not in the cache)")
+        made = recipe.make(request.arch, flavor, request, say)
     if made is None or made.sha256 == locked.sha256:
         return locked.sha256
     message = _drift_message(flavor, made, locked, request.manifest.name)
@@ -198,14 +196,17 @@ def _cached(cache: Cache, sha256: str) -> Callable[[], Path]:
 
 def _bases(request: Request, prepared: PreparedInputs | None) -> dict[Flavor, Located]:
     base = request.manifest.base
-    if isinstance(base, ImageBase):
-        return {flavor: Located((), ContextInput("image", base.image)) for flavor in bootstrap.FLAVORS}
+    kind = base_kinds.kind_of(base)
+    if (image := kind.pulled(base)) is not None:
+        return {flavor: Located((), ContextInput("image", image)) for flavor in bootstrap.FLAVORS}
+    recipe = kind.recipe(base)
+    assert recipe is not None, f"a {kind.tag} base is neither pulled nor made"
     if prepared is not None:
         shas = dict(prepared.bases)
     elif any(u.kind == "base" for u in request.lock.unresolved_for(request.arch)):
         return {flavor: Located((), ContextInput("base tarball", UNRESOLVED)) for flavor in bootstrap.FLAVORS}
     else:
-        shas = bootstrap.each_flavor(lambda flavor: _base_tarball(request, base.bootstrap, flavor, None))
+        shas = bootstrap.each_flavor(lambda flavor: _base_tarball(request, recipe, flavor, None))
     return {
         flavor: Located((FileItem("rootfs.tar", _cached(request.cache, sha)),), ContextInput("base tarball", sha))
         for flavor, sha in shas.items()
@@ -269,8 +270,8 @@ def prepare_inputs(request: Request, say: Say) -> PreparedInputs:
     for pinned in section.python.values():
         fetch_wheels(_as_wheels(pinned), index, request.manifest_dir, target, request.cache, request.site.rewrite)
     bases: Mapping[Flavor, str] = {}
-    if not isinstance(base := manifest.base, ImageBase):
-        bases = bootstrap.each_flavor(lambda flavor: _base_tarball(request, base.bootstrap, flavor, say))
+    if (recipe := base_kinds.kind_of(manifest.base).recipe(manifest.base)) is not None:
+        bases = bootstrap.each_flavor(lambda flavor: _base_tarball(request, recipe, flavor, say))
     return PreparedInputs(bases, system, sources, tuple(drifts))
 
 

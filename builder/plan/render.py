@@ -13,15 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builder.inputs import base_kinds
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.packages import installer_name
 from builder.inputs.source_kinds import kind_of
 from builder.lock.locked import (
     Lock,
-    LockedBootstrapBase,
     LockedDownload,
     LockedGenerated,
-    LockedImageBase,
     LockedSource,
 )
 from builder.manifest.model import Manifest
@@ -110,14 +109,15 @@ def package_steps(
 
 def base(flavor: Flavor, lock: Lock, debs: Sequence[str] = ()) -> str:
     """debs: the stack's system packages for this base (.deb file names in install order)."""
-    match lock.base:
-        case LockedImageBase(image=image):
-            origin = f"pulled as {image}"
-            epoch = lock.base.source_date_epoch
-            return render("base", flavor=flavor, image=image, origin=origin, debs=debs, source_date_epoch=epoch)
-        case LockedBootstrapBase(suite=suite, variant=variant):
-            origin = f"bootstrapped with mmdebstrap ({suite}, {variant})"
-            return render("base", flavor=flavor, image=None, origin=origin, debs=debs)
+    kind = base_kinds.kind_of(lock.base)
+    return render(
+        "base",
+        flavor=flavor,
+        image=kind.pulled(lock.base),
+        origin=kind.origin(lock.base),
+        debs=debs,
+        source_date_epoch=lock.base.source_date_epoch,  # the template reads it for a pulled image only
+    )
 
 
 def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedDownload | LockedGenerated]) -> str:

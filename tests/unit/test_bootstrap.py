@@ -12,7 +12,8 @@ import pytest
 
 from builder import manifest
 from builder.inputs import bootstrap
-from builder.manifest.bases import Bootstrap, BootstrapBase
+from builder.inputs.bootstrap_base import BootstrapBase
+from builder.manifest.bases import Bootstrap
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.store.cache import Cache

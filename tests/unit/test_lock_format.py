@@ -12,13 +12,14 @@ import pytest
 from builder import lock as lock_io
 from builder import manifest
 from builder.inputs import bootstrap
+from builder.inputs.base_kinds import TarballRecipe
 from builder.inputs.debs import BaseRef, Deb
 from builder.inputs.site import SiteConfig
+from builder.inputs.source_kinds import Where
 from builder.lock.check import manifest_drift, stale_system
 from builder.lock.locked import LOCK_VERSION, ArchSection, Lock, LockedGenerated
 from builder.lock.resolve import resolve
 from builder.lock.resolver import Resolver
-from builder.manifest.bases import Bootstrap
 from builder.model.arch import Arch
 from builder.model.canonical import canonical_json
 from builder.model.errors import StackbuildError
@@ -124,9 +125,7 @@ def test_a_source_date_no_image_date_can_name_is_refused(tmp_path: Path, epoch: 
 def test_refreshing_one_architecture_keeps_the_others_pins(tmp_path: Path) -> None:
     made: list[str] = []
 
-    def make_base(
-        spec: Bootstrap, arch: Arch, flavor: str, keys: bootstrap.Keyring | None, cache: Cache, mirror: str, say: Say
-    ) -> bootstrap.BaseTarball:
+    def make_base(recipe: TarballRecipe, arch: Arch, flavor: str, where: Where, say: Say) -> bootstrap.BaseTarball:
         """Bootstraps nothing: each tarball is a new fixed value (numbered by architecture, flavor and
         how often it was made: a lock makes both flavors at once), and each request is counted."""
         name = f"{arch}/{flavor}"
