@@ -37,6 +37,10 @@ def test_only_connect_makes_a_docker_engine() -> None:
 CHAIN_STEPS = (
     "builder.plan.prepare",
     "builder.plan.make",
+    "builder.plan.stage_kinds",
+    "builder.plan.platform_stages",
+    "builder.plan.component_stages",
+    "builder.plan.final_stages",
     "builder.execute.pipeline",
     "builder.execute.scheduler",
     "builder.execute.stage",

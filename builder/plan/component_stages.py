@@ -1,0 +1,40 @@
+"""The component stage kind: one stage per component, in the lock's order."""
+
+from __future__ import annotations
+
+from builder.model.layout import stack_dir
+from builder.plan import render
+from builder.plan.stage_kinds import Planning, StageGraph, files_of, joined
+from builder.verify import probes as probe_specs
+
+
+class ComponentStages:
+    """Each component built on the toolkit, taking what the components it needs installed (they are
+    its parents, so each is added before it)."""
+
+    def add_stages(self, planning: Planning, graph: StageGraph) -> None:
+        inputs, lock = planning.inputs, planning.lock
+        manifest, debs = inputs.request.manifest, inputs.debs
+        for cid in lock.order:
+            deps = planning.needs[cid]
+            dep_images = [(d, graph.image(d)) for d in deps]
+            dockerfile = render.component(
+                manifest, lock, cid, graph.image("toolkit"), dep_images, files_of(debs.get(cid))
+            )
+            probes = probe_specs.component_probes(manifest.component(cid))
+            files = render.component_files(manifest, cid, deps)
+            network = manifest.component(cid).network
+            scripts = render.component_scripts(manifest, [*deps, cid])
+            graph.add(
+                cid,
+                "component",
+                ("toolkit", *deps),
+                dockerfile,
+                joined(joined(inputs.sources[cid], debs.get(cid)), inputs.wheels.get(cid)),
+                probes,
+                stack_dir(cid),
+                files,
+                network,
+                env_capture=render.environment(cid, lock, components=scripts) if scripts else None,
+                source=inputs.sources[cid].source,
+            )
