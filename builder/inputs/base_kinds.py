@@ -53,6 +53,7 @@ class BaseKind(Protocol):
     # An image made elsewhere: it may bring its own Python (python_from: base) and a preinstalled
     # toolkit. A base that is not is made here from the distribution's packages alone.
     prebuilt: bool
+    upgrades: plugins.Upgrades  # its pin's lock migrations (a kind newer than a version has none of it)
 
     def lock(self, spec: Any) -> Any:
         """The pin of the manifest's base, dated with the default SOURCE_DATE_EPOCH."""

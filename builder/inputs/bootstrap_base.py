@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from builder.inputs.source_kinds import Where
 from builder.manifest.basemodel import Frozen, Model
 from builder.manifest.bases import Bootstrap
 from builder.manifest.types import SOURCE_DATE_EPOCH, Epoch, MirrorUrl, Suite
 from builder.model.arch import Arch
+from builder.model.plugins import Upgrades
 
 if TYPE_CHECKING:
     from builder.inputs.bootstrap import BaseTarball, Flavor
@@ -66,11 +68,17 @@ class MmdebstrapRecipe:
         return self.spec.mirror_for(arch)
 
 
+def _from_v1(pin: dict[str, Any]) -> dict[str, Any]:
+    """Lock version 1 wrote every field of both kinds, unused ones null."""
+    return {"kind": "bootstrap", **{k: pin[k] for k in ("suite", "mirror", "variant", "source_date_epoch")}}
+
+
 class BootstrapKind:
     tag = "bootstrap"
     hint = "'bootstrap'"
     spec = BootstrapBase
     locked = LockedBootstrapBase
+    upgrades: Upgrades = MappingProxyType({1: _from_v1})
     prebuilt = False
 
     def lock(self, spec: BootstrapBase) -> LockedBootstrapBase:

@@ -5,7 +5,8 @@ the trees at their commits (or a shallow checkout, `keep_git`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError
 
@@ -13,6 +14,7 @@ from builder.inputs.source_kinds import Carried, Described, PinAtSource, Placed,
 from builder.manifest.basemodel import Frozen, Model
 from builder.manifest.types import COMMIT_PATTERN, GitRef, GitUrl, RelativePath
 from builder.model.canonical import digest
+from builder.model.plugins import Upgrades
 
 if TYPE_CHECKING:
     from builder.inputs import submodules
@@ -63,11 +65,17 @@ class LockedGit(Frozen):
     skip_submodules: list[RelativePath] = Field(default_factory=list)
 
 
+def _from_v1(pin: dict[str, Any]) -> dict[str, Any]:
+    """Lock version 1 wrote every field of every kind, unused ones null."""
+    return {"kind": "git", "url": pin["url"], "ref": pin["ref"], "commit": pin["commit"]}
+
+
 class GitKind:
     tag = "git"
     hint = "'git' (with 'ref')"
     spec = GitSource
     locked = LockedGit
+    upgrades: Upgrades = MappingProxyType({1: _from_v1})
 
     def lock(self, spec: GitSource, where: Where) -> LockedGit:
         from builder.inputs import git, submodules

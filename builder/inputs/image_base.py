@@ -4,12 +4,14 @@ pulled as it is; both base stages start FROM it, and it may bring its own Python
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import ClassVar, Literal
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
 from builder.manifest.basemodel import Frozen, Model
 from builder.manifest.types import IMAGE_PATTERN, SOURCE_DATE_EPOCH, Epoch, Line
+from builder.model.plugins import Upgrades
 
 
 class ImageBase(Model):
@@ -25,11 +27,17 @@ class LockedImageBase(Frozen):
     source_date_epoch: Epoch = SOURCE_DATE_EPOCH
 
 
+def _from_v1(pin: dict[str, Any]) -> dict[str, Any]:
+    """Lock version 1 wrote every field of both kinds (a date too, which an image base then ignored)."""
+    return {"kind": "image", "image": pin["image"]}
+
+
 class ImageKind:
     tag = "image"
     hint = "'image' (pinned by digest)"
     spec = ImageBase
     locked = LockedImageBase
+    upgrades: Upgrades = MappingProxyType({1: _from_v1})
     prebuilt = True
 
     def lock(self, spec: ImageBase) -> LockedImageBase:

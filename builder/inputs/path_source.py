@@ -5,13 +5,15 @@ working tree that moved since the lock is built as it is, and says so."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from builder.inputs.source_kinds import Carried, Described, Placed, Where
 from builder.manifest.basemodel import Frozen, Model
 from builder.manifest.types import SHA256_PATTERN, Line
+from builder.model.plugins import Upgrades
 
 if TYPE_CHECKING:
     from builder.inputs.site import SiteConfig
@@ -31,11 +33,17 @@ class LockedPath(Frozen):
     tree_sha256: str = Field(pattern=SHA256_PATTERN)
 
 
+def _from_v1(pin: dict[str, Any]) -> dict[str, Any]:
+    """Lock version 1 wrote every field of every kind, unused ones null."""
+    return {"kind": "path", "path": pin["path"], "tree_sha256": pin["tree_sha256"]}
+
+
 class PathKind:
     tag = "path"
     hint = "'path'"
     spec = PathSource
     locked = LockedPath
+    upgrades: Upgrades = MappingProxyType({1: _from_v1})
 
     def lock(self, spec: PathSource, where: Where) -> LockedPath:
         from builder.inputs import trees

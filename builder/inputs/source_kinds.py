@@ -87,6 +87,7 @@ class SourceKind(Protocol):
     hint: str  # how a manifest selects it, for "give exactly one of ..."
     spec: type[BaseModel]
     locked: type[BaseModel]
+    upgrades: plugins.Upgrades  # its pin's lock migrations (a kind newer than a version has none of it)
 
     def lock(self, spec: Any, where: Where) -> Any:
         """The pin of a manifest entry, resolved at its source now."""

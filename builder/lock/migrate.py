@@ -1,7 +1,9 @@
 """Lock format migrations: one function per step, applied in order up to LOCK_VERSION.
 
 Each step takes the parsed JSON of one version and returns the next version's. A lock of an
-older version is checked against its own version's digest before it is migrated.
+older version is checked against its own version's digest before it is migrated. A step moves the
+lock's frame; each pin of a kind of source or base is upgraded by its kind (`upgrades`, through
+builder.model.plugins), so a kind that changes its pin's format says how in its own module.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from builder.model import plugins
 from builder.model.errors import InputError
 
 Data = dict[str, Any]
@@ -22,12 +25,6 @@ LEGACY_DIGEST_PREFIX = "legacy-v1:"
 def _v1_digest(data: Data) -> str:
     body = {k: v for k, v in data.items() if k != "lock_sha256"}
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def _v1_source(source: Data) -> Data:
-    if source["kind"] == "git":
-        return {"kind": "git", "url": source["url"], "ref": source["ref"], "commit": source["commit"]}
-    return {"kind": "path", "path": source["path"], "tree_sha256": source["tree_sha256"]}
 
 
 def _v1_package(package: Data) -> Data:
@@ -50,18 +47,16 @@ def v1_to_v2(data: Data) -> Data:
         }
         for arch in arches
     }
-    if base["kind"] == "image":
-        new_base: Data = {"kind": "image", "image": base["image"]}
-    else:
-        new_base = {k: base[k] for k in ("suite", "mirror", "variant", "source_date_epoch")} | {"kind": "bootstrap"}
+    # v1 kept the tarballs in the base; each kind says what its pin keeps of the rest.
+    pinned = {k: v for k, v in base.items() if k != "tarballs"}
     return {
         "lock_version": 2,
         "stack": data["stack"],
         "manifest_sha256": LEGACY_DIGEST_PREFIX + data["manifest_sha256"],
         "toolkit": {"vendor": data["toolkit_vendor"], "version": data["toolkit_version"], "chip": data["chip"]},
-        "base": new_base,
+        "base": plugins.upgraded(plugins.BASES, pinned, 1),
         "components": [
-            {"id": c["id"], "depends_on": c["depends_on"], "source": _v1_source(c["source"])}
+            {"id": c["id"], "depends_on": c["depends_on"], "source": plugins.upgraded(plugins.SOURCES, c["source"], 1)}
             for c in data["components"]
         ],
         "order": data["order"],

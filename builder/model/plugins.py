@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
 from builder.model.errors import StackbuildError
+
+# How a kind's pin, as the JSON of lock version N, becomes version N+1's: by N.
+Upgrades = Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]]
 
 SOURCES = "stackbuild.sources"
 BASES = "stackbuild.bases"
@@ -46,6 +50,15 @@ def _load(group: str, name: str, target: str) -> Any:
     if getattr(kind, "tag", None) != name:
         raise StackbuildError(f"the {group} kind at {target} calls itself {getattr(kind, 'tag', None)!r}, not {name!r}")
     return kind
+
+
+def upgraded(group: str, pin: dict[str, Any], version: int) -> dict[str, Any]:
+    """A pin's JSON as lock version `version` wrote it, as the next version writes it: its kind's
+    upgrade for that version (`upgrades`), or as it is when the kind has none (it did not change, or
+    did not exist then). A kind no one provides is left for the lock's validation to name."""
+    kind = loaded(group).get(str(pin.get("kind")))
+    step = kind.upgrades.get(version) if kind is not None else None
+    return step(pin) if step is not None else pin
 
 
 def kind_of(group: str, form: object) -> Any:

@@ -7,6 +7,7 @@ the distribution metadata that names it)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -16,6 +17,7 @@ from builder.inputs.site import SiteConfig
 from builder.inputs.source_kinds import Carried, Described, Placed, Where
 from builder.manifest.basemodel import Frozen, Model
 from builder.manifest.types import SHA256_PATTERN, DownloadUrl
+from builder.model.plugins import Upgrades
 from builder.store.http import HttpClient, SizeLimit
 
 ARCNAME = "src/source.tar"
@@ -47,6 +49,7 @@ class HttpKind:
     hint = "'http'"
     spec = HttpSource
     locked = LockedHttp
+    upgrades: Upgrades = MappingProxyType({})  # new since lock version 2: nothing to upgrade
 
     def lock(self, spec: HttpSource, where: Where) -> LockedHttp:
         return LockedHttp(url=spec.http, sha256=_fetched(spec.http, spec.sha256, where))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -21,6 +22,7 @@ from builder.manifest.basemodel import Frozen, Model
 from builder.manifest.types import SOURCE_DATE_EPOCH, Epoch, Line
 from builder.model.arch import Arch
 from builder.model.canonical import digest
+from builder.model.plugins import Upgrades
 from builder.model.say import Say
 from builder.store.http import HttpClient, SizeLimit
 
@@ -67,6 +69,7 @@ class RootfsKind:
     hint = "'rootfs'"
     spec = RootfsBase
     locked = LockedRootfs
+    upgrades: Upgrades = MappingProxyType({})  # new since lock version 2: nothing to upgrade
     prebuilt = False
 
     def lock(self, spec: RootfsBase) -> LockedRootfs:

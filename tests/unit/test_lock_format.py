@@ -86,6 +86,31 @@ def test_v1_sample_migrates_keeping_every_pin() -> None:
     assert migrated.architectures[Arch.AARCH64].base == {}
 
 
+def test_v1_pins_of_each_kind_are_upgraded_by_their_kind(tmp_path: Path) -> None:
+    """Lock version 1 wrote every field of every kind (unused ones null): each kind's own upgrade
+    (`upgrades`, builder.model.plugins.upgraded) keeps its fields, here a git source and an image
+    base, which the sample (path sources, a bootstrap base) does not have."""
+    from builder.lock.migrate import _v1_digest
+
+    old = json.loads(V1_SAMPLE.read_text())
+    commit, image = "c" * 40, "debian@sha256:" + "1" * 64
+    first = old["components"][0]["source"]
+    first.update(kind="git", url="https://example.test/ascend-c.git", ref="main", commit=commit, path=None)
+    first["tree_sha256"] = None
+    old["base"].update(kind="image", image=image, suite=None, mirror=None, variant=None)
+    old["lock_sha256"] = _v1_digest(old)
+    (tmp_path / "x.lock.json").write_text(json.dumps(old))
+    migrated = lock_io.read(tmp_path / "x.lock.json")
+    source = migrated.components[0].source.model_dump(mode="json")
+    assert {k: source[k] for k in ("kind", "url", "ref", "commit")} == {
+        "kind": "git",
+        "url": "https://example.test/ascend-c.git",
+        "ref": "main",
+        "commit": commit,
+    }
+    assert migrated.base.model_dump(mode="json") == {"kind": "image", "image": image, "source_date_epoch": 1704067200}
+
+
 def test_v1_lock_asks_for_a_relock_saying_why(tmp_path: Path) -> None:
     migrated = lock_io.read(V1_SAMPLE)
     loaded = manifest.load(ROOT / "stacks" / "reference.yaml")
