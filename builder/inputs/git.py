@@ -9,7 +9,10 @@ import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from builder.model.errors import StackbuildError
+# The errors of any kind of source: git's module raises them, and the tests name them here.
+from builder.model.errors import SourceError as SourceError
+from builder.model.errors import SourceNoAnswer as SourceNoAnswer
+from builder.model.errors import SourceUnreachable as SourceUnreachable
 from builder.store.cache import Cache
 from builder.store.http import redact, scrub
 
@@ -19,22 +22,8 @@ COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
 _BAD_REF = re.compile(r"^$|^/|(^|/)[.-]|\.\.|[^\x21-\x7e]|[~^:?*\[\\]|@\{|//|/$|\.$|\.lock(/|$)|^@$")
 
 
-class SourceError(StackbuildError):
-    pass
-
-
 class ObjectRefused(SourceError):
     """git's object checks (fsck) refused an object a fetch brought: a malformed or hostile tree."""
-
-
-class SourceUnreachable(SourceError):
-    """The repository could not be listed at all (no answer, no such repository): an outage or a
-    wrong URL, not a moved ref."""
-
-
-class SourceNoAnswer(SourceUnreachable):
-    """The repository's host gave no answer at all (no name, no connection, a server error): an outage
-    or a host this machine does not reach, never a wrong URL."""
 
 
 # How git and its HTTP transport (curl) say a host gave no answer.

@@ -9,7 +9,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 from builder.inputs import packages
-from builder.inputs.git import SourceUnreachable
 from builder.inputs.source_kinds import PinAtSource, kind_of
 from builder.lock.agree import disagreements
 from builder.lock.locked import ArchSection, Lock, LockedDeb, LockedGenerated, LockedSource
@@ -21,7 +20,7 @@ from builder.manifest.loading import manifest_digest
 from builder.manifest.model import Manifest
 from builder.manifest.toolkit import GeneratedPackage
 from builder.model.arch import Arch
-from builder.model.errors import StackbuildError
+from builder.model.errors import SourceUnreachable, StackbuildError
 from builder.model.retry import RetryPolicy
 from builder.store.http import DownloadError, HttpClient
 

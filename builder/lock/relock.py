@@ -5,7 +5,7 @@ asks for them from the same source."""
 
 from __future__ import annotations
 
-from builder.inputs import base_kinds, git, wheels
+from builder.inputs import base_kinds, wheels
 from builder.inputs.site import SiteConfig
 from builder.inputs.source_kinds import kind_of
 from builder.lock.locked import ArchSection, Lock, LockedSource, Unresolved, UnresolvedKind
@@ -14,6 +14,7 @@ from builder.lock.system import wants_system
 from builder.manifest.components import Source
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
+from builder.model.errors import SourceError, SourceUnreachable
 from builder.store.http import NoAnswer, redact
 
 # `lock --update` without a component: every git pin moves to what its ref names now.
@@ -41,10 +42,10 @@ def kept_source(
     kind = kind_of(old)
     try:
         upstream = kind.upstream(old, resolver)
-    except git.SourceUnreachable as err:
+    except SourceUnreachable as err:
         resolver.say(f"  component {comp_id}: {err}: keeping the lock's {kind.describe(old).version[:12]}")
         return old
-    except git.SourceError:
+    except SourceError:
         return None  # the ref is gone: pinning it says so
     if upstream is None:
         return None

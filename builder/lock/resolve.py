@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from builder.inputs import base_kinds, bootstrap, git, wheels
+from builder.inputs import base_kinds, bootstrap, wheels
 from builder.inputs.source_kinds import kind_of
 from builder.lock.agree import package_differences
 from builder.lock.locked import (
@@ -33,7 +33,7 @@ from builder.manifest.model import Manifest
 from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.model.arch import Arch
 from builder.model.canonical import digest
-from builder.model.errors import StackbuildError, Unreached
+from builder.model.errors import SourceError, SourceNoAnswer, StackbuildError, Unreached
 from builder.store.http import NoAnswer
 
 
@@ -176,13 +176,13 @@ def resolve(
     for comp in manifest.components:
         try:
             source = kept_source(previous, update, comp.id, comp.source, resolver) or resolver.source(comp.source)
-        except git.SourceNoAnswer as err:  # no pin to keep: nothing to lock it with
+        except SourceNoAnswer as err:  # no pin to keep: nothing to lock it with
             raise Unreached(
                 f"component {comp.id}: {err}: lock where that host answers, or point the URL at a mirror with "
                 f"url_rewrites in {resolver.site.where} (docs/manifest.md, local mirrors)"
             ) from err
-        except git.SourceError as err:
-            raise git.SourceError(f"component {comp.id}: {err}") from err
+        except SourceError as err:
+            raise SourceError(f"component {comp.id}: {err}") from err
         resolver.say(f"  component {comp.id}: {kind_of(source).describe(source).pin}")
         fetched, offline = _fetched(comp, previous, resolver)
         unresolved += offline

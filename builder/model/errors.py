@@ -42,6 +42,20 @@ class Unreached(StackbuildError):
     exit_code = 3
 
 
+class SourceError(StackbuildError):
+    """A component's source (of any kind) could not be pinned or read: a ref gone, a tree refused."""
+
+
+class SourceUnreachable(SourceError):
+    """The source could not be listed at all (no answer, no such repository): an outage or a wrong
+    URL, not a moved ref. A relock keeps the lock's pin; `lock --check` reports it apart."""
+
+
+class SourceNoAnswer(SourceUnreachable):
+    """The source's host gave no answer at all (no name, no connection, a server error): an outage or
+    a host this machine does not reach, never a wrong URL. With no pin to keep, `lock` exits 3."""
+
+
 class InputError(StackbuildError):
     """Bad input (a manifest, lock, site config or option): exit code 2."""
 
