@@ -25,7 +25,7 @@ def provenance(tagged: Tagged, lock: Lock, engine: str, seconds: float, origin: 
     section = lock.architectures.get(plan.arch)
     # The image a pulled base names, or the tarballs of a base made here.
     tarballs = sorted(section.base.items()) if section is not None else []
-    if (image := base_kinds.kind_of(lock.base).pulled(lock.base)) is not None:
+    if (image := base_kinds.kind_of(lock.base).pinned_image(lock.base)) is not None:
         bases = {"image": image}
     else:
         bases = {f"{flavor} tarball sha256": tarball.sha256 for flavor, tarball in tarballs}

@@ -61,7 +61,7 @@ class BaseKind(Protocol):
     def differences(self, locked: Any, spec: Any) -> Iterator[str]:
         """How the pin differs from the manifest's base: `base.FIELD: the lock has ..., the manifest ...`."""
 
-    def pulled(self, form: Any) -> str | None:
+    def pinned_image(self, form: Any) -> str | None:
         """The image both base stages start FROM, of the manifest's base or its pin (None: made here)."""
 
     def recipe(self, spec: Any) -> TarballRecipe | None:

@@ -92,7 +92,7 @@ class BootstrapKind:
             if (had := getattr(locked, name)) != (wanted := getattr(spec.bootstrap, name)):
                 yield f"base.{name}: the lock has {had!r}, the manifest {wanted!r}"
 
-    def pulled(self, form: BootstrapBase | LockedBootstrapBase) -> None:
+    def pinned_image(self, form: BootstrapBase | LockedBootstrapBase) -> None:
         return None
 
     def recipe(self, spec: BootstrapBase) -> MmdebstrapRecipe:

@@ -47,7 +47,7 @@ class ImageKind:
         if locked.image != spec.image:
             yield f"base.image: the lock has {locked.image!r}, the manifest {spec.image!r}"
 
-    def pulled(self, form: ImageBase | LockedImageBase) -> str:
+    def pinned_image(self, form: ImageBase | LockedImageBase) -> str:
         return form.image
 
     def recipe(self, spec: ImageBase) -> None:

@@ -56,7 +56,7 @@ def base_ready(manifest: Manifest, bases: dict[Flavor, LockedTarball]) -> bool:
 
 def base_refs(manifest: Manifest, bases: dict[Flavor, LockedTarball], cache: Cache) -> dict[Flavor, debs.BaseRef]:
     """What each base is, to resolve on: the image (both flavors), or the tarballs made here."""
-    if (image := base_kinds.kind_of(manifest.base).pulled(manifest.base)) is not None:
+    if (image := base_kinds.kind_of(manifest.base).pinned_image(manifest.base)) is not None:
         return {flavor: debs.BaseRef(image=image) for flavor in FLAVORS}
     return {flavor: debs.BaseRef(tarball=cache.blob(tarball.sha256)) for flavor, tarball in bases.items()}
 
@@ -65,7 +65,7 @@ def spec_key(manifest: Manifest, arch: Arch, bases: dict[Flavor, LockedTarball])
     repositories = [r.model_dump(mode="json") for r in manifest.apt_repositories]
     scopes = [*requested(manifest), *requested_runtime(manifest)]
     shas = {flavor: tarball.sha256 for flavor, tarball in sorted(bases.items())}
-    image = base_kinds.kind_of(manifest.base).pulled(manifest.base)
+    image = base_kinds.kind_of(manifest.base).pinned_image(manifest.base)
     return digest({"scopes": scopes, "repositories": repositories, "arch": arch.value, "bases": shas, "image": image})
 
 

@@ -57,5 +57,5 @@ def make_plan(inputs: Inputs) -> Plan:
         lock.base.source_date_epoch,
         installs={c.id: tuple(i.path for i in c.installs) for c in manifest.components if c.installs},
         needs={cid: frozenset(deps) for cid, deps in planning.needs.items()},
-        base_image=base_kinds.kind_of(lock.base).pulled(lock.base),
+        base_image=base_kinds.kind_of(lock.base).pinned_image(lock.base),
     )

@@ -197,7 +197,7 @@ def _cached(cache: Cache, sha256: str) -> Callable[[], Path]:
 def _bases(request: Request, prepared: PreparedInputs | None) -> dict[Flavor, Located]:
     base = request.manifest.base
     kind = base_kinds.kind_of(base)
-    if (image := kind.pulled(base)) is not None:
+    if (image := kind.pinned_image(base)) is not None:
         return {flavor: Located((), ContextInput("image", image)) for flavor in bootstrap.FLAVORS}
     recipe = kind.recipe(base)
     assert recipe is not None, f"a {kind.tag} base is neither pulled nor made"

@@ -113,7 +113,7 @@ def base(flavor: Flavor, lock: Lock, debs: Sequence[str] = ()) -> str:
     return render(
         "base",
         flavor=flavor,
-        image=kind.pulled(lock.base),
+        image=kind.pinned_image(lock.base),
         origin=kind.origin(lock.base),
         debs=debs,
         source_date_epoch=lock.base.source_date_epoch,  # the template reads it for a pulled image only

@@ -79,7 +79,7 @@ class RootfsKind:
         if locked.url != spec.rootfs:
             yield f"base.rootfs: the lock has {locked.url!r}, the manifest {spec.rootfs!r}"
 
-    def pulled(self, form: RootfsBase | LockedRootfs) -> None:
+    def pinned_image(self, form: RootfsBase | LockedRootfs) -> None:
         return None
 
     def recipe(self, spec: RootfsBase) -> Download:

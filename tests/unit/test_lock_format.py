@@ -108,7 +108,8 @@ def test_v1_pins_of_each_kind_are_upgraded_by_their_kind(tmp_path: Path) -> None
         "ref": "main",
         "commit": commit,
     }
-    assert migrated.model_dump(mode="json")["base"] == {"kind": "image", "image": image, "source_date_epoch": 1704067200}
+    base = migrated.model_dump(mode="json")["base"]
+    assert base == {"kind": "image", "image": image, "source_date_epoch": 1704067200}
 
 
 def test_v1_lock_asks_for_a_relock_saying_why(tmp_path: Path) -> None:
