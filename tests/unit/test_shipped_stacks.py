@@ -1,9 +1,13 @@
 """Every shipped stack is what the README says it is: each one with a committed lock renders for each
-of its architectures, hadolint-clean, from that lock alone (offline, an empty cache), and the README's
-table of shipped stacks has one row per manifest under stacks/."""
+of its architectures, hadolint-clean, from that lock alone (offline, an empty cache), and plans the
+stage keys recorded for it (tests/golden/shipped-stage-keys.json: a refactor that changes none of
+what a stage is made of keeps every key); the README's table of shipped stacks has one row per
+manifest under stacks/."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from pathlib import Path
 
@@ -11,10 +15,15 @@ import pytest
 
 from builder import lock as lock_io
 from builder import manifest
+from builder.execute import chain
+from builder.inputs.site import SiteConfig
+from builder.plan.prepare import Request
+from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.helpers import hadolint, run_cli
 
 LOCKED = sorted(p.name.removesuffix(".lock.json") for p in (ROOT / "lockfiles").glob("*.lock.json"))
+STAGE_KEYS = ROOT / "tests" / "golden" / "shipped-stage-keys.json"
 
 
 @pytest.mark.parametrize("stack", LOCKED)
@@ -31,6 +40,26 @@ def test_each_locked_shipped_stack_renders_hadolint_clean_for_each_architecture(
     assert {f.parent.name for f in files} == {str(a) for a in arches}
     lint = hadolint(files)
     assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+@pytest.mark.usefixtures("default_image_names")
+def test_each_locked_shipped_stack_plans_the_stage_keys_recorded_for_it(tmp_path: Path) -> None:
+    """Planned offline from the committed lock and an empty cache, as `plan` does. After a change
+    that means to alter what stages are made of (a template, a stack's tree), rewrite the record with
+    STACKBUILD_UPDATE_GOLDEN=1 and review its diff."""
+    keys: dict[str, dict[str, dict[str, str]]] = {}
+    for stack in LOCKED:
+        path = ROOT / "stacks" / f"{stack}.yaml"
+        loaded, locked = manifest.load(path), lock_io.read(ROOT / "lockfiles" / f"{stack}.lock.json")
+        keys[stack] = {}
+        for arch in loaded.platform.architectures:
+            request = Request(loaded, path, locked, SiteConfig(), Cache(tmp_path / "cache"), arch)
+            planned = chain.plan(request, say=lambda _: None)
+            keys[stack][str(arch)] = {stage.name: stage.key for stage in planned.order()}
+    if os.environ.get("STACKBUILD_UPDATE_GOLDEN") == "1":
+        STAGE_KEYS.write_text(json.dumps(keys, indent=1) + "\n")
+        pytest.skip(f"stage keys rewritten: review `git diff {STAGE_KEYS.relative_to(ROOT)}`")
+    assert keys == json.loads(STAGE_KEYS.read_text())
 
 
 def test_the_readme_lists_every_shipped_stack_once() -> None:
