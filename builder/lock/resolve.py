@@ -15,10 +15,9 @@ from builder.lock.locked import (
     Lock,
     LockedBootstrapBase,
     LockedComponent,
-    LockedDownload,
     LockedFetch,
-    LockedGenerated,
     LockedImageBase,
+    LockedPackage,
     LockedSystem,
     LockedTarball,
     LockedToolkit,
@@ -70,8 +69,8 @@ def _section(
 
 def _packages(
     manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, resolver: Resolver
-) -> list[LockedDownload | LockedGenerated]:
-    pinned: list[LockedDownload | LockedGenerated] = []
+) -> list[LockedPackage]:
+    pinned: list[LockedPackage] = []
     old = previous.architectures.get(arch) if previous else None
     for role in PACKAGE_ROLES:
         package = manifest.toolkit.packages.of(role).get(arch)

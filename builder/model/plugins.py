@@ -1,11 +1,13 @@
-"""Kinds as plug-ins: each kind of source (and, in time, of base) is one module that a group of
-entry points names (`[project.entry-points."stackbuild.sources"]` in a distribution's metadata,
-the mechanism repo2docker's engines and pytest's plugins use). stackbuild's own kinds are listed
-here as well, so a checkout run without being installed has them; a plug-in may add kinds but not
-replace one of these.
+"""Kinds as plug-ins: each kind of source, of toolkit package and of the form a package is shipped
+in (and, in time, of base) is one module that a group of entry points names
+(`[project.entry-points."stackbuild.sources"]` in a distribution's metadata, the mechanism
+repo2docker's engines and pytest's plugins use). stackbuild's own kinds are listed here as well,
+so a checkout run without being installed has them; a plug-in may add kinds but not replace one of
+these.
 
 This module only finds and loads them: what a kind is, and the models derived from the kinds
-found, are the business of the layer that uses them (`builder.inputs.source_kinds`)."""
+found, are the business of the layer that uses them (`builder.inputs.source_kinds`,
+`builder.inputs.package_kinds`, `builder.inputs.package_forms`)."""
 
 from __future__ import annotations
 
@@ -17,9 +19,13 @@ from typing import Any
 from builder.model.errors import StackbuildError
 
 SOURCES = "stackbuild.sources"
+PACKAGES = "stackbuild.packages"
+FORMS = "stackbuild.package_forms"
 # name -> "module:attribute" of the kind object, in the order they appear in unions and the schema.
 BUILTIN: dict[str, dict[str, str]] = {
     SOURCES: {"git": "builder.inputs.git_source:KIND", "path": "builder.inputs.path_source:KIND"},
+    PACKAGES: {"download": "builder.inputs.download_package:KIND", "generate": "builder.inputs.generated_package:KIND"},
+    FORMS: {"zip": "builder.inputs.signed:FORM", "run": "builder.inputs.package_forms:BARE"},
 }
 
 
