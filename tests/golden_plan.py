@@ -7,6 +7,7 @@ from pathlib import Path
 
 from builder import lock as lock_io
 from builder import manifest
+from builder.inputs.download_package import DownloadPackage, LockedDownload
 from builder.inputs.git_source import GitSource, LockedGit
 from builder.inputs.image_base import ImageBase, LockedImageBase
 from builder.inputs.project import Origin
@@ -16,12 +17,11 @@ from builder.lock.locked import (
     ArchSection,
     Lock,
     LockedComponent,
-    LockedDownload,
-    LockedGenerated,
+    LockedPackage,
     LockedToolkit,
 )
 from builder.manifest.graph import topological_order
-from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage
+from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.model.arch import Arch
 from builder.plan.make import make_plan
 from builder.plan.plan_model import Plan
@@ -34,7 +34,7 @@ GOLDEN = ROOT / "tests" / "golden"
 
 def golden_lock(loaded: manifest.Manifest) -> Lock:
     """The golden stack's lock: fixed commits, the manifest's package sha256."""
-    packages: list[LockedDownload | LockedGenerated] = []
+    packages: list[LockedPackage] = []
     for role in PACKAGE_ROLES:
         package = loaded.toolkit.packages.of(role)[Arch.X86_64]
         assert isinstance(package, DownloadPackage) and package.sha256

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from builder.cli.context import Context, say
 from builder.cli.options import CheckArgs, NewArgs, SchemaArgs, ValidateArgs
+from builder.inputs import package_kinds
 from builder.manifest import compat, load, new
 from builder.manifest.loading import json_schema
 from builder.manifest.model import Manifest
-from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage
+from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.manifest.types import NAME_PATTERN
 from builder.model.errors import InputError, ManifestError, StackbuildError
 
@@ -30,7 +31,7 @@ def cmd_validate(ctx: Context, args: ValidateArgs) -> int:
             f"{role} {arch}"
             for role in PACKAGE_ROLES
             for arch, pkg in loaded.toolkit.packages.of(role).items()
-            if isinstance(pkg, DownloadPackage) and not pkg.sha256
+            if package_kinds.kind_of(pkg).unpinned(pkg)
         ]
         note = f" (warning: no sha256 for {', '.join(unpinned)}: the lock pins the first download)" if unpinned else ""
         print(f"ok: {file}{note}")

@@ -6,7 +6,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from builder.inputs import signed
+from builder.inputs import package_forms
 from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
 from builder.manifest import catalog
@@ -66,31 +66,17 @@ REPLACE = "replace it with the file the vendor publishes"
 FIX_PIN = "the pinned sha256 is of a file that is not what its name says: pin the vendor's file (and its url), relock"
 
 
-def installer_name(file: str) -> str:
-    """The file the toolkit stage runs for a package file: a signed catalog zip's .run, or the .run itself."""
-    return signed.run_name(file) if file.endswith(".zip") else file
-
-
-def installer(path: Path, file: str, trust: Trust, cache: Cache, fix: str = REPLACE, sha256: str | None = None) -> Path:
-    """The installer a package file gives: a bare .run as it is; the .run inside a signed catalog zip,
-    its signature verified as Huawei's installer verifies it (signed.unwrap), in the cache. A file that
-    is not what its name says is refused in one line (fix: what to do about it), before anything slow.
-    sha256: the file's, when known (the cache's blobs)."""
-    if not file.endswith(".zip"):
-        return path
-    return cache.blob(signed.unwrap(path, file, trust, cache, fix, sha256))
-
-
 def at_hand(file: str, sha256: str, trust: Trust, site: SiteConfig, cache: Cache) -> Path | None:
     """The package's installer in the cache (from an installer directory when one holds it, checked
     there first), verified to be what its name says; None: it is to be downloaded."""
     with cache.locks.exclusive(f"blob-{sha256}"):
         if not cache.has(sha256) and (local := find_installer(site, file, sha256)) is not None:
-            installer(local, file, trust, cache, FIX_PIN)  # it is the pinned file: the pin is wrong as well
+            # It is the pinned file: the pin is wrong as well.
+            package_forms.installer(local, file, trust, cache, FIX_PIN)
             cache.add_file(local, sha256)
     if not cache.has(sha256):
         return None
-    return installer(cache.blob(sha256), file, trust, cache, FIX_PIN, sha256)
+    return package_forms.installer(cache.blob(sha256), file, trust, cache, FIX_PIN, sha256)
 
 
 def download(

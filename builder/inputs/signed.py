@@ -64,6 +64,22 @@ def run_name(file: str) -> str:
     return file.removesuffix(".zip") + ".run"
 
 
+class SignedZip:
+    """The form of a package file named `<name>.zip` (builder.inputs.package_forms): the installer it
+    gives is the `<name>.run` inside, its signature verified (unwrap), in the cache."""
+
+    tag = "zip"
+
+    def installer_name(self, file: str) -> str:
+        return run_name(file)
+
+    def installer(self, path: Path, file: str, trust: Trust, cache: Cache, fix: str, sha256: str | None) -> Path:
+        return cache.blob(unwrap(path, file, trust, cache, fix, sha256))
+
+
+FORM = SignedZip()
+
+
 def unwrap(path: Path, file: str, trust: Trust, cache: Cache, fix: str, zip_sha256: str | None = None) -> str:
     """The sha256 of the `.run` inside the signed catalog zip at path (named file in the manifest),
     verified against trust and put in the cache. A zip verified once is not unwrapped again while the

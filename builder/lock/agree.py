@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from builder.inputs import base_kinds
+from builder.inputs import base_kinds, package_kinds
 from builder.inputs.source_kinds import kind_of
 from builder.lock.locked import (
     Lock,
     LockedComponent,
-    LockedDownload,
-    LockedGenerated,
+    LockedPackage,
 )
 from builder.manifest.components import Component
 from builder.manifest.graph import topological_order
 from builder.manifest.model import Manifest
-from builder.manifest.toolkit import PACKAGE_ROLES, DownloadPackage, GeneratedPackage
+from builder.manifest.toolkit import PACKAGE_ROLES, Package
 
 
 def _differs(field: str, locked: object, wanted: object) -> Iterator[str]:
@@ -72,18 +71,17 @@ def _fetch_differences(locked: LockedComponent, spec: Component, unresolved: set
             yield from _differs(f"{field}[{asked.to}].sha256", pinned.sha256, asked.sha256)
 
 
-def package_differences(
-    field: str, locked: LockedDownload | LockedGenerated, spec: DownloadPackage | GeneratedPackage
-) -> Iterator[str]:
-    """Where a locked installer is not the one the manifest's entry names (file, url or command, a pin)."""
+def package_differences(field: str, locked: LockedPackage, spec: Package) -> Iterator[str]:
+    """Where a locked installer is not the one the manifest's entry names (file, its kind's fields such
+    as url or command, a pin)."""
     yield from _differs(f"{field}.file", locked.file, spec.file)
-    match locked, spec:
-        case LockedDownload(url=url), DownloadPackage(url=want_url):
-            yield from _differs(f"{field}.url", url, want_url)
-        case LockedGenerated(command=command), GeneratedPackage(generate=want_command):
-            yield from _differs(f"{field}.command", command, want_command)
-        case _:
-            yield f"{field}: the lock has a {locked.kind} package, the manifest does not"
+    kind = package_kinds.kind_of(locked)
+    if kind is package_kinds.kind_of(spec):
+        wanted = kind.entry(spec)
+        for key, pinned in kind.entry(locked).items():
+            yield from _differs(f"{field}.{key}", pinned, wanted[key])
+    else:
+        yield f"{field}: the lock has a {locked.kind} package, the manifest does not"
     if spec.sha256 is not None:
         yield from _differs(f"{field}.sha256", locked.sha256, spec.sha256)
 

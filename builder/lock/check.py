@@ -8,17 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from builder.inputs import packages
+from builder.inputs import package_kinds
 from builder.inputs.source_kinds import PinAtSource, kind_of
 from builder.lock.agree import disagreements
-from builder.lock.locked import ArchSection, Lock, LockedDeb, LockedGenerated, LockedSource
+from builder.lock.locked import ArchSection, Lock, LockedDeb, LockedSource
 from builder.lock.migrate import LEGACY_DIGEST_PREFIX
 from builder.lock.relock import same_entry
 from builder.lock.resolver import Resolver
 from builder.lock.system import base_ready, every_deb, spec_key, wants_system
 from builder.manifest.loading import manifest_digest
 from builder.manifest.model import Manifest
-from builder.manifest.toolkit import GeneratedPackage
 from builder.model.arch import Arch
 from builder.model.errors import SourceUnreachable, StackbuildError
 from builder.model.retry import RetryPolicy
@@ -114,10 +113,11 @@ def _package_drift(lock: Lock, manifest: Manifest, resolver: Resolver) -> list[s
     for arch, section in lock.architectures.items():
         for package in section.packages:
             current = manifest.toolkit.packages.of(package.role).get(arch)
-            if isinstance(package, LockedGenerated) and isinstance(current, GeneratedPackage):
-                sha = packages.generate(current.generate, current.file, resolver.manifest_dir, resolver.cache)
-                if sha != package.sha256:
-                    problems.append(f"package {package.file}: generated sha256 {package.sha256} -> {sha}")
+            kind = package_kinds.kind_of(package)
+            if current is None or package_kinds.kind_of(current) is not kind:
+                continue  # none, or one of another kind: a disagreement with the manifest (agree), not drift
+            if (line := kind.drift(package, current, resolver)) is not None:
+                problems.append(f"package {package.file}: {line}")
     return problems
 
 

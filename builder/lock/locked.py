@@ -18,7 +18,6 @@ from pydantic import Field, SerializerFunctionWrapHandler, field_validator, mode
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.debs import DEB_FILE
 from builder.manifest.basemodel import Frozen
-from builder.manifest.toolkit import PackageRole
 from builder.manifest.types import (
     CHIP_PATTERN,
     ID_PATTERN,
@@ -29,9 +28,9 @@ from builder.manifest.types import (
     FileName,
     Line,
     MirrorUrl,
+    PackageRole,
     PythonIndex,
     RelativePath,
-    Script,
     relative_path,
 )
 from builder.model import plugins
@@ -41,6 +40,8 @@ from builder.model.errors import StackbuildError
 
 if TYPE_CHECKING:
     from typing_extensions import Self
+
+    from builder.inputs.package_kinds import Pinned
 
 LOCK_VERSION: Literal[2] = 2
 SHA256 = r"^[0-9a-f]{64}$"
@@ -52,6 +53,13 @@ if TYPE_CHECKING:
     LockedSource = Frozen
 else:
     LockedSource = Annotated[Union[tuple(kind.locked for kind in _SOURCE_KINDS)], Field(discriminator="kind")]  # noqa: UP007
+
+# The pins of the kinds of installer package (builder.inputs.package_kinds), told apart by `kind`.
+_PACKAGE_KINDS = plugins.loaded(plugins.PACKAGES).values()
+if TYPE_CHECKING:
+    LockedPackage = Pinned
+else:
+    LockedPackage = Annotated[Union[tuple(kind.locked for kind in _PACKAGE_KINDS)], Field(discriminator="kind")]  # noqa: UP007
 
 
 class LockedFetch(Frozen):
@@ -82,27 +90,6 @@ class LockedComponent(Frozen):
         if not self.fetched:
             data.pop("fetched", None)
         return data
-
-
-class LockedDownload(Frozen):
-    kind: Literal["download"] = "download"
-    role: PackageRole
-    file: FileName
-    url: DownloadUrl
-    sha256: str = Field(pattern=SHA256)
-    size: int | None = None
-
-
-class LockedGenerated(Frozen):
-    kind: Literal["generate"] = "generate"
-    role: PackageRole
-    file: FileName
-    command: Script
-    sha256: str = Field(pattern=SHA256)
-    size: int | None = None
-
-
-LockedPackage = Annotated[Union[LockedDownload, LockedGenerated], Field(discriminator="kind")]  # noqa: UP007
 
 
 class LockedTarball(Frozen):
@@ -180,7 +167,7 @@ class ArchSection(Frozen):
     python: dict[Line, list[LockedWheel]] = Field(default_factory=dict)
     python_keys: dict[Line, str] = Field(default_factory=dict)
 
-    def package(self, role: PackageRole) -> LockedDownload | LockedGenerated | None:
+    def package(self, role: PackageRole) -> LockedPackage | None:
         return next((p for p in self.packages if p.role == role), None)
 
 
@@ -264,7 +251,7 @@ class Lock(Frozen):
     def content_sha256(self) -> str:
         return digest(self.model_dump(mode="json", exclude={"lock_sha256"}, exclude_defaults=True))
 
-    def package(self, arch: Arch, role: PackageRole) -> LockedDownload | LockedGenerated | None:
+    def package(self, arch: Arch, role: PackageRole) -> LockedPackage | None:
         section = self.architectures.get(arch)
         return section.package(role) if section else None
 

@@ -28,10 +28,9 @@ def _v1_digest(data: Data) -> str:
 
 
 def _v1_package(package: Data) -> Data:
-    common = {"role": package["kind"], "file": package["file"], "sha256": package["sha256"], "size": package["size"]}
-    if package.get("generate") is not None:
-        return {"kind": "generate", "command": package["generate"], **common}
-    return {"kind": "download", "url": package["url"], **common}
+    """v1 named a package's role `kind`; its kind was told by the `generate` field it wrote."""
+    tag = "generate" if package.get("generate") is not None else "download"
+    return plugins.upgraded(plugins.PACKAGES, package, 1, tag=tag)
 
 
 def v1_to_v2(data: Data) -> Data:

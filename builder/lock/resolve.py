@@ -14,9 +14,8 @@ from builder.lock.locked import (
     ArchSection,
     Lock,
     LockedComponent,
-    LockedDownload,
     LockedFetch,
-    LockedGenerated,
+    LockedPackage,
     LockedSystem,
     LockedTarball,
     LockedToolkit,
@@ -67,8 +66,8 @@ def _section(
 
 def _packages(
     manifest: Manifest, arch: Arch, wanted: bool, previous: Lock | None, resolver: Resolver
-) -> list[LockedDownload | LockedGenerated]:
-    pinned: list[LockedDownload | LockedGenerated] = []
+) -> list[LockedPackage]:
+    pinned: list[LockedPackage] = []
     old = previous.architectures.get(arch) if previous else None
     for role in PACKAGE_ROLES:
         package = manifest.toolkit.packages.of(role).get(arch)

@@ -8,27 +8,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from builder.inputs import bootstrap, debs, packages, signed
+from builder.inputs import bootstrap, debs, package_kinds, packages, signed
 from builder.inputs.base_kinds import TarballRecipe, made_by_recipe
-from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
 from builder.inputs.source_kinds import Where, kind_of
-from builder.lock.locked import (
-    LockedDownload,
-    LockedFetch,
-    LockedGenerated,
-    LockedSource,
-    LockedTarball,
-)
+from builder.lock.locked import LockedFetch, LockedPackage, LockedSource, LockedTarball
 from builder.lock.system import ResolveDebs
-from builder.manifest import catalog
 from builder.manifest.components import Fetch, Source
-from builder.manifest.toolkit import DownloadPackage, GeneratedPackage, PackageRole, Toolkit
+from builder.manifest.toolkit import Package, Toolkit
+from builder.manifest.types import PackageRole
 from builder.model.arch import Arch
-from builder.model.errors import Unreached
 from builder.model.say import Say
 from builder.store.cache import Cache
-from builder.store.http import HttpClient, NoAnswer, Progress, SizeLimit, redact
+from builder.store.http import HttpClient, NoAnswer, redact
 
 
 @dataclass(frozen=True)
@@ -50,57 +42,11 @@ class Resolver:
         pinned: LockedSource = kind_of(spec).lock(spec, self)
         return pinned
 
-    def package(
-        self, role: PackageRole, package: DownloadPackage | GeneratedPackage, toolkit: Toolkit
-    ) -> LockedDownload | LockedGenerated:
+    def package(self, role: PackageRole, package: Package, toolkit: Toolkit) -> LockedPackage:
+        """An installer package pinned, by its kind."""
         trust = signed.trust_for(toolkit, self.manifest_dir, self.site)
-        match package:
-            case GeneratedPackage(file=file, generate=command):
-                sha = packages.generate(command, file, self.manifest_dir, self.cache, package.sha256)
-                packages.installer(self.cache.blob(sha), file, trust, self.cache, "fix its generate command", sha)
-                size = self.cache.blob(sha).stat().st_size
-                return LockedGenerated(role=role, file=file, command=command, sha256=sha, size=size)
-            case DownloadPackage(file=file, url=url, sha256=pinned):
-                sha, known_size = self._download(file, url, pinned, toolkit.vendor, trust)
-                return LockedDownload(role=role, file=file, url=url, sha256=sha, size=known_size)
-
-    def _download(self, file: str, url: str, pinned: str | None, vendor: str, trust: Trust) -> tuple[str, int | None]:
-        """(sha256, size) of a package: a local copy; the manifest's pin as it is (no network: an air-gapped
-        site fetches at build time); else the whole file downloaded and hashed (never a HEAD's word), with
-        the headers the vendor's own downloader sends."""
-        if (local := packages.find_installer(self.site, file, pinned)) is not None:
-            packages.installer(local, file, trust, self.cache, packages.FIX_PIN if pinned else packages.REPLACE)
-            sha = self.cache.add_file(local, pinned)
-            self.say(f"  {file}: found in {local.parent} (installer_dirs)")
-            return sha, local.stat().st_size
-        if pinned and self.cache.has(pinned):
-            packages.installer(self.cache.blob(pinned), file, trust, self.cache, packages.FIX_PIN, pinned)
-            self.say(f"  {file}: in the cache")
-            return pinned, self.cache.blob(pinned).stat().st_size
-        if pinned:
-            self.say(
-                f"  {file}: in no installer_dirs directory: downloaded when a build needs it, checked against its pin"
-            )
-            return pinned, None
-        self.say(f"  {file}: no sha256 in the manifest, downloading to pin it")
-        try:
-            sha = self.client.download(
-                self.site.rewrite(url),
-                self.cache,
-                progress=Progress(f"  {file}", self.say),
-                headers=catalog.vendor_headers(vendor),
-                limit=SizeLimit(self.site.download_limit),
-            )
-        except NoAnswer as err:  # nothing to pin it with: the file itself is the only source of its sha256
-            raise Unreached(
-                f"{file}: {err.reason}: without a sha256 in the manifest the lock needs the file: lock where "
-                f"that host answers, put the file in an installer_dirs directory, or point the URL at a mirror "
-                f"with url_rewrites (both in {self.site.where})"
-            ) from err
-        packages.installer(
-            self.cache.blob(sha), file, trust, self.cache, f"{redact(url)} gives another file: fix the url", sha
-        )
-        return sha, self.cache.blob(sha).stat().st_size
+        pinned: LockedPackage = package_kinds.kind_of(package).lock(role, package, trust, toolkit.vendor, self)
+        return pinned
 
     def fetched(self, wanted: Fetch, previous: LockedFetch | None) -> LockedFetch:
         """A file a component's build needs, in the cache: the previous lock's while it is the same file

@@ -1,61 +1,43 @@
 """The toolkit a stack installs: the CANN release, vendor and chip, and its installer packages
-per role and architecture, each downloaded from a URL or made by a local command."""
+per role and architecture, each a member of the union the package kinds make (downloaded from a
+URL, made by a local command, or a plug-in's)."""
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Literal, Protocol, Union
 
 from pydantic import Field, Tag, model_validator
 
-from builder.manifest.basemodel import Model, by_key
-from builder.manifest.types import (
-    CHIP_PATTERN,
-    SHA256_PATTERN,
-    VERSION_PATTERN,
-    DownloadUrl,
-    FileName,
-    RelativePath,
-    Script,
-)
+from builder.manifest.basemodel import Model, by_key, one_of
+from builder.manifest.types import CHIP_PATTERN, VERSION_PATTERN, PackageRole, RelativePath
+from builder.model import plugins
 from builder.model.arch import Arch
 from builder.model.chips import CHIPS
 
-PackageRole = Literal["toolkit", "ops", "nnal"]
 PACKAGE_ROLES: tuple[PackageRole, ...] = ("toolkit", "ops", "nnal")
 
+# The kinds of installer package, each one module (builder.inputs.package_kinds says what a kind is):
+# the manifest takes the member whose key an entry has.
+_PACKAGE_KINDS = plugins.loaded(plugins.PACKAGES).values()
+if TYPE_CHECKING:
 
-class DownloadPackage(Model):
-    """An installer file downloaded from `url`."""
+    class PackageEntry(Protocol):
+        """What the manifest entry of every kind has (compatibility and the lock read it)."""
 
-    TAG: ClassVar[str] = "url"
-    file: FileName = Field(description="installer file name, e.g. Ascend-cann-toolkit_8.5.0_linux-x86_64.zip")
-    url: DownloadUrl = Field(description="where to download it (site URL rewrites apply)")
-    sha256: str | None = Field(
-        default=None,
-        pattern=SHA256_PATTERN,
-        description="expected sha256 (hex); without it the lock pins the first download",
-    )
+        @property
+        def file(self) -> str: ...
+        @property
+        def sha256(self) -> str | None: ...
 
-
-class GeneratedPackage(Model):
-    """An installer file made by a local command."""
-
-    TAG: ClassVar[str] = "generate"
-    file: FileName
-    generate: Script = Field(
-        description="command (run from the manifest's directory) that writes the file into {output_dir}"
-    )
-    sha256: str | None = Field(default=None, pattern=SHA256_PATTERN)
-
-
-Package = Annotated[
-    Union[Annotated[DownloadPackage, Tag("url")], Annotated[GeneratedPackage, Tag("generate")]],  # noqa: UP007
-    by_key(
-        DownloadPackage,
-        GeneratedPackage,
-        message="give exactly one of 'url' (download) or 'generate' (a local command)",
-    ),
-]
+    Package = PackageEntry
+else:
+    Package = Annotated[
+        Union[tuple(Annotated[kind.spec, Tag(kind.spec.TAG)] for kind in _PACKAGE_KINDS)],  # noqa: UP007
+        by_key(
+            *(kind.spec for kind in _PACKAGE_KINDS),
+            message="give exactly one of " + one_of([kind.hint for kind in _PACKAGE_KINDS]),
+        ),
+    ]
 PackageSet = dict[Arch, Package]
 
 
@@ -64,8 +46,8 @@ class Packages(Model):
     ops: PackageSet | None = Field(default=None, description="operator/kernels package (kernels-<chip> / <chip>-ops)")
     nnal: PackageSet | None = None
 
-    def of(self, role: PackageRole) -> dict[Arch, DownloadPackage | GeneratedPackage]:
-        found: dict[Arch, DownloadPackage | GeneratedPackage] = getattr(self, role) or {}
+    def of(self, role: PackageRole) -> dict[Arch, Package]:
+        found: dict[Arch, Package] = getattr(self, role) or {}
         return found
 
 

@@ -9,7 +9,7 @@ instruction or reach a command as an option.
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -187,3 +187,5 @@ Suite = Annotated[str, AfterValidator(suite)]
 MirrorUrl = Annotated[str, AfterValidator(one_line), AfterValidator(download_url)]
 PythonRequirement = Annotated[str, AfterValidator(one_line), AfterValidator(requirement)]
 PythonIndex = Annotated[str, AfterValidator(one_line), AfterValidator(python_index)]
+# What a toolkit installer package is to the stack (its manifest entries and its pins have one each).
+PackageRole = Literal["toolkit", "ops", "nnal"]

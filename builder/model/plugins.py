@@ -1,12 +1,13 @@
-"""Kinds as plug-ins: each kind of source and of base is one module that a group of entry points
-names (`[project.entry-points."stackbuild.sources"]` in a distribution's metadata,
-the mechanism repo2docker's engines and pytest's plugins use). stackbuild's own kinds are listed
-here as well, so a checkout run without being installed has them; a plug-in may add kinds but not
-replace one of these.
+"""Kinds as plug-ins: each kind of source, of base, of toolkit package and of the form a package is
+shipped in is one module that a group of entry points names
+(`[project.entry-points."stackbuild.sources"]` in a distribution's metadata, the mechanism
+repo2docker's engines and pytest's plugins use). stackbuild's own kinds are listed here as well,
+so a checkout run without being installed has them; a plug-in may add kinds but not replace one of
+these.
 
 This module only finds and loads them: what a kind is, and the models derived from the kinds
 found, are the business of the layer that uses them (`builder.inputs.source_kinds`,
-`builder.inputs.base_kinds`)."""
+`builder.inputs.base_kinds`, `builder.inputs.package_kinds`, `builder.inputs.package_forms`)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,14 @@ Upgrades = Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]]
 
 SOURCES = "stackbuild.sources"
 BASES = "stackbuild.bases"
+PACKAGES = "stackbuild.packages"
+FORMS = "stackbuild.package_forms"
 # name -> "module:attribute" of the kind object, in the order they appear in unions and the schema.
 BUILTIN: dict[str, dict[str, str]] = {
     SOURCES: {"git": "builder.inputs.git_source:KIND", "path": "builder.inputs.path_source:KIND"},
     BASES: {"image": "builder.inputs.image_base:KIND", "bootstrap": "builder.inputs.bootstrap_base:KIND"},
+    PACKAGES: {"download": "builder.inputs.download_package:KIND", "generate": "builder.inputs.generated_package:KIND"},
+    FORMS: {"zip": "builder.inputs.signed:FORM", "run": "builder.inputs.package_forms:BARE"},
 }
 
 
@@ -52,11 +57,12 @@ def _load(group: str, name: str, target: str) -> Any:
     return kind
 
 
-def upgraded(group: str, pin: dict[str, Any], version: int) -> dict[str, Any]:
+def upgraded(group: str, pin: dict[str, Any], version: int, tag: str | None = None) -> dict[str, Any]:
     """A pin's JSON as lock version `version` wrote it, as the next version writes it: its kind's
     upgrade for that version (`upgrades`), or as it is when the kind has none (it did not change, or
-    did not exist then). A kind no one provides is left for the lock's validation to name."""
-    kind = loaded(group).get(str(pin.get("kind")))
+    did not exist then). The kind is the pin's `kind` unless that version named it otherwise. A kind
+    no one provides is left for the lock's validation to name."""
+    kind = loaded(group).get(tag if tag is not None else str(pin.get("kind")))
     step = kind.upgrades.get(version) if kind is not None else None
     return step(pin) if step is not None else pin
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builder.inputs import base_kinds, bootstrap, packages, signed
+from builder.inputs import base_kinds, bootstrap, package_forms, package_kinds, packages, signed
 from builder.inputs.base_kinds import TarballRecipe
 from builder.inputs.bootstrap import Flavor
 from builder.inputs.contexts import BytesItem, FileItem, GitTree, LocalTree
@@ -26,9 +26,8 @@ from builder.lock.agree import disagreements
 from builder.lock.check import manifest_drift, stale_system
 from builder.lock.locked import (
     Lock,
-    LockedDownload,
     LockedFetch,
-    LockedGenerated,
+    LockedPackage,
     LockedSource,
     LockedSystem,
     LockedTarball,
@@ -123,24 +122,19 @@ def _obtain_fetched(request: Request, fetched: LockedFetch, say: Say) -> Callabl
     return obtain
 
 
-def _obtain_package(request: Request, package: LockedDownload | LockedGenerated, say: Say) -> Callable[[], Path]:
+def _obtain_package(request: Request, package: LockedPackage, say: Say) -> Callable[[], Path]:
     """The package's installer (a signed zip's .run, verified), obtained when the context is written."""
     cache = request.cache
     trust = signed.trust_for(request.manifest.toolkit, request.manifest_dir, request.site)
 
     def obtain() -> Path:
         with cache.locks.exclusive(f"blob-{package.sha256}"):
-            return packages.installer(fetch(), package.file, trust, cache, packages.FIX_PIN, package.sha256)
+            return package_forms.installer(fetch(), package.file, trust, cache, packages.FIX_PIN, package.sha256)
 
     def fetch() -> Path:
         if cache.has(package.sha256):
             return cache.blob(package.sha256)
-        match package:
-            case LockedGenerated(command=command, file=file):
-                sha = packages.generate(command, file, request.manifest_dir, cache)
-            case LockedDownload(url=url, file=file):
-                vendor = request.manifest.toolkit.vendor
-                sha = packages.download(url, file, package.sha256, request.site, cache, say, vendor, size=package.size)
+        sha = package_kinds.kind_of(package).fetch(package, request.manifest.toolkit.vendor, say, request)
         if sha != package.sha256:
             raise StackbuildError(f"{package.file}: sha256 {sha}, the lock pins {package.sha256}: relock")
         return cache.blob(sha)
@@ -258,8 +252,7 @@ def prepare_inputs(request: Request, say: Say) -> PreparedInputs:
         )
     trust = signed.trust_for(manifest.toolkit, request.manifest_dir, request.site)
     for package in section.packages:  # a wrong file at hand is refused before git, .debs, wheels and bases
-        if isinstance(package, LockedDownload):
-            packages.at_hand(package.file, package.sha256, trust, request.site, request.cache)
+        package_kinds.kind_of(package).at_hand(package, trust, request)
     sources, drifts = _sources(request, say)
     if request.frozen:
         _refuse_drift(drifts)
@@ -316,7 +309,7 @@ def resolve_inputs(request: Request, *, say: Say, prepared: PreparedInputs | Non
     }
     wheels = {cid: _wheels(request, pinned) for cid, pinned in section.python.items()}
     package_items = tuple(
-        FileItem(f"packages/{packages.installer_name(p.file)}", _obtain_package(request, p, say), p.sha256)
+        FileItem(f"packages/{package_forms.installer_name(p.file)}", _obtain_package(request, p, say), p.sha256)
         for p in section.packages
     )
     package_shas = sha256_text(",".join(sorted(p.sha256 for p in section.packages)))

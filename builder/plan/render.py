@@ -15,12 +15,11 @@ from typing import Any
 
 from builder.inputs import base_kinds
 from builder.inputs.bootstrap import Flavor
-from builder.inputs.packages import installer_name
+from builder.inputs.package_forms import installer_name
 from builder.inputs.source_kinds import kind_of
 from builder.lock.locked import (
     Lock,
-    LockedDownload,
-    LockedGenerated,
+    LockedPackage,
     LockedSource,
 )
 from builder.manifest.model import Manifest
@@ -93,9 +92,7 @@ class PackageStep:
     flags: str
 
 
-def package_steps(
-    packages: Sequence[LockedDownload | LockedGenerated], runtime_only: bool = False
-) -> list[PackageStep]:
+def package_steps(packages: Sequence[LockedPackage], runtime_only: bool = False) -> list[PackageStep]:
     """The install steps, in CANN's order; runtime_only: the runtime subset's (RUNTIME_ONLY)."""
     ordered = sorted(packages, key=lambda p: PACKAGE_ORDER[p.role])
     if runtime_only:
@@ -120,7 +117,7 @@ def base(flavor: Flavor, lock: Lock, debs: Sequence[str] = ()) -> str:
     )
 
 
-def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedDownload | LockedGenerated]) -> str:
+def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedPackage]) -> str:
     layout = toolkit_layout(lock.toolkit.version)
     return render(
         "toolkit",
@@ -293,7 +290,7 @@ def devel(
     )
 
 
-def runtime_installs(lock: Lock, packages: Sequence[LockedDownload | LockedGenerated]) -> bool:
+def runtime_installs(lock: Lock, packages: Sequence[LockedPackage]) -> bool:
     """Whether the runtime image installs CANN's runtime subset itself (8.5.0 and later, from the
     packages) rather than copying the toolkit stage's whole tree (earlier releases ship the runtime
     as a separate nnrt package, which stackbuild does not take; a base with CANN preinstalled)."""
@@ -304,7 +301,7 @@ def runtime(
     manifest: Manifest,
     lock: Lock,
     images: RuntimeImages,
-    installs: Sequence[LockedDownload | LockedGenerated],
+    installs: Sequence[LockedPackage],
     components: Sequence[tuple[str, str]],
     about: str = "",
 ) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from builder import lock as lock_io
+from builder.inputs.download_package import LockedDownload
 from builder.inputs.git_source import LockedGit
 from builder.model.arch import Arch
 from builder.model.errors import InputError
@@ -424,7 +425,9 @@ def test_a_resealed_lock_cannot_point_a_pinned_package_elsewhere() -> None:
     """The golden stack's toolkit is a download pinned by sha256 in the manifest."""
     request = golden_request()
     section = request.lock.architectures[Arch.X86_64]
-    evil = section.packages[0].model_copy(update={"url": "https://evil.example/tk.zip", "sha256": "e" * 64})
+    pinned = section.packages[0]
+    assert isinstance(pinned, LockedDownload)
+    evil = pinned.model_copy(update={"url": "https://evil.example/tk.zip", "sha256": "e" * 64})
     tampered = request.lock.model_copy(
         update={"architectures": {Arch.X86_64: section.model_copy(update={"packages": [evil, *section.packages[1:]]})}}
     ).sealed()

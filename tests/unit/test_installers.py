@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from builder.inputs import packages
+from builder.inputs.download_package import LockedDownload
 from builder.inputs.site import SiteConfig
-from builder.lock.locked import LockedDownload
 from builder.manifest import catalog
 from builder.model.errors import InputError, StackbuildError
 from builder.plan import prepare

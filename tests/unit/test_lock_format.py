@@ -14,10 +14,11 @@ from builder import manifest
 from builder.inputs import bootstrap
 from builder.inputs.base_kinds import TarballRecipe
 from builder.inputs.debs import BaseRef, Deb
+from builder.inputs.generated_package import LockedGenerated
 from builder.inputs.site import SiteConfig
 from builder.inputs.source_kinds import Where
 from builder.lock.check import manifest_drift, stale_system
-from builder.lock.locked import LOCK_VERSION, ArchSection, Lock, LockedGenerated
+from builder.lock.locked import LOCK_VERSION, ArchSection, Lock
 from builder.lock.resolve import resolve
 from builder.lock.resolver import Resolver
 from builder.model.arch import Arch

@@ -26,14 +26,15 @@ from cryptography.x509.oid import NameOID
 
 from builder import lock as lock_io
 from builder import manifest
-from builder.inputs import packages, signed
+from builder.inputs import package_forms, packages, signed
+from builder.inputs.download_package import DownloadPackage
+from builder.inputs.generated_package import LockedGenerated
 from builder.inputs.signed import Trust
 from builder.inputs.site import SiteConfig
 from builder.lock import resolve as lock_resolve
-from builder.lock.locked import LockedDownload, LockedGenerated
+from builder.lock.locked import LockedPackage
 from builder.lock.resolver import Resolver
 from builder.manifest import catalog
-from builder.manifest.toolkit import DownloadPackage
 from builder.model.arch import Arch
 from builder.model.errors import InputError
 from builder.store import files
@@ -149,7 +150,7 @@ def test_a_verified_zip_whose_sha256_is_known_is_not_read_again(
     cache = Cache(tmp_path / "cache")
     zip_sha = cache.add_file(_written(tmp_path / ZIP, good_zip()))
     trust = Trust((TEST_CA / "ca.pem",), "the test")
-    run = packages.installer(cache.blob(zip_sha), ZIP, trust, cache, "fix it", zip_sha)
+    run = package_forms.installer(cache.blob(zip_sha), ZIP, trust, cache, "fix it", zip_sha)
     read: list[Path] = []
     hashed = files.sha256_file
 
@@ -158,9 +159,9 @@ def test_a_verified_zip_whose_sha256_is_known_is_not_read_again(
         return hashed(path)
 
     monkeypatch.setattr("builder.inputs.signed.sha256_file", counted)
-    assert packages.installer(cache.blob(zip_sha), ZIP, trust, cache, "fix it", zip_sha) == run
+    assert package_forms.installer(cache.blob(zip_sha), ZIP, trust, cache, "fix it", zip_sha) == run
     assert cache.blob(zip_sha) not in read, read
-    assert packages.installer(cache.blob(zip_sha), ZIP, trust, cache, "fix it") == run
+    assert package_forms.installer(cache.blob(zip_sha), ZIP, trust, cache, "fix it") == run
     assert cache.blob(zip_sha) in read  # not known: hashed, as before
 
 
@@ -383,7 +384,7 @@ def test_lock_of_8_5_0_unwraps_and_verifies_a_catalog_zip_under_a_site_ca(tmp_pa
     double_pin = toolkit.model_copy(update={"sha256": hashlib.sha256(double).hexdigest()})
     cache = Cache(tmp_path / "cache")
 
-    def lock_with(site: SiteConfig) -> LockedDownload | LockedGenerated:
+    def lock_with(site: SiteConfig) -> LockedPackage:
         return Resolver(ROOT / "stacks", site, cache, HttpClient(), print).package(
             "toolkit", double_pin, shipped.toolkit
         )
