@@ -16,18 +16,18 @@ from dockerfile_parse import DockerfileParser
 from builder.engine.docker_engine import DockerEngine
 from tests.conftest import TEST_PREFIX
 from tests.helpers import http_server, serving_bytes
-from tests.unit.test_source_plugins import STACK, _distribution, _stackbuild, _tarball
+from tests.plugins.installed import install, stackbuild
+from tests.unit.test_source_plugins import STACK, _tarball
 
 
 def test_inspect_describes_a_plugin_kinds_source(tmp_path: Path, engine: DockerEngine) -> None:
-    _distribution(tmp_path / "site")
-    (tmp_path / "empty-site.yaml").write_text("{}\n")
+    install(tmp_path / "site", "stackbuild.sources", "http", "tests.plugins.stackbuild_http_source:KIND")
     (tmp_path / "project" / "stacks").mkdir(parents=True)
     tarball = _tarball()
     with http_server(serving_bytes(lambda: tarball)) as url:
         (tmp_path / "project" / "stacks" / "demo.yaml").write_text(STACK.replace("URL", url))
-        assert _stackbuild(tmp_path, "lock", "demo").returncode == 0
-        rendered = _stackbuild(tmp_path, "render", "demo", "-o", str(tmp_path / "rendered"))
+        assert stackbuild(tmp_path, "lock", "demo").returncode == 0
+        rendered = stackbuild(tmp_path, "render", "demo", "-o", str(tmp_path / "rendered"))
         assert rendered.returncode == 0, rendered.stderr
     devel = tmp_path / "rendered" / "devel-image"
     labels = DockerfileParser(str(tmp_path / "rendered" / "devel-image.Dockerfile")).labels
@@ -40,13 +40,13 @@ def test_inspect_describes_a_plugin_kinds_source(tmp_path: Path, engine: DockerE
         layer.getvalue(), repository=tag.rsplit(":", 1)[0], tag="latest", changes=changes
     )
     try:
-        inspected = _stackbuild(tmp_path, "inspect", tag, "--json")
+        inspected = stackbuild(tmp_path, "inspect", tag, "--json")
         assert inspected.returncode == 0, inspected.stderr
         described = json.loads(inspected.stdout)
         assert described["components"]["web"] == {
             "url": f"{url}/web.tar",
             "sha256": hashlib.sha256(tarball).hexdigest(),
         }
-        assert _stackbuild(tmp_path, "inspect", tag, plugin=False).returncode != 0  # the lock names a kind it lacks
+        assert stackbuild(tmp_path, "inspect", tag, plugin=False).returncode != 0  # the lock names a kind it lacks
     finally:
         engine.client.api.remove_image(tag)

@@ -8,14 +8,15 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
+from typing import get_args
 
-from tests.conftest import ROOT
+from builder.inputs import base_kinds
+from builder.lock.locked import LockedBase
+from builder.manifest.model import Base
 from tests.helpers import http_server, serving_bytes
+from tests.plugins.installed import install, stackbuild
 
 STACK = """\
 schema: 1
@@ -38,12 +39,12 @@ smoke: {command: "true", expect: ""}
 """
 
 
-def _distribution(site: Path) -> None:
-    """The metadata an installed distribution with the toy kind would have (what pip writes)."""
-    info = site / "stackbuild_rootfs-1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stackbuild-rootfs\nVersion: 1\n")
-    (info / "entry_points.txt").write_text("[stackbuild.bases]\nrootfs = tests.plugins.stackbuild_rootfs_base:KIND\n")
+def test_the_base_unions_are_made_of_the_registered_kinds_in_their_order() -> None:
+    kinds = base_kinds.kinds()
+    assert list(kinds) == ["image", "bootstrap"]  # stackbuild's own, in the order the schema lists them
+    members = get_args(get_args(Base)[0])
+    assert [get_args(member)[0] for member in members] == [kind.spec for kind in kinds.values()]
+    assert get_args(get_args(LockedBase)[0]) == tuple(kind.locked for kind in kinds.values())
 
 
 def _rootfs() -> bytes:
@@ -57,23 +58,10 @@ def _rootfs() -> bytes:
     return raw.getvalue()
 
 
-def _stackbuild(tmp_path: Path, *args: str, plugin: bool = True) -> subprocess.CompletedProcess[str]:
-    paths = [str(tmp_path / "site")] if plugin else []
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([*paths, str(ROOT)]),
-        "STACKBUILD_CACHE": str(tmp_path / "cache"),
-        "STACKBUILD_SITE_CONFIG": str(tmp_path / "empty-site.yaml"),
-    }
-    command = [sys.executable, "-m", "builder", "--root", str(tmp_path / "project"), *args]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
-
-
 def test_a_base_kind_added_as_one_plugin_module_is_accepted_locked_rendered_planned_and_vendored(
     tmp_path: Path,
 ) -> None:
-    _distribution(tmp_path / "site")
-    (tmp_path / "empty-site.yaml").write_text("{}\n")
+    install(tmp_path / "site", "stackbuild.bases", "rootfs", "tests.plugins.stackbuild_rootfs_base:KIND")
     (tmp_path / "project" / "stacks").mkdir(parents=True)
     rootfs = _rootfs()
     sha = hashlib.sha256(rootfs).hexdigest()
@@ -81,21 +69,21 @@ def test_a_base_kind_added_as_one_plugin_module_is_accepted_locked_rendered_plan
     with http_server(serving_bytes(lambda: rootfs)) as url:
         manifest.write_text(STACK.replace("URL", url))
 
-        schema = _stackbuild(tmp_path, "schema")
+        schema = stackbuild(tmp_path, "schema")
         assert schema.returncode == 0, schema.stderr
         definitions = json.loads(schema.stdout)["$defs"]
         assert definitions["RootfsBase"]["properties"]["rootfs"]["description"].startswith("a root filesystem")
         assert {"$ref": "#/$defs/RootfsBase"} in json.loads(schema.stdout)["properties"]["base"]["oneOf"]
 
-        unknown = _stackbuild(tmp_path, "validate", str(manifest), plugin=False)
+        unknown = stackbuild(tmp_path, "validate", str(manifest), plugin=False)
         assert (
             unknown.returncode == 2
             and "give exactly one of 'image' (pinned by digest) or 'bootstrap'" in unknown.stderr
         )
-        valid = _stackbuild(tmp_path, "validate", str(manifest))
+        valid = stackbuild(tmp_path, "validate", str(manifest))
         assert valid.returncode == 0, valid.stderr
 
-        locked = _stackbuild(tmp_path, "lock", "demo")
+        locked = stackbuild(tmp_path, "lock", "demo")
         assert locked.returncode == 0, locked.stderr
         assert f"base x86_64 devel: download {url}/rootfs-{{arch}}-{{flavor}}.tar" in locked.stderr
         data = json.loads((tmp_path / "project" / "lockfiles" / "demo.lock.json").read_text())
@@ -108,23 +96,23 @@ def test_a_base_kind_added_as_one_plugin_module_is_accepted_locked_rendered_plan
         assert {flavor: t["sha256"] for flavor, t in tarballs.items()} == {"devel": sha, "runtime": sha}
         assert tarballs["devel"]["packages"] == {"base-files": "12.4"}
 
-        checked = _stackbuild(tmp_path, "lock", "demo", "--check")
+        checked = stackbuild(tmp_path, "lock", "demo", "--check")
         assert checked.returncode == 0, checked.stdout + checked.stderr
 
     # The tarballs are in the cache now: render, plan and vendor need no host.
-    rendered = _stackbuild(tmp_path, "render", "demo", "-o", str(tmp_path / "rendered"))
+    rendered = stackbuild(tmp_path, "render", "demo", "-o", str(tmp_path / "rendered"))
     assert rendered.returncode == 0, rendered.stderr
     dockerfile = (tmp_path / "rendered" / "base-devel.Dockerfile").read_text()
     assert dockerfile.startswith(f"# stackbuild: base (devel), a root filesystem downloaded from {url}/rootfs-")
     assert "FROM scratch\nADD rootfs.tar /\n" in dockerfile
 
-    planned = _stackbuild(tmp_path, "plan", "demo", "--json")
+    planned = stackbuild(tmp_path, "plan", "demo", "--json")
     assert planned.returncode == 0, planned.stderr
     stages = [s["stage"] for s in json.loads(planned.stdout)["stages"]]
     assert stages[:3] == ["base-devel", "base-runtime", "toolkit"]
 
     bundle = tmp_path / "bundle"
-    vendored = _stackbuild(tmp_path, "vendor", "demo", "-o", str(bundle))
+    vendored = stackbuild(tmp_path, "vendor", "demo", "-o", str(bundle))
     assert vendored.returncode == 0, vendored.stderr
     files = json.loads((bundle / "bundle.json").read_text())["files"]
     assert (bundle / "blobs" / sha).read_bytes() == rootfs and files[f"blobs/{sha}"]["size"] == len(rootfs)

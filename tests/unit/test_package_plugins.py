@@ -16,7 +16,7 @@ from typing import get_args
 from builder.inputs import package_forms, package_kinds, signed
 from builder.lock.locked import LockedPackage
 from builder.manifest.toolkit import Package
-from tests.unit.test_source_plugins import _stackbuild
+from tests.plugins.installed import install, stackbuild
 
 STACK = """\
 schema: 1
@@ -57,20 +57,10 @@ def test_a_package_files_form_is_told_by_its_suffix_and_a_file_no_form_claims_is
         assert package_forms.installer_name(bare) == bare
 
 
-def _distribution(site: Path) -> None:
-    """The metadata an installed distribution with the toy kind would have (what pip writes)."""
-    info = site / "stackbuild_toy_package-1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stackbuild-toy-package\nVersion: 1\n")
-    target = "tests.plugins.stackbuild_local_package:KIND"
-    (info / "entry_points.txt").write_text(f"[stackbuild.packages]\nlocal = {target}\n")
-
-
 def test_a_package_kind_added_as_one_plugin_module_is_accepted_locked_checked_rendered_and_vendored(
     tmp_path: Path,
 ) -> None:
-    _distribution(tmp_path / "site")
-    (tmp_path / "empty-site.yaml").write_text("{}\n")
+    install(tmp_path / "site", "stackbuild.packages", "local", "tests.plugins.stackbuild_local_package:KIND")
     stacks = tmp_path / "project" / "stacks"
     (stacks / "app").mkdir(parents=True)
     (stacks / "installers").mkdir()
@@ -79,20 +69,20 @@ def test_a_package_kind_added_as_one_plugin_module_is_accepted_locked_checked_re
     sha = hashlib.sha256(installer).hexdigest()
     (stacks / "demo.yaml").write_text(STACK)
 
-    schema = _stackbuild(tmp_path, "schema")
+    schema = stackbuild(tmp_path, "schema")
     assert schema.returncode == 0, schema.stderr
     definitions = json.loads(schema.stdout)["$defs"]
     assert definitions["LocalPackage"]["properties"]["local"]["description"].startswith("the installer")
     members = definitions["Packages"]["properties"]["toolkit"]["additionalProperties"]["oneOf"]
     assert members[-1] == {"$ref": "#/$defs/LocalPackage"} and len(members) == 3
 
-    unknown = _stackbuild(tmp_path, "validate", str(stacks / "demo.yaml"), plugin=False)
+    unknown = stackbuild(tmp_path, "validate", str(stacks / "demo.yaml"), plugin=False)
     assert unknown.returncode == 2
     assert "give exactly one of 'url' (download) or 'generate' (a local command)" in unknown.stderr
-    valid = _stackbuild(tmp_path, "validate", str(stacks / "demo.yaml"))
+    valid = stackbuild(tmp_path, "validate", str(stacks / "demo.yaml"))
     assert valid.returncode == 0 and "warning" not in valid.stdout, valid.stdout + valid.stderr
 
-    locked = _stackbuild(tmp_path, "lock", "demo")
+    locked = stackbuild(tmp_path, "lock", "demo")
     assert locked.returncode == 0, locked.stderr
     data = json.loads((tmp_path / "project" / "lockfiles" / "demo.lock.json").read_text())
     assert data["architectures"]["x86_64"]["packages"] == [
@@ -105,20 +95,20 @@ def test_a_package_kind_added_as_one_plugin_module_is_accepted_locked_checked_re
             "size": len(installer),
         }
     ]
-    assert _stackbuild(tmp_path, "lock", "demo", "--check").returncode == 0
+    assert stackbuild(tmp_path, "lock", "demo", "--check").returncode == 0
 
-    rendered = _stackbuild(tmp_path, "render", "demo", "-o", str(tmp_path / "rendered"))
+    rendered = stackbuild(tmp_path, "render", "demo", "-o", str(tmp_path / "rendered"))
     assert rendered.returncode == 0, rendered.stderr
     assert "bash /mnt/tk.run --install" in (tmp_path / "rendered" / "toolkit.Dockerfile").read_text()
 
     shutil.rmtree(tmp_path / "cache")  # so the vendoring takes the installer from beside the manifest again
     bundle = tmp_path / "bundle"
-    vendored = _stackbuild(tmp_path, "vendor", "demo", "-o", str(bundle))
+    vendored = stackbuild(tmp_path, "vendor", "demo", "-o", str(bundle))
     assert vendored.returncode == 0, vendored.stderr
     assert (bundle / "blobs" / sha).read_bytes() == installer
 
     (stacks / "installers" / "tk.run").write_bytes(b"#!/bin/sh\necho another toolkit\n")
-    drifted = _stackbuild(tmp_path, "lock", "demo", "--check")
+    drifted = stackbuild(tmp_path, "lock", "demo", "--check")
     assert (
         drifted.returncode != 0
         and "package tk.run: installers/tk.run now has sha256" in drifted.stdout + drifted.stderr
