@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from builder.inputs.package_kinds import v1_pinned
 from builder.manifest.basemodel import Frozen, Model
 from builder.manifest.types import SHA256_PATTERN, DownloadUrl, FileName, PackageRole
 from builder.model.plugins import Upgrades
@@ -45,9 +46,7 @@ class LockedDownload(Frozen):
 
 
 def _from_v1(pin: dict[str, Any]) -> dict[str, Any]:
-    """Lock version 1 named the role `kind` and wrote every field of both kinds, unused ones null."""
-    common = {"role": pin["kind"], "file": pin["file"], "sha256": pin["sha256"], "size": pin["size"]}
-    return {"kind": "download", "url": pin["url"], **common}
+    return {"kind": "download", "url": pin["url"], **v1_pinned(pin)}
 
 
 class DownloadKind:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from builder.inputs.package_kinds import v1_pinned
 from builder.manifest.basemodel import Frozen, Model
 from builder.manifest.types import SHA256_PATTERN, FileName, PackageRole, Script
 from builder.model.plugins import Upgrades
@@ -48,9 +49,7 @@ class LockedGenerated(Frozen):
 
 
 def _from_v1(pin: dict[str, Any]) -> dict[str, Any]:
-    """Lock version 1 named the role `kind` and wrote every field of both kinds, unused ones null."""
-    common = {"role": pin["kind"], "file": pin["file"], "sha256": pin["sha256"], "size": pin["size"]}
-    return {"kind": "generate", "command": pin["generate"], **common}
+    return {"kind": "generate", "command": pin["generate"], **v1_pinned(pin)}
 
 
 class GenerateKind:

@@ -103,3 +103,9 @@ def kinds() -> dict[str, PackageKind]:
 def kind_of(form: object) -> PackageKind:
     """The kind of a manifest entry or of a pin."""
     return cast(PackageKind, plugins.kind_of(plugins.PACKAGES, form))
+
+
+def v1_pinned(pin: dict[str, Any]) -> dict[str, Any]:
+    """What every package pin of lock version 1 has, as version 2 names it: v1 named the role `kind`
+    and wrote every field of both kinds, unused ones null."""
+    return {"role": pin["kind"], "file": pin["file"], "sha256": pin["sha256"], "size": pin["size"]}
