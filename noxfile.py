@@ -14,10 +14,19 @@ nox.options.reuse_existing_virtualenvs = True
 UNREACHABLE = 3  # stackbuild's exit code for a source that did not answer (builder.model.errors.Unreached)
 OUTAGE_RETRY_SECONDS = (30, 120)
 
+# Written from the commands' declarations (builder/cli/stack_commands.py, image_commands.py) by
+# builder.cli.reference, not imported: nox loads this file where stackbuild's dependencies may not be.
+# <generated: stackbuild's options the sessions read, from their declarations; `nox -s docs`>
+ARCHITECTURES = ("x86_64", "aarch64")  # every architecture --arch names
+ARCH = "--arch"  # build's, lock's and publish's architecture
+CHECK = "--check"  # lock's: check the lock, write nothing
+PREFLIGHT = "--preflight"  # build's: only what needs no engine
+# </generated>
+
 
 def _foreign(posargs: list[str]) -> list[str]:
     """Another architecture than the host's builds under emulation: the setup step installs it."""
-    arches = [value for flag, value in itertools.pairwise(posargs) if flag == "--arch"]
+    arches = [value for flag, value in itertools.pairwise(posargs) if flag == ARCH]
     return [option for arch in arches for option in ("--foreign", arch)]
 
 
@@ -27,7 +36,7 @@ def build_stack(session: nox.Session) -> None:
     session.install("-e", ".")
     # What needs no engine first (a known-bad combination, what a first lock needs): a build that
     # cannot work stops before anything is installed on the host.
-    session.run("stackbuild", "build", "--preflight", *session.posargs)
+    session.run("stackbuild", "build", PREFLIGHT, *session.posargs)
     session.run("python", "-m", "builder.hostsetup", "--docker", *_foreign(session.posargs))
     session.run("stackbuild", "build", *session.posargs)
 
@@ -37,7 +46,7 @@ def publish(session: nox.Session) -> None:
     """Build, smoke and push a stack for every architecture: nox -s publish -- STACK --registry R [options]."""
     session.install("-e", ".")
     # Every architecture the manifest lists is built unless --arch narrows it: emulation may be needed.
-    foreign = _foreign(session.posargs) or ["--foreign", "x86_64", "--foreign", "aarch64"]
+    foreign = _foreign(session.posargs) or [option for arch in ARCHITECTURES for option in ("--foreign", arch)]
     session.run("python", "-m", "builder.hostsetup", "--docker", *foreign)
     session.run("stackbuild", "publish", *session.posargs)
 
@@ -49,7 +58,7 @@ def lock(session: nox.Session) -> None:
     session.run("python", "-m", "builder.hostsetup", *_foreign(session.posargs))
     # Exit 3 from `lock --check` (a source did not answer) is an outage, not drift: tried again
     # first. A lock that leaves parts unresolved (exit 3 too) is written: it is said, not retried.
-    retries = OUTAGE_RETRY_SECONDS if "--check" in session.posargs else ()
+    retries = OUTAGE_RETRY_SECONDS if CHECK in session.posargs else ()
     for wait in (*retries, None):
         try:
             session.run("stackbuild", "lock", *session.posargs)
@@ -87,10 +96,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Regenerate docs/cli.md from the CLI's own --help (tests/unit/test_docs.py checks it)."""
+    """Regenerate docs/cli.md and noxfile.py's generated block from the commands' declarations."""
     session.install("-e", ".")
-    with open("docs/cli.md", "w") as out:
-        session.run("python", "-m", "builder.cli.reference", stdout=out)
+    session.run("python", "-m", "builder.cli.reference")  # tests/unit/test_docs.py checks both
 
 
 @nox.session

@@ -1,4 +1,7 @@
-"""The stackbuild command line: a thin layer over the core, one module per command family.
+"""The stackbuild command line: a thin layer over the core, one module per command family. Every
+command is declared once, in stack_commands or image_commands (builder.cli.declare says how); the
+parser, the typed options each command gets, docs/cli.md and noxfile.py's view of the options are made
+from those declarations.
 
 This is the one error boundary: bad input exits 2 with one line, a failure exits 1 with one
 line, and anything unexpected exits 1 naming a log that holds the traceback (--debug shows it).
@@ -15,13 +18,14 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 
 from builder import __version__
-from builder.cli import commands, dispatch, image_commands, stack_commands
+from builder.cli import image_commands, stack_commands
 from builder.cli.context import Context, project_root
+from builder.cli.declare import Command, add_command, task_listing
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
 from builder.model.registry import registry_of
 from builder.store.scratch import remove_live_scratch
@@ -37,13 +41,21 @@ lock --check); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 """
 
 
+# Every command, in the order `stackbuild --help` lists them.
+COMMANDS: tuple[Command, ...] = (*stack_commands.DECLARED.commands, *image_commands.DECLARED.commands)
+
+
 @functools.cache  # built once per process: the tests call main() thousands of times
 def build_parser() -> argparse.ArgumentParser:
+    return make_parser(COMMANDS)
+
+
+def make_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stackbuild",
         usage="stackbuild [-h] [--version] [--root ROOT] [--site-config FILE] [--debug] COMMAND ...",
         description="Reproducible container builds of the Ascend NPU software stack.",
-        epilog=f"{commands.task_listing()}\n\n{EPILOG}",
+        epilog=f"{task_listing(commands)}\n\n{EPILOG}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"stackbuild {__version__}")
@@ -64,30 +76,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS, prog="stackbuild"
     )
-    stack_commands.add_stack_commands(sub)
-    stack_commands.add_lock_commands(sub)
-    stack_commands.add_build_commands(sub)
-    image_commands.add_publish_commands(sub)
-    image_commands.add_bundle_commands(sub)
-    image_commands.add_handoff_commands(sub)
+    for command in commands:
+        add_command(sub, command)
     return parser
 
 
 def _run(ctx: Context, args: argparse.Namespace) -> int:
     paused = not gc.isenabled()  # by the entry point (builder.__main__), for start-up
-    run: dispatch.Handler = args.target
+    command: Command = args.declared
     if paused:  # everything imported so far stays: the collector need not look at it again
         gc.freeze()
         gc.enable()
     with _registry_credentials_for(_named_registry(ctx, args)):
-        if not args.uses_cache:
-            return run(ctx, args)
+        if not command.uses_cache:
+            return command.run(ctx, args)
         from builder.execute.history import running_build  # only commands that use the cache pay for it
 
         cache = ctx.cache()
         with running_build(cache):  # gc refuses to run meanwhile
             cache.scratch.sweep()  # what a killed command left in tmp/ (a kill -9 unwinds nothing)
-            return run(ctx, args)
+            return command.run(ctx, args)
 
 
 NO_REGISTRY = "-"  # names no registry: the environment's credentials go nowhere
@@ -162,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         debug=args.debug,
     )
     try:
-        if getattr(args, "takes_default_stack", False) and args.stack is None:
+        if args.declared.takes_default_stack and args.stack is None:
             args.stack = ctx.default_stack()
         code = _run(ctx, args)
     except ManifestError as err:

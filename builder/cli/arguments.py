@@ -1,15 +1,20 @@
-"""What several commands declare alike: option values checked as argparse reads them (a registry,
-a tag, a git revision, an engine address, a positive number) and the option groups commands share
-(a stage's stack and architecture, the engines and registry caches a build uses, a container's
-devices, the variant of an image to pull)."""
+"""What several commands declare alike, each declared once: option values checked as argparse reads
+them (a registry, a tag, a git revision, an engine address, a positive number), the options commands
+share (a stack, --arch, --jobs, the engines and registry stage caches a build uses, a container's
+devices, --json, -o) as `Annotated` types a command's field takes, and the architecture an --arch
+left out means."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import re
+from pathlib import Path
+from typing import Annotated
 
-from builder.model.arch import ARCHITECTURES
+from builder.cli.declare import Flag, option, positional, switch
+from builder.model.arch import ARCHITECTURES, Arch
+from builder.model.errors import InputError
 from builder.model.registry import registry_repo
 
 
@@ -53,27 +58,59 @@ def positive(text: str) -> int:
     return int(text)
 
 
-def stage_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "stack", nargs="?", help="stack name or manifest (default: the project's only stack, else reference)"
-    )
-    p.set_defaults(takes_default_stack=True)  # main() names it: which it is depends on the project
-    p.add_argument("--arch", choices=ARCHITECTURES, help="architecture to build for (default: this host's)")
+def target_arch(arch: str | None) -> Arch:
+    """The architecture --arch names, else this host's."""
+    if arch:
+        return Arch(arch)
+    try:
+        return Arch.host()
+    except ValueError as err:
+        raise InputError(f"this host's architecture is not one stackbuild builds for ({err}): pass --arch") from err
 
 
-def jobs_option(p: argparse.ArgumentParser) -> None:
-    """--jobs, as build and publish take it."""
-    p.add_argument(
+def arch_option(help: str) -> Flag:
+    """--arch: one architecture (None: the command says which)."""
+    return option("--arch", choices=ARCHITECTURES, help=help)
+
+
+def arches_option(help: str) -> Flag:
+    """--arch, repeatable: the architectures a command covers (None: the command says which)."""
+    return option("--arch", action="append", choices=ARCHITECTURES, help=help)
+
+
+def output_option(help: str, *, required: bool = False) -> Flag:
+    return option("-o", "--output", type=Path, required=required, help=help)
+
+
+# A stack named on the command line.
+Stack = Annotated[str, positional("stack name or manifest path")]
+DefaultStack = Annotated[
+    str,
+    positional(
+        "stack name or manifest (default: the project's only stack, else reference)", nargs="?", default_stack=True
+    ),
+]
+# The architecture a stage is made for: render, plan, build, verify-reproducible.
+StageArch = Annotated[str | None, arch_option("architecture to build for (default: this host's)")]
+# The variant of a multi-architecture image to look into: inspect, diff, sbom.
+PullArch = Annotated[str | None, arch_option("the variant to pull when the image is not here (default: this host's)")]
+PulledImage = Annotated[str, positional("image tag or id (pulled when not here)")]
+Json = Annotated[bool, switch("machine-readable output")]
+
+# Where a build runs: build and publish.
+Jobs = Annotated[
+    int,
+    option(
         "--jobs",
         "-j",
         type=positive,
         default=default_jobs(),
         help="stages built at once (default: the cores, at most 4)",
-    )
-
-
-def cache_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+    ),
+]
+Engines = Annotated[
+    list[str],
+    option(
         "--engine",
         action="append",
         default=[],
@@ -81,36 +118,31 @@ def cache_options(p: argparse.ArgumentParser) -> None:
         help="a Docker engine to build on (repeatable: independent stages are spread over them, sharing "
         "images through the registry cache, so --cache-to is needed; the first holds the results; "
         "default DOCKER_HOST or the local engine)",
-    )
-    p.add_argument(
+    ),
+]
+CacheFrom = Annotated[
+    str | None,
+    option(
         "--cache-from",
         metavar="REGISTRY/REPO",
         type=registry_option,
         help="registry stage cache to pull missing stages from, probed before use (default: the site's cache_registry)",
-    )
-    p.add_argument(
+    ),
+]
+CacheTo = Annotated[
+    str | None,
+    option(
         "--cache-to",
         metavar="REGISTRY/REPO",
         type=registry_option,
         help="registry stage cache to push stages to once their probes pass (default: the site's cache_registry "
         "when its cache_push is true); auth from `docker login`",
-    )
+    ),
+]
 
-
-def container_options(p: argparse.ArgumentParser) -> None:
-    """What run and shell share: which NPUs, and the docker run line instead of running it."""
-    p.add_argument(
-        "--device", action="append", type=int, default=[], metavar="N", help="use /dev/davinciN only (repeatable)"
-    )
-    p.add_argument("--print", action="store_true", help="print the docker run line instead of running it")
-
-
-def pull_arch_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--arch", choices=ARCHITECTURES, help="the variant to pull when the image is not here (default: this host's)"
-    )
-
-
-def image_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    pull_arch_option(p)
+# What run and shell share: which NPUs, and the docker run line instead of running it.
+Devices = Annotated[
+    list[int],
+    option("--device", action="append", type=int, default=[], metavar="N", help="use /dev/davinciN only (repeatable)"),
+]
+PrintOnly = Annotated[bool, switch("print the docker run line instead of running it")]

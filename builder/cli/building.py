@@ -3,37 +3,26 @@
 from __future__ import annotations
 
 import json
-import os
-import shlex
-import sys
 
 from builder import lock as lock_io
+from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
-from builder.cli.options import BuildArgs, EngineArgs, PlanArgs, RenderArgs, SmokeArgs, StageArgs
-from builder.cli.screen import plan_lines, show, tag_lines
+from builder.cli.engines import build_options
+from builder.cli.readiness import refuse_unsupported, run_compat, steps_needed
+from builder.cli.screen import final_lines, plan_lines, show
+from builder.cli.stack_commands import BuildArgs, PlanArgs, RenderArgs, SmokeArgs
 from builder.engine import BuildEngine, connect
 from builder.execute import chain
-from builder.execute.chain import BuildOptions, Request
-from builder.execute.stage_registry import RegistryCache
+from builder.execute.chain import Request
 from builder.manifest.model import Smoke
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.plan.plan_model import Plan
 from builder.plan.why import why
-from builder.verify.diagnose import diagnose
-from builder.verify.smoke import SmokeResult, run_smoke
+from builder.verify.smoke import SmokeResult, run_smoke, smoke_report
 
 
-def target_arch(arch: str | None) -> Arch:
-    if arch:
-        return Arch(arch)
-    try:
-        return Arch.host()
-    except ValueError as err:
-        raise InputError(f"this host's architecture is not one stackbuild builds for ({err}): pass --arch") from err
-
-
-def _plan(ctx: Context, args: StageArgs) -> tuple[Request, Plan]:
+def _plan(ctx: Context, args: RenderArgs | PlanArgs) -> tuple[Request, Plan]:
     request = ctx.request(args.stack, target_arch(args.arch))
     return request, chain.plan(request, say)
 
@@ -83,16 +72,9 @@ def cmd_plan(ctx: Context, args: PlanArgs) -> int:
 
 
 def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
-    say(f"[stackbuild] smoke: {outcome.summary}")
-    if outcome.access.devices:
-        flags = " ".join(shlex.quote(f) for f in outcome.access.docker_run_flags())
-        say(f"[stackbuild] by hand: docker run --rm {flags} {image} bash -c {shlex.quote(command)}")
-    if not outcome.passed and outcome.launched:
-        say(outcome.output[-2000:])
-        if cause := diagnose(outcome.output.splitlines()):
-            say(f"[stackbuild] likely cause: {cause}")
-        return 1
-    return 0
+    for line in smoke_report(outcome, image, command):
+        say(line)
+    return 1 if outcome.failed else 0
 
 
 def preflight(ctx: Context, stack: str, allow_unsupported: bool, frozen: bool, arch: Arch) -> bool:
@@ -100,9 +82,6 @@ def preflight(ctx: Context, stack: str, allow_unsupported: bool, frozen: bool, a
     it leaves unresolved for an architecture to build; for one without, a known-bad combination first,
     then everything its first lock still needs, all at once (a lock's combination was accepted when it
     was made). Whether the stack has a lock."""
-    from builder.cli.locking import steps_needed
-    from builder.cli.stacks import refuse_unsupported
-
     loaded, _ = ctx.load(stack)
     target = ctx.lock_path(loaded.name)
     if target.exists():
@@ -119,62 +98,27 @@ def preflight(ctx: Context, stack: str, allow_unsupported: bool, frozen: bool, a
     return False
 
 
-def build_options(ctx: Context, args: EngineArgs) -> tuple[BuildEngine, BuildOptions]:
-    """The engine to build on and the build's options, from the arguments and the site config."""
-    site = ctx.site()
-    registry = RegistryCache(
-        pull_from=args.cache_from or site.cache_registry,
-        push_to=args.cache_to or (site.cache_registry if site.cache_push else None),
-    )
-    if not os.environ.get("DOCKER_TLS_VERIFY") and any(url.startswith("tcp://") for url in args.engine):
-        say(
-            "[stackbuild] note: tcp:// engines without DOCKER_TLS_VERIFY=1 are spoken to unencrypted "
-            "(registry logins too)"
-        )
-    first, more = (args.engine[0], args.engine[1:]) if args.engine else (None, [])
-    options = BuildOptions(
-        jobs=args.jobs,
-        live=sys.stderr.isatty(),
-        log_dir=ctx.log_dir(),
-        registry=registry,
-        more_engines=tuple((url, connect(url)) for url in more),
-        engine_name=first or os.environ.get("DOCKER_HOST") or "the local engine",
-    )
-    return connect(first), options
-
-
-def build_arch(
-    ctx: Context, args: EngineArgs, arch: Arch, frozen: bool, allow_unsupported: bool = False
-) -> chain.Built:
-    """Build the stack for arch from its lock (made first when it has none, unless frozen), and tag the finals."""
-    from builder.cli.stacks import run_compat
-
-    loaded, path = ctx.load(args.stack)
-    if not preflight(ctx, args.stack, allow_unsupported, frozen, arch):
-        say(f"[stackbuild] {loaded.name} has no lock: locking it first (`stackbuild lock {loaded.name} --arch {arch}`)")
-        run_compat(loaded, allow_unsupported)
-    locked = chain.locked(loaded, ctx.lock_path(loaded.name), ctx.resolver(path), arch)
-    request = Request(loaded, path, locked, ctx.site(), ctx.cache(), arch, frozen)
-    engine, options = build_options(ctx, args)
-    built = chain.build(request, engine, options, ctx.root / ".stackbuild" / "provenance", say)
-    say(f"[stackbuild] provenance: {built.provenance}")
-    facts = {tag: engine.inspect(tag) for tag in built.tagged.tags.values()}
-    show(tag_lines((tag, about.id, about.size) for tag, about in facts.items()))
-    return built
-
-
-def run_smoke_of(built: chain.Built) -> int:
-    outcome = chain.smoked(built)
-    return _report_smoke(outcome, built.tagged.tags["runtime-image"], built.request.manifest.smoke.command)
-
-
 def cmd_build(ctx: Context, args: BuildArgs) -> int:
+    """The stack built for one architecture from its lock (made first when it has none, unless --frozen),
+    its finals tagged and shown, then smoked."""
+    arch = target_arch(args.arch)
     if args.preflight:
-        preflight(ctx, args.stack, args.allow_unsupported, args.frozen, target_arch(args.arch))
+        preflight(ctx, args.stack, args.allow_unsupported, args.frozen, arch)
         print(f"preflight: {args.stack} can be built here once the host is set up")
         return 0
-    result = build_arch(ctx, args, target_arch(args.arch), args.frozen, args.allow_unsupported)
-    return 0 if args.no_smoke else run_smoke_of(result)
+    loaded, path = ctx.load(args.stack)
+    if not preflight(ctx, args.stack, args.allow_unsupported, args.frozen, arch):
+        say(f"[stackbuild] {loaded.name} has no lock: locking it first (`stackbuild lock {loaded.name} --arch {arch}`)")
+        run_compat(loaded, args.allow_unsupported)
+    locked = chain.locked(loaded, ctx.lock_path(loaded.name), ctx.resolver(path), arch)
+    request = Request(loaded, path, locked, ctx.site(), ctx.cache(), arch, args.frozen)
+    engine, options = build_options(ctx, args)
+    built = chain.build(request, engine, options, ctx.root / ".stackbuild" / "provenance", say)
+    show(final_lines(engine, built))
+    if args.no_smoke:
+        return 0
+    outcome = chain.smoked(built)
+    return _report_smoke(outcome, built.tagged.tags["runtime-image"], loaded.smoke.command)
 
 
 def cmd_smoke(ctx: Context, args: SmokeArgs) -> int:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from builder.cli.context import Context
-from builder.cli.options import DoctorArgs
+from builder.cli.image_commands import DoctorArgs
 from builder.cli.screen import doctor_lines, show
 from builder.engine import connect
 from builder.engine.registry_api import RegistryClient

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from builder.cli.context import Context, say
-from builder.cli.options import DiffArgs, InspectArgs, SbomArgs
+from builder.cli.image_commands import DiffArgs, InspectArgs, SbomArgs
 from builder.cli.screen import show
 from builder.engine import connect
 from builder.engine.protocol import EngineError

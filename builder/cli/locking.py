@@ -6,13 +6,11 @@ import sys
 
 from builder import lock as lock_io
 from builder.cli.context import Context
-from builder.cli.options import LockArgs
-from builder.cli.stacks import run_compat
-from builder.inputs.source_kinds import kind_of
+from builder.cli.readiness import run_compat
+from builder.cli.stack_commands import LockArgs
 from builder.lock.check import check, mirror_drift
 from builder.lock.make_lock import how_to_complete, make_lock
 from builder.lock.relock import UPDATE_ALL
-from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import InputError, Unreached
 
@@ -51,16 +49,3 @@ def cmd_lock(ctx: Context, options: LockArgs) -> int:
         print("\n".join(block), file=sys.stderr)
         return Unreached.exit_code
     return 0
-
-
-def steps_needed(ctx: Context, loaded: Manifest) -> list[str]:
-    """Everything that stands between a supported stack without a lock and its build, all at once."""
-    site = ctx.site()
-    steps = [
-        f"add repos.{name} (component {comp.id}'s repository) to the site configuration ({site.where})"
-        for comp in loaded.components
-        if (origin := kind_of(comp.source).origin(comp.source))
-        and origin.startswith("site:")
-        and (name := origin.removeprefix("site:")) not in site.repos
-    ]
-    return steps

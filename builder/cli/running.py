@@ -9,9 +9,10 @@ import shlex
 import shutil
 import sys
 
-from builder.cli.building import target_arch
+from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
-from builder.cli.options import ContainerArgs, RunArgs, ShellArgs
+from builder.cli.image_commands import ContainerArgs, RunArgs
+from builder.cli.stack_commands import ShellArgs
 from builder.engine import connect
 from builder.execute import chain
 from builder.execute.debug import last_failure, rerun_line

@@ -1,6 +1,6 @@
-"""What people read, made for a terminal 100 columns wide: the lines `build`, `plan` and `doctor`
-print (digests cut to 12 hex digits, the whole ones in `--json`), printed through rich so verdicts
-are coloured on a terminal and plain in a pipe or with NO_COLOR (rich reads both)."""
+"""What people read, made for a terminal 100 columns wide: the lines `build`, `publish`, `plan` and
+`doctor` print (digests cut to 12 hex digits, the whole ones in `--json`), printed through rich so
+verdicts are coloured on a terminal and plain in a pipe or with NO_COLOR (rich reads both)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from builder.execute.progress import STATE_STYLES
 
 if TYPE_CHECKING:
+    from builder.engine import Engine
+    from builder.execute.chain import Built
     from builder.handoff.doctor import Check
     from builder.plan.plan_model import Plan
 
@@ -26,6 +28,12 @@ def short(digest: str) -> str:
 def tag_lines(tags: Iterable[tuple[str, str, int]]) -> list[str]:
     """Each final image: its tag, short id and size ((tag, image id, bytes))."""
     return [f"{tag}  {short(image)}  ({size / 1e6:.0f} MB)" for tag, image, size in tags]
+
+
+def final_lines(engine: Engine, built: Built) -> list[str]:
+    """`build` and `publish`: each final image built, as the engine has it."""
+    facts = {tag: engine.inspect(tag) for tag in built.tagged.tags.values()}
+    return tag_lines((tag, about.id, about.size) for tag, about in facts.items())
 
 
 def plan_lines(plan: Plan, rows: Sequence[dict[str, object]]) -> list[str]:

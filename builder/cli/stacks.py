@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 from builder.cli.context import Context, say
-from builder.cli.options import CheckArgs, NewArgs, SchemaArgs, ValidateArgs
+from builder.cli.readiness import run_compat
+from builder.cli.stack_commands import CheckArgs, NewArgs, SchemaArgs, ValidateArgs
 from builder.inputs import package_kinds
-from builder.manifest import compat, load, new
+from builder.manifest import load, new
 from builder.manifest.loading import json_schema
-from builder.manifest.model import Manifest
 from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.manifest.types import NAME_PATTERN
 from builder.model.errors import InputError, ManifestError, StackbuildError
@@ -41,33 +41,6 @@ def cmd_validate(ctx: Context, args: ValidateArgs) -> int:
 def cmd_schema(ctx: Context, args: SchemaArgs) -> int:
     print(json.dumps(json_schema(), indent=2))
     return 0
-
-
-def run_compat(loaded: Manifest, allow_unsupported: bool) -> compat.Report:
-    report = compat.check(loaded)
-    for line in report.errors:  # the fatal first
-        say(f"compat: {'allowed' if allow_unsupported else 'error'}: {line}")
-    for line in report.warnings:
-        say(f"compat: warning: {line}")
-    for line in report.notes:
-        say(f"compat: {line}")
-    if report.errors and not allow_unsupported:
-        raise _unsupported(loaded)
-    return report
-
-
-def _unsupported(loaded: Manifest) -> InputError:
-    return InputError(f"stack {loaded.name} is not a supported combination (pass --allow-unsupported to go on anyway)")
-
-
-def refuse_unsupported(loaded: Manifest, allow_unsupported: bool) -> None:
-    """A known-bad combination stops a command before it does anything else (host setup, locking,
-    downloads): its reasons first, each with the supported alternative the catalog has."""
-    if allow_unsupported or not (errors := compat.check(loaded).errors):
-        return
-    for line in errors:
-        say(f"compat: error: {line}")
-    raise _unsupported(loaded)
 
 
 def cmd_check(ctx: Context, args: CheckArgs) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from builder.cli.context import Context, say
-from builder.cli.options import GcArgs
+from builder.cli.image_commands import GcArgs
 from builder.engine import BuildEngine, connect
 from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running
 from builder.store.cache import Cache

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from builder.cli.context import Context, say
-from builder.cli.options import ImportArgs, VendorArgs
+from builder.cli.image_commands import ImportArgs, VendorArgs
 from builder.execute import chain
 from builder.execute.bundle import import_bundle, vendor
 from builder.model.arch import Arch

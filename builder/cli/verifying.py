@@ -6,10 +6,10 @@ import dataclasses
 import time
 
 from builder import lock as lock_io
-from builder.cli.building import target_arch
+from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
-from builder.cli.options import VerifyArgs
 from builder.cli.screen import network_note
+from builder.cli.stack_commands import VerifyArgs
 from builder.engine import BuildEngine, connect
 from builder.execute import chain
 from builder.execute.chain import Request

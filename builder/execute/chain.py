@@ -1,43 +1,60 @@
 """The build chain, written out once: the stack's lock read (or made first), the locked request's
 inputs prepared, resolved and planned, what is cached found, the rest executed, the finals tagged,
-the run recorded with its provenance; smoked when the caller asks. The CLI, verify-reproducible,
-vendor, bench and the tests call these functions and never its steps (an import contract holds the
-CLI to it), so no caller writes the chain again.
+the run recorded with its provenance; smoked when the caller asks; and publish's: every architecture
+built and smoked, then pushed. The CLI, verify-reproducible, vendor, bench and the tests call these
+functions and never its steps (an import contract holds the CLI to it), so no caller writes the chain
+again.
 
 Each step's result is the next one's argument and the caller's return value; nothing is handed back
 up through a display or a shared object."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from builder.engine import BuildEngine, Engine
 from builder.execute.history import record_run
 from builder.execute.pipeline import BuildOptions, Tagged, Work, execute, find_cached, smoke, tag_finals
 from builder.execute.provenance import provenance, write_provenance
+from builder.inputs.project import origin_of
 from builder.lock import io as lock_io
 from builder.lock.locked import Lock
 from builder.lock.make_lock import make_lock
 from builder.lock.resolver import Resolver
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
+from builder.model.errors import StackbuildError
 from builder.model.say import Say
+from builder.plan.labels import release_name
 from builder.plan.make import make_plan
 from builder.plan.plan_model import Plan
 from builder.plan.prepare import Inputs, Request, prepare_inputs, refuse_unresolved, resolve_inputs
-from builder.verify.smoke import SmokeResult
+from builder.verify.smoke import SmokeResult, smoke_report
+
+if TYPE_CHECKING:  # publishing's modules are imported when a publish runs: the provenance's protobufs cost
+    # every plan, render and build a quarter of a second
+    from builder.engine.registry_api import RegistryClient
+    from builder.execute.publish import Pushed
 
 __all__ = [
     "BuildOptions",
     "Built",
+    "Destination",
+    "Published",
     "Request",
     "build",
     "cached",
+    "destination",
     "locked",
     "plan",
     "prepared",
+    "published",
     "refuse_unresolved",
     "smoked",
 ]
@@ -92,9 +109,68 @@ def build(request: Request, engine: BuildEngine, options: BuildOptions, provenan
     pulled = f", {len(done.pulled)} pulled" if done.pulled else ""
     say(f"[stackbuild] {len(done.built)} built{pulled}, {len(done.cached)} cached in {took:.2f}s")
     record = provenance(tagged, request.lock, options.engine_name, took, inputs.origin)
-    return Built(request, tagged, engine, took, write_provenance(provenance_dir, record))
+    written = write_provenance(provenance_dir, record)
+    say(f"[stackbuild] provenance: {written}")
+    return Built(request, tagged, engine, took, written)
 
 
 def smoked(built: Built) -> SmokeResult:
     """The stack's smoke command in the runtime image just built (a recorded pass is not run again)."""
     return smoke(built.tagged, built.request.manifest.smoke, built.engine, built.request.cache)
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a publish goes, asked before anything is built: the stack's requests, one per architecture,
+    all from its lock (frozen), and the registry that answered for its repository."""
+
+    requests: tuple[Request, ...]
+    target: str  # REGISTRY/NAMESPACE
+    aliases: tuple[str, ...]
+    client: RegistryClient
+
+
+def destination(requests: Sequence[Request], target: str, aliases: Sequence[str]) -> Destination:
+    """Publish's checks before an engine is touched: every architecture's lock complete, and the registry
+    asked (a refused login or an unreachable registry fails now, not after the builds)."""
+    from builder.engine.registry_api import RegistryClient
+    from builder.execute.publish import immutable_tag
+
+    frozen = tuple(dataclasses.replace(request, frozen=True) for request in requests)  # only what the lock pins
+    for request in frozen:
+        refuse_unresolved(request.lock, request.arch)
+    registry, _, namespace = target.partition("/")
+    client = RegistryClient(registry)
+    client.manifest(f"{namespace}/{frozen[0].lock.stack.lower()}", immutable_tag(frozen[0].lock))
+    return Destination(frozen, target, tuple(aliases), client)
+
+
+@dataclass(frozen=True)
+class Published:
+    built: dict[Arch, Built]
+    pushed: list[Pushed]
+
+
+def published(to: Destination, engine: BuildEngine, options: BuildOptions, provenance_dir: Path, say: Say) -> Published:
+    """Publish's chain: each architecture built and smoked; only when every smoke passed, the images
+    pushed and one image index put per tag, each with the build's provenance."""
+    from builder.execute.publish import BuildRecord, publish
+
+    started = datetime.datetime.now(datetime.timezone.utc)
+    built: dict[Arch, Built] = {}
+    for request in to.requests:
+        name = request.manifest.name
+        say(f"[stackbuild] publish: building {name} for {request.arch} from its lock (frozen)")
+        done = built[request.arch] = build(request, engine, options, provenance_dir, say)
+        outcome = smoked(done)
+        for line in smoke_report(outcome, done.tagged.tags["runtime-image"], request.manifest.smoke.command):
+            say(line)
+        if outcome.failed:  # only what passed its smoke is pushed
+            raise StackbuildError(f"the smoke of {name} failed on {request.arch}: nothing was pushed")
+    last = to.requests[-1]
+    say(f"[stackbuild] publish: pushing to {to.target}")
+    images = {arch: done.tagged.tags for arch, done in built.items()}
+    record = BuildRecord(origin_of(last.manifest_dir), started)
+    release = release_name(last.manifest)
+    pushed = publish(images, last.lock, release, to.target, to.aliases, engine, to.client, record)
+    return Published(built, pushed)

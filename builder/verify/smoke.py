@@ -7,11 +7,13 @@ report says `launch: skipped (no NPU device on this host)`, never a pass.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 from builder.engine import NO_DEVICES, DeviceAccess, Engine
 from builder.manifest.model import Smoke
 from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS
+from builder.verify.diagnose import diagnose
 from builder.verify.host import host_root, npus
 
 
@@ -35,6 +37,11 @@ class SmokeResult:
     output: str
     access: DeviceAccess = NO_DEVICES
 
+    @property
+    def failed(self) -> bool:
+        """Launched and failed: a launch skipped for want of an NPU is no failure (nor a pass)."""
+        return self.launched and not self.passed
+
 
 STATIC_CHECK = (
     'test -d "$ASCEND_TOOLKIT_HOME" && test -f "$ASCEND_TOOLKIT_HOME/$(uname -m)-linux/ascend_toolkit_install.info"'
@@ -54,3 +61,17 @@ def run_smoke(engine: Engine, image: str, smoke: Smoke, devices: list[str] | Non
     passed = result.exit_code == 0 and re.search(smoke.expect, result.output) is not None
     summary = f"launch: {'passed' if passed else 'FAILED'} (exit code {result.exit_code})"
     return SmokeResult(passed, True, summary, result.output, access)
+
+
+def smoke_report(outcome: SmokeResult, image: str, command: str) -> list[str]:
+    """What a person is told of a smoke (build's and publish's alike): its verdict, the docker run line
+    to try it by hand, and for a failed launch the end of its output and the likely cause."""
+    lines = [f"[stackbuild] smoke: {outcome.summary}"]
+    if outcome.access.devices:
+        flags = " ".join(shlex.quote(f) for f in outcome.access.docker_run_flags())
+        lines.append(f"[stackbuild] by hand: docker run --rm {flags} {image} bash -c {shlex.quote(command)}")
+    if outcome.failed:
+        lines.append(outcome.output[-2000:])
+        if cause := diagnose(outcome.output.splitlines()):
+            lines.append(f"[stackbuild] likely cause: {cause}")
+    return lines

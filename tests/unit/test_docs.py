@@ -1,27 +1,39 @@
-"""docs/cli.md is what the CLI's own --help says, `stackbuild --help` lists every command by task, and the
-README stays a short page whose links lead somewhere."""
+"""docs/cli.md is what the CLI's own --help says and noxfile.py reads the options as they are declared
+(both written from the commands' declarations), `stackbuild --help` lists every command by task on lines
+a terminal shows whole, and the README stays a short page whose links lead somewhere."""
 
 from __future__ import annotations
 
-import argparse
 import re
 
-from builder.cli import build_parser
-from builder.cli.commands import TASKS
-from builder.cli.reference import markdown
+import pytest
+
+from builder.cli import COMMANDS
+from builder.cli.declare import task_listing
+from builder.cli.reference import NOX_BEGIN, markdown, nox_block, noxfile_with_block
 from tests.conftest import ROOT
+
+OUT_OF_DATE = "out of date: run `nox -s docs` (or python -m builder.cli.reference)"
 
 
 def test_the_cli_reference_is_the_clis_own_help() -> None:
     written = (ROOT / "docs" / "cli.md").read_text()
-    assert written == markdown(), "docs/cli.md is out of date: run `nox -s docs` (or python -m builder.cli.reference)"
+    assert written == markdown(), f"docs/cli.md is {OUT_OF_DATE}"
 
 
-def test_every_command_is_listed_under_exactly_one_task() -> None:
-    (commands,) = (a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    listed = [name for _, group in TASKS for name, _ in group]
-    assert sorted(listed) == sorted(commands.choices), "builder/cli/commands.py TASKS: list each command once"
-    assert all(len(f"  {name:<20}  {summary}") <= 100 for _, group in TASKS for name, summary in group)
+def test_the_noxfile_reads_the_options_as_they_are_declared() -> None:
+    noxfile = (ROOT / "noxfile.py").read_text()
+    assert noxfile == noxfile_with_block(noxfile, nox_block()), f"noxfile.py's generated block is {OUT_OF_DATE}"
+    assert 'ARCH = "--arch"' in noxfile and "if flag == ARCH]" in noxfile  # what the sessions read is the block
+    with pytest.raises(ValueError, match="no block"):
+        noxfile_with_block(noxfile.replace(NOX_BEGIN, "# gone"), nox_block())
+
+
+def test_every_command_is_listed_under_one_task_on_a_line_a_terminal_shows_whole() -> None:
+    listing = task_listing(COMMANDS)
+    listed = [line.split()[0] for line in listing.splitlines() if line.startswith("  ")]
+    assert sorted(listed) == sorted(c.name for c in COMMANDS)
+    assert all(len(line) <= 100 for line in listing.splitlines())
 
 
 def test_the_readme_stays_short_and_every_link_in_the_docs_leads_somewhere() -> None:

@@ -913,30 +913,31 @@ def test_a_fetch_input_is_locked_cached_and_placed_in_the_context(
     assert "cannot be downloaded" in lines[0], err
 
 
-def test_every_command_that_builds_passes_the_preflight(tmp_path: Path) -> None:
-    """publish builds through build_arch as build does: both refuse an unresolved lock before anything runs."""
+def test_every_command_that_builds_refuses_an_unresolved_lock_before_anything_runs(tmp_path: Path) -> None:
+    """build through its preflight, publish through the chain's destination: an unresolved lock is named
+    before an engine or a registry is asked."""
     from builder.cli import build_parser
     from builder.cli.building import preflight
     from builder.cli.context import Context
-    from builder.cli.options import BuildArgs, PublishArgs, parsed
+    from builder.cli.declare import parsed
+    from builder.cli.image_commands import PublishArgs
+    from builder.cli.stack_commands import BuildArgs
 
     root = tmp_path / "project"
     shutil.copytree(ROOT / "stacks", root / "stacks", ignore=shutil.ignore_patterns("reference"))
     (root / "lockfiles").mkdir()
     shutil.copy(ROOT / "lockfiles" / "8.5.0.lock.json", root / "lockfiles")
     ctx = Context(root=root, site_path=None, debug=False, cache_root=tmp_path / "cache")
-    commands = (
-        (BuildArgs, ["build", "8.5.0"]),
-        (PublishArgs, ["publish", "8.5.0", "--registry", "127.0.0.1:5000/team"]),
-    )
-    stacks = [parsed(kind, build_parser().parse_args(argv)).stack for kind, argv in commands]
-    for stack in stacks:  # the committed lock leaves parts unresolved: named before anything runs
-        with pytest.raises(Unreached, match=r"x86_64 python packages of tilelang-ascend \(https://download"):
-            preflight(ctx, stack, False, frozen=True, arch=Arch.X86_64)
+    build = parsed(BuildArgs, build_parser().parse_args(["build", "8.5.0"]))
+    publish = parsed(PublishArgs, build_parser().parse_args(["publish", "8.5.0", "--registry", "127.0.0.1:9/team"]))
+    unresolved = r"x86_64 python packages of tilelang-ascend \(https://download"
+    with pytest.raises(Unreached, match=unresolved):
+        preflight(ctx, build.stack, False, frozen=True, arch=Arch.X86_64)
+    with pytest.raises(Unreached, match=unresolved):  # port 9 answers nothing: the registry was never asked
+        chain.destination([ctx.request(publish.stack, Arch.X86_64)], publish.registry, publish.alias)
     complete = lock.read(root / "lockfiles" / "8.5.0.lock.json").model_copy(update={"unresolved": []})
     lock.write(complete.sealed(), root / "lockfiles" / "8.5.0.lock.json")
-    for stack in stacks:
-        assert preflight(ctx, stack, False, frozen=True, arch=Arch.X86_64) is True
+    assert preflight(ctx, build.stack, False, frozen=True, arch=Arch.X86_64) is True
 
 
 def test_a_base_drift_names_its_cause_mirror_or_bytes() -> None:

@@ -1,0 +1,38 @@
+"""The engine a build runs on and the build's options, from --jobs, --engine, --cache-from/--cache-to
+and the site config: what build and publish (two command families, which import no other) share."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from builder.cli.context import Context, say
+from builder.cli.image_commands import PublishArgs
+from builder.cli.stack_commands import BuildArgs
+from builder.engine import BuildEngine, connect
+from builder.execute.chain import BuildOptions
+from builder.execute.stage_registry import RegistryCache
+
+
+def build_options(ctx: Context, args: BuildArgs | PublishArgs) -> tuple[BuildEngine, BuildOptions]:
+    """The engine to build on and the build's options, from the arguments and the site config."""
+    site = ctx.site()
+    registry = RegistryCache(
+        pull_from=args.cache_from or site.cache_registry,
+        push_to=args.cache_to or (site.cache_registry if site.cache_push else None),
+    )
+    if not os.environ.get("DOCKER_TLS_VERIFY") and any(url.startswith("tcp://") for url in args.engine):
+        say(
+            "[stackbuild] note: tcp:// engines without DOCKER_TLS_VERIFY=1 are spoken to unencrypted "
+            "(registry logins too)"
+        )
+    first, more = (args.engine[0], args.engine[1:]) if args.engine else (None, [])
+    options = BuildOptions(
+        jobs=args.jobs,
+        live=sys.stderr.isatty(),
+        log_dir=ctx.log_dir(),
+        registry=registry,
+        more_engines=tuple((url, connect(url)) for url in more),
+        engine_name=first or os.environ.get("DOCKER_HOST") or "the local engine",
+    )
+    return connect(first), options
