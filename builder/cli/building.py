@@ -11,7 +11,7 @@ from builder import lock as lock_io
 from builder.cli.context import Context, say
 from builder.cli.options import BuildArgs, EngineArgs, PlanArgs, RenderArgs, SmokeArgs, StageArgs
 from builder.cli.screen import plan_lines, show, tag_lines
-from builder.engine import BuildEngine, connect
+from builder.engine import BuildEngine, connect, launcher
 from builder.execute import chain
 from builder.execute.chain import BuildOptions, Request
 from builder.execute.stage_registry import RegistryCache
@@ -85,8 +85,8 @@ def cmd_plan(ctx: Context, args: PlanArgs) -> int:
 def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
     say(f"[stackbuild] smoke: {outcome.summary}")
     if outcome.access.devices:
-        flags = " ".join(shlex.quote(f) for f in outcome.access.docker_run_flags())
-        say(f"[stackbuild] by hand: docker run --rm {flags} {image} bash -c {shlex.quote(command)}")
+        line = launcher().launch_line(image, ["bash", "-c", command], access=outcome.access)
+        say(f"[stackbuild] by hand: {shlex.join(line)}")
     if not outcome.passed and outcome.launched:
         say(outcome.output[-2000:])
         if cause := diagnose(outcome.output.splitlines()):
