@@ -1,4 +1,5 @@
-"""An in-memory Engine (the Protocol of builder.engine) for the fast tests: no Docker."""
+"""An in-memory engine (the Protocols of builder.engine: Engine, LayerStore, Launcher) for the fast
+tests: no Docker."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
-from builder.engine import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, ImageFacts, RunResult
+from builder.engine import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, EngineFacts, ImageFacts, RunResult
 from builder.engine.overlay import LayerDirs
 from builder.execute.normalise import normalise
 from builder.model.arch import Arch
@@ -178,3 +179,32 @@ class FakeEngine:
         if command[-1].startswith("# stackbuild: prints the environment"):  # the environment scripts read
             return RunResult(0, f"stackbuild-env-before {{}}\nstackbuild-env-after {json.dumps(self.script_env)}")
         return RunResult(0, self.smoke_output)
+
+    def about(self) -> EngineFacts:
+        return EngineFacts("Fake", "1.0", "0.1", "memory", "the fake's builds", None)
+
+    launched: list[list[str]] = field(default_factory=list)
+
+    def launch_line(
+        self,
+        image: str,
+        command: Sequence[str],
+        *,
+        access: DeviceAccess = NO_DEVICES,
+        network: bool = True,
+        interactive: bool = False,
+    ) -> list[str]:
+        flags = [*(f"--device={d}" for d in access.devices), *(f"--ro={p}" for p in access.read_only_mounts)]
+        return [
+            "fake-run",
+            *flags,
+            *([] if network else ["--offline"]),
+            *(["-t"] if interactive else []),
+            image,
+            *command,
+        ]
+
+    def launch(self, line: Sequence[str]) -> NoReturn:
+        """The process would become the line: it ends here, as if its container exited 0."""
+        self.launched.append(list(line))
+        raise SystemExit(0)

@@ -4,7 +4,6 @@ can build and run the stack."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from builder.cli.context import Context
 from builder.cli.image_commands import DoctorArgs
@@ -23,8 +22,8 @@ def cmd_doctor(ctx: Context, args: DoctorArgs) -> int:
     manifest = ctx.load(args.stack)[0] if args.stack else None
     engine, about = engine_check(connect)
     places = {"cached inputs": ctx.cache().root}
-    if about.get("root") and Path(about["root"]).is_dir():  # a local engine: its images are on this disk
-        places["images"] = Path(about["root"])
+    if about and about.root and about.root.is_dir():  # a local engine: its images are on this disk
+        places["images"] = about.root
     need = NEED_GB[manifest.toolkit.vendor] if manifest else max(NEED_GB.values())
     checks = [
         engine,

@@ -1,19 +1,18 @@
 """`stackbuild run TAG [-- CMD]`: the image started with what this host can give it (its NPUs and
-driver, found as CANN's own `docker run` names them), or the `docker run` line with --print.
+driver, found as CANN's own `docker run` names them) by the engine's client, or the line that starts
+it (`docker run ...`) with --print.
 `stackbuild shell STACK STAGE [-- CMD]`: the same for a stage's image, or a failed stage's last state."""
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 import sys
 
 from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
 from builder.cli.image_commands import ContainerArgs, RunArgs
 from builder.cli.stack_commands import ShellArgs
-from builder.engine import connect
+from builder.engine import DeviceAccess, connect, launcher
 from builder.execute import chain
 from builder.execute.debug import last_failure, rerun_line
 from builder.execute.shell_state import make_failed_state
@@ -33,22 +32,19 @@ def _command(args: ContainerArgs) -> list[str]:
     return given[1:] if given[:1] == ["--"] else given
 
 
-def _docker_run(options: list[str], image: str, command: list[str], only_print: bool) -> int:
-    interactive = ["-it"] if sys.stdin.isatty() and sys.stdout.isatty() else []
-    line = ["docker", "run", "--rm", *interactive, *options, image, *command]
+def _start(image: str, command: list[str], access: DeviceAccess, only_print: bool, network: bool = True) -> int:
+    """The engine's client started on image (this process replaced), or its line printed."""
+    engine = launcher()
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()  # a terminal both ways: give the container one
+    line = engine.launch_line(image, command, access=access, network=network, interactive=interactive)
     if only_print:
         print(shlex.join(line))
         return 0
-    docker = shutil.which("docker")
-    if docker is None:
-        raise StackbuildError("no docker command here: install docker.io (`python -m builder.hostsetup --docker`)")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execv(docker, [docker, *line[1:]])  # the container's exit code is the command's
+    engine.launch(line)
 
 
 def cmd_run(ctx: Context, args: RunArgs) -> int:
-    return _docker_run(_access(args.device).docker_run_flags(), args.image, _command(args), args.print)
+    return _start(args.image, _command(args), _access(args.device).access, args.print)
 
 
 def cmd_shell(ctx: Context, args: ShellArgs) -> int:
@@ -78,6 +74,6 @@ def cmd_shell(ctx: Context, args: ShellArgs) -> int:
             say(f"[stackbuild] the step that failed, to run again here: {rerun_line(failure.command)}")
         else:
             say("[stackbuild] the image its probes rejected: the build log names the probe that failed")
-    network = [] if stage.network else ["--network", "none"]  # as the stage was built
     command = _command(args) or ["/bin/bash"]
-    return _docker_run([*network, *_access(args.device).docker_run_flags()], image, command, args.print)
+    # As the stage was built: no network unless it declares it.
+    return _start(image, command, _access(args.device).access, args.print, network=stage.network)

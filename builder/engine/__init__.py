@@ -1,13 +1,12 @@
-"""The seam around the container engine: a Protocol (`Engine`) and its docker-py implementation.
+"""The seam around the container engine: its Protocols (`Engine`, `LayerStore`, `Launcher`) and
+their Docker implementation, made here and nowhere else (`connect`, `launcher`).
 
-Only this package imports docker (lint enforces it). Every container is run through one
-context manager, so cleanup happens on errors and Ctrl-C, and engine failures and timeouts
-become EngineError here.
+Only this package imports docker or runs the docker binary (lint and tests/unit/test_engine_seam.py
+enforce it). Every container is run through one context manager, so cleanup happens on errors and
+Ctrl-C, and engine failures and timeouts become EngineError here.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from builder.engine.overlay import LayerDirs
 from builder.engine.protocol import (
@@ -18,13 +17,13 @@ from builder.engine.protocol import (
     DeviceAccess,
     Engine,
     EngineError,
+    EngineFacts,
+    EngineUnavailable,
     ImageFacts,
+    Launcher,
     LayerStore,
     RunResult,
 )
-
-if TYPE_CHECKING:
-    from builder.engine.docker_engine import DockerEngine
 
 __all__ = [
     "NO_DEVICES",
@@ -34,18 +33,31 @@ __all__ = [
     "DeviceAccess",
     "Engine",
     "EngineError",
+    "EngineFacts",
+    "EngineUnavailable",
     "ImageFacts",
+    "Launcher",
     "LayerDirs",
     "LayerStore",
     "RunResult",
     "connect",
+    "launcher",
 ]
 
 
-def connect(url: str | None = None, builder: str | None = None) -> DockerEngine:
+def connect(url: str | None = None, builder: str | None = None) -> BuildEngine:
     """The one place an engine is made: the Docker engine at url (unix://, tcp://, ssh://), else
     DOCKER_HOST's, else the local socket; builder: auto, buildkit or classic (default
     $STACKBUILD_BUILDER). docker-py is imported only when one is needed."""
     from builder.engine.docker_engine import DockerEngine
 
     return DockerEngine(url, builder)
+
+
+def launcher() -> Launcher:
+    """The client people start images with on the engine connect() makes: the docker CLI (on the daemon
+    DOCKER_HOST names, else its own current context). No engine is reached: `run --print` prints its
+    line on any host."""
+    from builder.engine.docker_launch import DockerLauncher
+
+    return DockerLauncher()

@@ -16,8 +16,8 @@ import docker.errors
 import requests
 
 from builder.engine import buildkit
-from builder.engine.docker_daemon import DockerDaemon
-from builder.engine.protocol import BuildFailed, BuildSpec, EngineError, LogTail
+from builder.engine.docker_daemon import START, DockerDaemon
+from builder.engine.protocol import BuildFailed, BuildSpec, EngineUnavailable, LogTail
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 BUILDERS = ("auto", "buildkit", "classic")
@@ -31,7 +31,7 @@ class DockerBuilds:
         self.daemon = daemon
         self.builder = builder
         if self.builder not in BUILDERS:
-            raise EngineError(f"STACKBUILD_BUILDER={self.builder!r}: say one of {', '.join(BUILDERS)}")
+            raise EngineUnavailable(f"STACKBUILD_BUILDER={self.builder!r}: say one of {', '.join(BUILDERS)}", START)
         if self.builder == "buildkit":
             self.buildkit_cli  # noqa: B018 - asked for by name: no such CLI is an error now, not mid-build
 
@@ -42,9 +42,10 @@ class DockerBuilds:
             return None
         cli = buildkit.find_cli()
         if cli is None and self.builder == "buildkit":
-            raise EngineError(
+            raise EngineUnavailable(
                 "STACKBUILD_BUILDER=buildkit, but no docker CLI here runs BuildKit: install docker.io "
-                "(its 20.10 client has it built in) or the buildx plugin"
+                "(its 20.10 client has it built in) or the buildx plugin",
+                START,
             )
         return cli
 

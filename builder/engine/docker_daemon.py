@@ -13,7 +13,10 @@ import docker
 import docker.errors
 import requests
 
-from builder.engine.protocol import EngineError
+from builder.engine.protocol import EngineFacts, EngineUnavailable
+
+# Doctor's fix for a Docker that is not there, not running or without BuildKit.
+START = "python -m builder.hostsetup --docker (installs docker.io and starts dockerd)"
 
 
 def reachable(timeout: int = 5) -> bool:
@@ -44,26 +47,33 @@ class DockerDaemon:
                 client = docker.from_env(timeout=600, environment=environment, use_ssh_client=ssh)
                 client.ping()
             except (docker.errors.DockerException, requests.RequestException) as err:
-                raise EngineError(
-                    f"cannot reach the Docker engine ({err}): run `python -m builder.hostsetup --docker` "
-                    "or start dockerd"
+                # The socket there but refused: this user may not use it (Docker's own group may).
+                denied = "ermission denied" in str(err)
+                raise EngineUnavailable(
+                    f"cannot reach the Docker engine ({err})",
+                    "usermod -aG docker $USER (then log in again), or run as root" if denied else START,
+                    "run `python -m builder.hostsetup --docker` or start dockerd",
                 ) from err
             self._local.client = client
         result: docker.DockerClient = self._local.client
         return result
 
-    def about(self) -> dict[str, str]:
-        """The engine's version, API version, storage driver and data root (for `stackbuild doctor`)."""
+    def facts(self, builder: str) -> EngineFacts:
+        """The engine's version, API version, storage driver and data root, with the builder stage
+        builds go through: the Engine's about()."""
         try:
             version, info = self.client.version(), self.client.info()
         except (docker.errors.DockerException, requests.RequestException) as err:
-            raise EngineError(f"cannot ask the engine about itself: {err}") from err
-        return {
-            "version": str(version.get("Version", "?")),
-            "api_version": str(version.get("ApiVersion", "?")),
-            "storage_driver": str(info.get("Driver", "?")),
-            "root": str(info.get("DockerRootDir", "")),
-        }
+            raise EngineUnavailable(f"cannot ask the engine about itself: {err}", START) from err
+        root = str(info.get("DockerRootDir", ""))
+        return EngineFacts(
+            "Docker",
+            str(version.get("Version", "?")),
+            str(version.get("ApiVersion", "?")),
+            str(info.get("Driver", "?")),
+            builder,
+            Path(root) if root else None,
+        )
 
     @functools.cached_property
     def overlay_root(self) -> Path | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from builder.engine import docker_containers, docker_images, docker_transfer
 from builder.engine.docker_builds import DockerBuilds
 from builder.engine.docker_layers import DockerLayerStore
-from builder.engine.protocol import NO_DEVICES, BuildSpec, DeviceAccess, ImageFacts, RunResult
+from builder.engine.protocol import NO_DEVICES, BuildSpec, DeviceAccess, EngineFacts, ImageFacts, RunResult
 from builder.model.arch import Arch
 from builder.model.retry import RetryPolicy
 
@@ -73,7 +73,5 @@ class DockerEngine(DockerLayerStore):
     ) -> RunResult:
         return docker_containers.run_container(self.client, image, command, workdir, access, timeout, entrypoint)
 
-    def about(self) -> dict[str, str]:
-        """The daemon's version, API version, storage driver and data root, and the builder stage
-        builds go through (for `stackbuild doctor`)."""
-        return {**super().about(), "builder": self.builds.describe()}
+    def about(self) -> EngineFacts:
+        return self.facts(self.builds.describe())

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, NoReturn, Protocol
 
 from builder.engine.overlay import LayerDirs
 from builder.model.arch import Arch
@@ -16,6 +16,17 @@ from builder.model.errors import StackbuildError
 
 class EngineError(StackbuildError):
     pass
+
+
+class EngineUnavailable(EngineError):
+    """The engine cannot be used from here as it is: it does not answer (not running, or not to this
+    user), or lacks the builder asked for. The problem and the one line that fixes it, apart for
+    `stackbuild doctor`; other commands print the problem and a hint."""
+
+    def __init__(self, problem: str, remedy: str, hint: str = "") -> None:
+        super().__init__(f"{problem}: {hint}" if hint else problem)
+        self.problem = problem
+        self.remedy = remedy
 
 
 class LogTail:
@@ -74,15 +85,6 @@ class DeviceAccess:
     devices: tuple[str, ...] = ()
     read_only_mounts: tuple[str, ...] = ()
 
-    def docker_run_flags(self) -> list[str]:
-        """The same access as `docker run` flags, for a user typing the command."""
-        flags = []
-        for dev in self.devices:
-            flags += ["--device", dev]
-        for path in self.read_only_mounts:
-            flags += ["-v", f"{path}:{path}:ro"]
-        return flags
-
 
 NO_DEVICES = DeviceAccess()
 
@@ -96,6 +98,18 @@ class ImageFacts:
     size: int  # bytes
     layers: tuple[str, ...]  # diff ids (sha256 of each uncompressed layer tar), bottom first
     tagged_at: float | None  # when this engine last tagged the ref (seconds since the epoch; None: never, e.g. pulled)
+
+
+@dataclass(frozen=True)
+class EngineFacts:
+    """What the engine says of itself (for `stackbuild doctor`)."""
+
+    product: str  # e.g. Docker
+    version: str
+    api_version: str
+    storage_driver: str
+    builder: str  # what stage builds go through
+    root: Path | None  # where it keeps its images, as it names the place (None: it does not say)
 
 
 class Engine(Protocol):
@@ -152,6 +166,34 @@ class Engine(Protocol):
     ) -> RunResult:
         """Run a command in a throwaway container (no network), through the image's entrypoint unless
         another is given; its exit code and combined output."""
+        ...
+
+    def about(self) -> EngineFacts:
+        """What the engine is, how it stores images and builds stages (EngineUnavailable when it
+        cannot be used)."""
+        ...
+
+
+class Launcher(Protocol):
+    """How a person starts an image on the engine with its own client: `stackbuild run` and `shell`,
+    and the lines stackbuild prints to type. Nothing here needs the engine to answer."""
+
+    def launch_line(
+        self,
+        image: str,
+        command: Sequence[str],
+        *,
+        access: DeviceAccess = NO_DEVICES,
+        network: bool = True,
+        interactive: bool = False,
+    ) -> list[str]:
+        """The command line that runs command (none: the image's own) in a container of image removed
+        when it ends, given access, with no network unless network, attached to this terminal when
+        interactive."""
+        ...
+
+    def launch(self, line: Sequence[str]) -> NoReturn:
+        """This process replaced by a line launch_line gave: the container's exit code is its own."""
         ...
 
 

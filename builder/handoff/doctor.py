@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from builder.engine import EngineError
+from builder.engine import Engine, EngineError, EngineFacts, EngineUnavailable
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.layout import ASCEND_ROOT, CONTROL_DEVICES
@@ -37,23 +37,16 @@ class Check:
         return asdict(self)
 
 
-class EngineFacts(Protocol):
-    def about(self) -> dict[str, str]: ...
-
-
 class Reachable(Protocol):
     def reach(self, repository: str) -> None: ...
 
 
-def engine_check(connect: Callable[[], EngineFacts]) -> tuple[Check, Mapping[str, str]]:
+def engine_check(connect: Callable[[], Engine]) -> tuple[Check, EngineFacts | None]:
     try:
         about = connect().about()
-    except EngineError as err:
-        fix = "python -m builder.hostsetup --docker (installs docker.io and starts dockerd)"
-        if "ermission denied" in str(err):  # the socket is there, this user may not use it
-            fix = "usermod -aG docker $USER (then log in again), or run as root"
-        return Check("engine", "fail", str(err).split(": run")[0], fix), {}
-    detail = f"Docker {about['version']} (API {about['api_version']}), {about['storage_driver']}, {about['builder']}"
+    except EngineUnavailable as err:
+        return Check("engine", "fail", err.problem, err.remedy), None
+    detail = f"{about.product} {about.version} (API {about.api_version}), {about.storage_driver}, {about.builder}"
     return Check("engine", "ok", detail), about
 
 

@@ -27,11 +27,12 @@ class HostAccess:
     mounts: tuple[str, ...]  # driver paths, mounted at the same place
     notes: tuple[str, ...] = ()
 
-    def docker_run_flags(self) -> list[str]:
-        """The flags of CANN's canonical `docker run` (--device per node, -v per driver path), with each
-        driver path read-only: CANN's line mounts them writable, and a root container given the host's
-        npu-smi or driver libraries writable could replace them for the host (issue 48)."""
-        return DeviceAccess(self.devices, self.mounts).docker_run_flags()
+    @property
+    def access(self) -> DeviceAccess:
+        """What a container gets of them: CANN's canonical `docker run` gives each node and driver path,
+        but mounts the driver writable; here every one is read-only (a root container given the host's
+        npu-smi or driver libraries writable could replace them for the host: issue 48)."""
+        return DeviceAccess(self.devices, self.mounts)
 
 
 def npus(root: Path) -> dict[int, str]:

@@ -10,7 +10,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from builder.engine import NO_DEVICES, DeviceAccess, Engine
+from builder.engine import NO_DEVICES, DeviceAccess, Engine, launcher
 from builder.manifest.model import Smoke
 from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS
 from builder.verify.diagnose import diagnose
@@ -64,12 +64,12 @@ def run_smoke(engine: Engine, image: str, smoke: Smoke, devices: list[str] | Non
 
 
 def smoke_report(outcome: SmokeResult, image: str, command: str) -> list[str]:
-    """What a person is told of a smoke (build's and publish's alike): its verdict, the docker run line
+    """What a person is told of a smoke (build's and publish's alike): its verdict, the engine's line
     to try it by hand, and for a failed launch the end of its output and the likely cause."""
     lines = [f"[stackbuild] smoke: {outcome.summary}"]
     if outcome.access.devices:
-        flags = " ".join(shlex.quote(f) for f in outcome.access.docker_run_flags())
-        lines.append(f"[stackbuild] by hand: docker run --rm {flags} {image} bash -c {shlex.quote(command)}")
+        line = launcher().launch_line(image, ["bash", "-c", command], access=outcome.access)
+        lines.append(f"[stackbuild] by hand: {shlex.join(line)}")
     if outcome.failed:
         lines.append(outcome.output[-2000:])
         if cause := diagnose(outcome.output.splitlines()):

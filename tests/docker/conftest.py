@@ -100,9 +100,11 @@ def engine_left_as_found(engine: DockerEngine) -> Iterator[set[str]]:
 @pytest.fixture(scope="session")
 def engine() -> DockerEngine:
     try:
-        return connect()
+        made = connect()
     except EngineError as err:
         pytest.fail(f"the Docker tier needs a running engine: {err}")
+    assert isinstance(made, DockerEngine)  # the tier also asks the daemon directly, through its client
+    return made
 
 
 def plan_of(root: Path, stack: str) -> Plan:

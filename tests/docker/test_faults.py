@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.engine import EngineError, connect
+from builder.engine import Engine, EngineError, connect
 from builder.engine.docker_engine import DockerEngine
 from builder.store.cache import Cache, default_root
 from builder.verify.probes import run_probes
@@ -39,7 +39,7 @@ def start_build(root: Path, name: str) -> subprocess.Popen[str]:
     )
 
 
-def check_tagged_stages_are_complete(engine: DockerEngine, root: Path, name: str, new_tags: set[str]) -> None:
+def check_tagged_stages_are_complete(engine: Engine, root: Path, name: str, new_tags: set[str]) -> None:
     """Every stage image tagged is one of the plan's, and its probes pass in it."""
     plan = plan_of(root, name)
     by_tag = {stage.tag(): stage for stage in plan.order()}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from builder.engine import launcher
 from builder.engine.overlay import LayerDirs
 from builder.execute.image_load import Normalised, Sent
 from builder.execute.pipeline import BuildOptions, execute, find_cached
@@ -253,7 +254,7 @@ def test_smoke_gives_the_npu_and_driver_to_the_container() -> None:
         "/dev/hisi_hdc",
     )
     assert "/usr/local/Ascend/driver/lib64/" in access.read_only_mounts
-    flags = " ".join(outcome.access.docker_run_flags())
+    flags = " ".join(launcher().launch_line("img", [], access=outcome.access))
     for expected in (
         "--device /dev/davinci0",
         "--device /dev/davinci_manager",

@@ -29,7 +29,6 @@ LAUNCHERS = {
 }
 
 FENCED: dict[tuple[str, str], str] = {
-    ("builder/cli/running.py", "_docker_run"): "docker run: image and command after the options (argv, no shell)",
     ("builder/cli/__init__.py", "main"): "not a program: _run there calls the chosen command's function",
     ("builder/engine/buildkit.py", "_run"): "a fixed argv: the docker CLI's --version / buildx version",
     ("builder/engine/buildkit.py", "find_cli"): "through _run: the candidate CLI's path, --version",
@@ -37,6 +36,7 @@ FENCED: dict[tuple[str, str], str] = {
         "builder/engine/buildkit.py",
         "build",
     ): "docker build: labels and build args as --label K=V values, context on stdin",
+    ("builder/engine/docker_launch.py", "launch"): "docker run: image and command after the options (argv, no shell)",
     ("builder/execute/bundle.py", "_copy_commit"): "commit checked 40 hex; tags from for-each-ref, refs/tags/ names "
     "checked; fetch with -- before the URL",
     ("builder/execute/bundle.py", "_git_store"): "init -- PATH (a path the bundle model allows: git/<hex>.git)",

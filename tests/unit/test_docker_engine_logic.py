@@ -1,15 +1,28 @@
 """The Docker engine's pure parts, no daemon: how a registry transfer's failure is classified and
-retried as the policy says, and how Docker's LastTagTime reads."""
+retried as the policy says, how Docker's LastTagTime reads, the `docker run` line people start images
+with, and what a daemon that does not answer says to do."""
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
+from pathlib import Path
 
 import docker
 import pytest
 
-from builder.engine import EngineError, docker_images, docker_transfer
+from builder.engine import (
+    NO_DEVICES,
+    DeviceAccess,
+    Engine,
+    EngineError,
+    EngineUnavailable,
+    docker_images,
+    docker_transfer,
+    launcher,
+)
+from builder.engine.docker_daemon import DockerDaemon
+from builder.handoff.doctor import engine_check
 from builder.model.retry import RetryPolicy
 
 QUICK = RetryPolicy(attempts=3, backoff=0.001)
@@ -56,3 +69,45 @@ def test_last_tag_time_reads_docker_s_rfc3339_with_nanoseconds_and_never_tagged(
     assert docker_images._tagged_at("2026-12-02T11:04:05+08:00") == pytest.approx(expected - 0.123456789)
     assert docker_images._tagged_at("0001-01-01T00:00:00Z") is None  # the engine never tagged it
     assert docker_images._tagged_at("") is None
+
+
+def test_the_docker_run_line_puts_its_options_before_the_image_and_the_command_after() -> None:
+    access = DeviceAccess(devices=("/dev/davinci0",), read_only_mounts=("/usr/local/dcmi",))
+    line = launcher().launch_line("img:1", ["bash", "-c", "x"], access=access, network=False, interactive=True)
+    assert line == [
+        *("docker", "run", "--rm", "-it", "--network", "none"),
+        *("--device", "/dev/davinci0", "-v", "/usr/local/dcmi:/usr/local/dcmi:ro"),
+        *("img:1", "bash", "-c", "x"),
+    ]
+    assert launcher().launch_line("img:1", [], access=NO_DEVICES) == ["docker", "run", "--rm", "img:1"]
+
+
+def test_without_a_docker_command_launching_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(EngineError, match=r"^no docker command here: install docker.io \(`python -m builder"):
+        launcher().launch(launcher().launch_line("img:1", []))
+
+
+def test_a_daemon_that_does_not_answer_gives_doctor_its_fix(tmp_path: Path) -> None:
+    with pytest.raises(EngineUnavailable) as refused:
+        DockerDaemon(f"unix://{tmp_path}/no.sock")
+    # Every command's message as before; doctor's line the problem, with its fix apart.
+    assert str(refused.value).endswith("): run `python -m builder.hostsetup --docker` or start dockerd")
+    assert refused.value.problem.startswith("cannot reach the Docker engine (")
+
+    def unreachable() -> Engine:
+        raise refused.value
+
+    check, facts = engine_check(unreachable)
+    assert (check.verdict, check.detail, facts) == ("fail", refused.value.problem, None)
+    assert check.remedy == "python -m builder.hostsetup --docker (installs docker.io and starts dockerd)"
+
+
+def test_a_socket_this_user_may_not_use_says_to_join_dockers_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(**_: object) -> docker.DockerClient:
+        raise docker.errors.DockerException("Error while fetching server API version: Permission denied")
+
+    monkeypatch.setattr(docker, "from_env", refused)
+    with pytest.raises(EngineUnavailable) as info:
+        DockerDaemon()
+    assert info.value.remedy == "usermod -aG docker $USER (then log in again), or run as root"
