@@ -25,7 +25,7 @@ from builder.model.errors import StackbuildError
 from builder.model.retry import RetryPolicy
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_lock, golden_request
-from tests.unit.test_registry_api import Answer, server
+from tests.unit.engine.test_registry_api import Answer, server
 
 ROUTE = re.compile(r"^/v2/(?P<repository>.+)/(?P<kind>manifests|blobs|referrers)/(?P<rest>[^?]*)(\?digest=(?P<d>.+))?$")
 

@@ -25,7 +25,7 @@ from builder.store.http import DownloadError, HttpClient, SizeLimit
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
 from tests.helpers import http_server, run_cli
-from tests.unit.test_lock import FETCHING
+from tests.unit.lock.test_lock import FETCHING
 
 MiB = 1 << 20
 # Where an endless body gives up by itself, so that code without a bound fails an assertion instead

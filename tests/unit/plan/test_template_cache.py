@@ -18,7 +18,7 @@ import pytest
 
 from builder.plan import templating
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NOBODY = 65534
 as_root = pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user takes root")
 

@@ -363,7 +363,7 @@ def test_huawei_installer_code_refuses_what_stackbuild_refuses(tmp_path: Path, s
 def test_huawei_roots_come_from_the_installed_ascend_deployer() -> None:
     roots = catalog.huawei_roots()
     assert [r.name for r in roots] == list(catalog.HUAWEI_ROOTS) and all(r.is_file() for r in roots)
-    assert not any((Path(__file__).parents[2] / "builder").rglob("*.pem"))  # never copied into this repository
+    assert not any((Path(__file__).parents[3] / "builder").rglob("*.pem"))  # never copied into this repository
 
 
 # -- the real 8.5.0 stack's packages, locked from a directory holding a catalog-shaped test double ----

@@ -24,7 +24,7 @@ from builder.plan.prepare import Request
 from builder.store.cache import Cache
 from builder.store.http import HttpClient
 from tests.helpers import add_submodule, commit, context_files, git, make_repo
-from tests.unit.test_context import MANIFEST
+from tests.unit.plan.test_stage_contexts import MANIFEST
 
 
 def bare(work: Path, bare_path: Path) -> None:

@@ -210,7 +210,7 @@ def test_the_second_builds_process_ends_with_the_one_that_started_it(tmp_path: P
     code = (
         "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
         "import sys; from pathlib import Path; from builder.execute.reproduce import Conditions, under; "
-        "from tests.unit.test_verify_clone import _sleeps; under(Conditions(), _sleeps, Path(sys.argv[1]))"
+        "from tests.unit.execute.test_verify_clone import _sleeps; under(Conditions(), _sleeps, Path(sys.argv[1]))"
     )
     parent = subprocess.Popen([sys.executable, "-c", code, str(pid_file)], cwd=ROOT, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30

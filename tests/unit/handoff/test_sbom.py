@@ -18,7 +18,7 @@ from builder.inputs.project import Origin
 from builder.model.arch import Arch
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan, golden_request
-from tests.unit.test_handoff import IN_RUNTIME, REFERENCE, holding
+from tests.unit.handoff.test_handoff import IN_RUNTIME, REFERENCE, holding
 
 DEBS = {"bash": ("5.2.15-2+b2", "amd64"), "python3": ("3.11.2-1+b1", "amd64")}
 PYTHON = {"numpy": "1.24.2", "Harness_Reference": "0.1.0"}

@@ -28,8 +28,8 @@ from builder.execute.stage_normalise import _known, _remember, _sent_from_data_r
 from builder.store.cache import Cache
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan
-from tests.unit.test_normalise import EPOCH, LATER, layer, saved
-from tests.unit.test_overlay import data_root
+from tests.unit.engine.test_overlay import data_root
+from tests.unit.execute.test_normalise import EPOCH, LATER, layer, saved
 
 PARENT = layer([("base", b"base", EPOCH - 1)])
 OWN = [layer([(f"opt/{n}", bytes([n]) * 10, LATER)]) for n in range(3)]

@@ -96,7 +96,7 @@ def test_label_values_cannot_leave_their_quotes_or_expand_variables() -> None:
 
 def test_both_final_images_carry_the_lockfile_and_their_labels() -> None:
     plan = golden_plan()
-    lock_text = (Path(__file__).parents[1] / "golden" / "golden.lock.json").read_text()
+    lock_text = (Path(__file__).parents[2] / "golden" / "golden.lock.json").read_text()
     for final in ("devel-image", "runtime-image"):
         stage = plan.stages[final]
         assert dict(stage.files)["stack.lock.json"] == lock_text

@@ -37,7 +37,7 @@ def project(base: Path, repo_url: str, site: str = "{}\n") -> Path:
     root = base / "project"
     (root / "stacks").mkdir(parents=True)
     run_git("init", "-q", "-b", "main", str(root), cwd=base)
-    valid = (Path(__file__).parents[1] / "manifests" / "valid.yaml").read_text()
+    valid = (Path(__file__).parents[2] / "manifests" / "valid.yaml").read_text()
     assert "source: {path: .}" in valid
     (root / "stacks" / "demo.yaml").write_text(
         valid.replace("name: mini", "name: demo").replace(

@@ -23,7 +23,7 @@ from builder.plan.why import why
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan, golden_request
-from tests.unit.test_handoff import REFERENCE, holding
+from tests.unit.handoff.test_handoff import REFERENCE, holding
 
 SHA = "sha256:" + "4f" * 32
 

@@ -14,7 +14,7 @@ from builder.execute import go_tar
 from builder.execute.layer_read import spooled
 from builder.execute.layer_rewrite import canonical_entries, layer_chunks, skeleton, walk_order
 
-DOCKER_LAYER = Path(__file__).parents[1] / "golden" / "docker-layer" / "layer.tar"
+DOCKER_LAYER = Path(__file__).parents[2] / "golden" / "docker-layer" / "layer.tar"
 LATEST = (1 << 33) - 1  # a source date after every entry's: nothing is dated again
 
 

@@ -77,7 +77,7 @@ def test_the_6_3_rc1_stack_locks_against_stand_ins_of_its_packages_and_renders_h
     bootstrapped), it pins the one no-architecture kernels file for both architectures and renders
     for each, hadolint-clean: its pre-8.5 toolkit and runtime templates as a real lock would give them."""
     from tests.helpers import http_server, serving_bytes
-    from tests.unit.test_lock import on_image, without_system_packages
+    from tests.unit.lock.test_lock import on_image, without_system_packages
 
     root = tmp_path / "project"
     (root / "stacks").mkdir(parents=True)

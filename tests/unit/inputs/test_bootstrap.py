@@ -18,7 +18,7 @@ from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.store.cache import Cache
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 UBUNTU = Bootstrap(
     suite="jammy",
     mirror="http://archive.ubuntu.com/ubuntu",

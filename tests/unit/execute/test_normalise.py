@@ -238,7 +238,7 @@ def test_a_rewritten_layer_reads_back_as_its_entries_and_its_size_is_known_befor
     """The load's archive names a layer's size before its bytes: layer_size must be what layer_chunks
     gives, and tarfile must read back the same entries (names past 100 characters, a hard link, a
     non-ASCII name, /etc/shadow's clamped days changing its size). That the bytes are Docker's own
-    is tests/unit/test_go_tar.py's."""
+    is tests/unit/execute/test_go_tar.py's."""
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         shadow = b"root:*:99999:0:::::\n"

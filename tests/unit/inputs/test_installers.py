@@ -21,7 +21,7 @@ from builder.plan import prepare
 from builder.store.cache import Cache
 from tests.golden_plan import golden_request
 from tests.helpers import run_cli
-from tests.unit.test_lock import MANIFEST
+from tests.unit.lock.test_lock import MANIFEST
 
 
 def zipped(member: str, data: bytes) -> bytes:

@@ -14,7 +14,7 @@ from builder.model.arch import Arch
 from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.helpers import http_server, run_cli
-from tests.unit.test_system_packages import _simple_index
+from tests.unit.inputs.test_system_packages import _simple_index
 from tests.wheelhouse import make_wheel
 
 
