@@ -21,6 +21,7 @@ from builder.cli.declare import option, parsed
 from builder.cli.image_commands import GcArgs
 from builder.cli.reference import markdown
 from tests.conftest import ROOT
+from tests.helpers import run_cli
 
 BY_NAME = {command.name: command for command in COMMANDS}
 
@@ -115,3 +116,11 @@ def test_command_families_import_no_other_family() -> None:
             for alias in node.names
         }
         assert imported & families == set(), f"builder/cli/{family}.py imports {imported & families}"
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_jobs_must_be_positive(capsys: pytest.CaptureFixture[str], jobs: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        run_cli(capsys, "build", "reference", "--jobs", jobs)
+    assert info.value.code == 2
+    assert "is not a positive whole number" in capsys.readouterr().err

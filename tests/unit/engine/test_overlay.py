@@ -18,7 +18,7 @@ import pytest
 
 from builder.engine.overlay import StoredLayer, StoredTar, image_layer_dirs, joined_pieces
 from builder.execute.normalise import normalise, normalise_dirs
-from tests.unit.execute.test_normalise import EPOCH, LATER, layer, saved
+from tests.layer_tars import EPOCH, LATER, layer, saved
 
 
 def store(data: bytes, at: Path) -> StoredLayer:

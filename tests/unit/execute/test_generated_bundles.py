@@ -29,7 +29,7 @@ from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
 from tests.helpers import fuzz_cases, make_repo
 from tests.helpers import git as run_git
-from tests.unit.cli.test_generated_inputs import NASTY, leaf, leaf_paths, mutate
+from tests.mutations import NASTY, leaf, leaf_paths, mutate
 
 STORE = "git/0123456789abcdef.git"
 BLOB = b"a package\n"

@@ -8,7 +8,6 @@ import io
 import json
 import tarfile
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -17,31 +16,7 @@ from builder.execute.image_load import rebased
 from builder.execute.layer_read import spooled
 from builder.execute.layer_rewrite import canonical_entries, layer_chunks, layer_size, write_layer
 from builder.execute.normalise import normalise
-
-EPOCH = 1_700_000_000
-LATER = EPOCH + 86_400 * 30
-
-
-def layer(
-    entries: list[tuple[str, bytes | None, int]], uname: str = "builder", links: Mapping[str, str] | None = None
-) -> bytes:
-    """A layer tar: (name, data or None for a directory, mtime), in the order given; links: the
-    names written as hard links to another."""
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for name, data, mtime in entries:
-            info = tarfile.TarInfo(name)
-            info.mtime, info.uname, info.uid = mtime, uname, 1000
-            if links and name in links:
-                info.type, info.linkname = tarfile.LNKTYPE, links[name]
-                tar.addfile(info)
-            elif data is None:
-                info.type = tarfile.DIRTYPE
-                tar.addfile(info)
-            else:
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
+from tests.layer_tars import EPOCH, LATER, layer, saved
 
 
 def normal(data: bytes) -> bytes:
@@ -114,24 +89,6 @@ def test_hard_links_are_written_as_their_first_name_in_path_order_whichever_came
         data = tar.extractfile("a/link")
         assert data is not None and data.read() == b"x"
     assert normal(hard_linked("a/link", "z/target")) == written
-
-
-def saved(layers: list[bytes], config: Mapping[str, object]) -> io.BytesIO:
-    """An archive as `docker save` writes it: layer directories, the config, manifest.json last."""
-    out = io.BytesIO()
-    paths = [f"{n:064x}/layer.tar" for n in range(len(layers))]
-    body = json.dumps(config).encode()
-    files = [*zip(paths, layers, strict=True), ("c0ffee.json", body)]
-    files.append(
-        ("manifest.json", json.dumps([{"Config": "c0ffee.json", "RepoTags": ["x:y"], "Layers": paths}]).encode())
-    )
-    with tarfile.open(fileobj=out, mode="w") as tar:
-        for name, data in files:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    out.seek(0)
-    return out
 
 
 def test_an_image_is_normalised_past_its_parents_layers(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""A build context written as a directory gives COPY the same modes whatever the umask it is written under."""
+"""Writing a build context: as a directory it gives COPY the same modes whatever the umask it is written
+under, and a tree edited after planning is not sent under the planned key."""
 
 from __future__ import annotations
 
@@ -6,8 +7,13 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from builder.inputs.contexts import LocalTree, write_context
+from builder.inputs.trees import tree_hash
+from builder.model.errors import StackbuildError
 from builder.store.cache import Cache
+from tests.helpers import context_files
 
 
 def test_the_directories_a_tree_implies_have_one_mode_under_any_umask(tmp_path: Path) -> None:
@@ -33,3 +39,13 @@ def test_the_directories_a_tree_implies_have_one_mode_under_any_umask(tmp_path: 
         )
     assert modes[0] == modes[1] == modes[2]
     assert modes[0]["src/include/deep"] == 0o755 and modes[0]["."] == 0o755 and modes[0]["src/run.sh"] == 0o755
+
+
+def test_a_tree_edited_after_planning_is_not_sent_under_the_planned_key(tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.c").write_text("v1\n")
+    planned = tree_hash(root)
+    (root / "main.c").write_text("v2\n")
+    with pytest.raises(StackbuildError, match="changed while the build was running"):
+        context_files("FROM scratch\n", [LocalTree("src/", root, planned)], Cache(tmp_path / "c"))

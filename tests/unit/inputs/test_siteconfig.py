@@ -4,6 +4,8 @@ import pytest
 
 from builder.inputs import site as siteconfig
 from builder.model.errors import StackbuildError
+from tests.conftest import ROOT
+from tests.helpers import run_cli
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -93,3 +95,30 @@ def test_a_header_http_cannot_carry_is_refused_naming_it(tmp_path: Path, text: s
 def test_headers_are_per_host(tmp_path: Path) -> None:
     site = siteconfig.load(write(tmp_path, "headers:\n  mirror.internal:8080: {X-Team: npu}\n"))
     assert site.headers == {"mirror.internal:8080": {"X-Team": "npu"}}
+
+
+def test_site_config_secrets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    site = tmp_path / "site.yaml"
+    site.write_text("repos:\n  ascend-c: https://ghp_TOKEN@git.internal/a.git\n")
+    code, _, err = run_cli(capsys, "--site-config", str(site), "render", "reference")
+    assert code == 2 and "credentials do not go in the site configuration" in err and "ghp_TOKEN" not in err
+    site.write_text("url_rewrites:\n  - {from: 'https://a/', to: 'https://b/?private_token=XYZ'}\n")
+    code, _, err = run_cli(capsys, "--site-config", str(site), "render", "reference")
+    assert code == 2 and "XYZ" not in err
+    site.write_text(
+        "repos:\n  oauth-tools: https://git.internal/oauth-tools.git\n  auth: https://git.internal/auth.git\n"
+    )
+    assert (
+        run_cli(
+            capsys, "--root", str(ROOT), "--site-config", str(site), "render", "reference", "-o", str(tmp_path / "r")
+        )[0]
+        == 0
+    )
+
+
+def test_missing_site_config_named_in_the_environment_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STACKBUILD_SITE_CONFIG", str(tmp_path / "nope.yaml"))
+    code, _, err = run_cli(capsys, "--root", str(ROOT), "render", "reference")
+    assert code == 2 and "nope.yaml, which is not a file" in err

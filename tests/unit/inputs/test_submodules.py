@@ -216,3 +216,13 @@ def test_a_submodule_that_cannot_be_fetched_is_named_without_its_credentials(tmp
     message = str(failed.value)
     assert message.startswith("submodule 3rdparty/x (https://") and "cannot be fetched from" in message
     assert "s3cret" not in message
+
+
+def test_a_resealed_submodule_cannot_point_outside_the_checkout() -> None:
+    source = {"kind": "git", "url": "https://h/r.git", "ref": "main", "commit": "1" * 40}
+    sub = {"path": "/etc/cron.d", "url": "https://evil/x.git", "commit": "2" * 40}
+    with pytest.raises(ValueError, match="must be a relative path"):
+        LockedGit.model_validate({**source, "submodules": [sub]})
+    for bad in ("../../x", "a/../../b", "./x", "a//b"):
+        with pytest.raises(ValueError):
+            LockedGit.model_validate({**source, "submodules": [{**sub, "path": bad}]})

@@ -201,3 +201,32 @@ def test_the_shipped_9_0_0_stack_is_what_new_writes_for_9_0_0_on_either_chip(
         "tilelang-ascend": "ascendc_pto",
         "catlass": "v1.6.3",
     }
+
+
+def test_new_for_an_unknown_version_and_bad_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(
+        capsys, "--root", str(ROOT), "new", "1.2.3", "--chip", "910b", "-o", str(tmp_path / "x.yaml")
+    )
+    assert code == 2 and "CANN 1.2.3 has no package list in the catalog" in err
+    (tmp_path / "exists.yaml").write_text("mine\n")
+    code, _, err = run_cli(
+        capsys, "--root", str(ROOT), "new", "8.5.0", "--chip", "910b", "-o", str(tmp_path / "exists.yaml")
+    )
+    assert code == 2 and "exists" in err and (tmp_path / "exists.yaml").read_text() == "mine\n"
+    code, _, err = run_cli(capsys, "--root", str(ROOT), "new", "8.5.0", "--chip", "910b", "-o", "/proc/x/y.yaml")
+    assert code == 2 and "cannot write there" in err
+    code, _, err = run_cli(
+        capsys,
+        "--root",
+        str(tmp_path),
+        "new",
+        "8.5.0",
+        "--chip",
+        "910b",
+        "--from",
+        str(ROOT / "stacks" / "8.5.0.yaml"),
+        "--name",
+        "bad name",
+    )
+    assert code == 2 and "--name 'bad name'" in err
+    assert not (tmp_path / "stacks").exists()

@@ -1,4 +1,5 @@
-"""Build contexts: a git component's context is its tree at the locked commit, nothing else."""
+"""A stage's build context: a git component's is its tree at the locked commit, nothing else; a path
+component's leaves out what a local build left (build/)."""
 
 from pathlib import Path
 
@@ -6,13 +7,10 @@ import pytest
 
 from builder import manifest
 from builder.execute import chain
-from builder.inputs.contexts import LocalTree
 from builder.inputs.site import SiteConfig
-from builder.inputs.trees import tree_hash
 from builder.lock.resolve import resolve
 from builder.lock.resolver import Resolver
 from builder.model.arch import Arch
-from builder.model.errors import StackbuildError
 from builder.plan.plan_model import Stage
 from builder.plan.prepare import Request
 from builder.store.cache import Cache
@@ -67,13 +65,3 @@ def test_contexts_hold_only_the_pinned_tree(tmp_path: Path, monkeypatch: pytest.
 
     assert sorted(context_of(staged.stages["app"], cache)) == ["Dockerfile", "src/main.c"]  # build/ never goes in
     assert context_of(staged.stages["toolkit"], cache)["packages/tk.run"] == b"tk"
-
-
-def test_a_tree_edited_after_planning_is_not_sent_under_the_planned_key(tmp_path: Path) -> None:
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "main.c").write_text("v1\n")
-    planned = tree_hash(root)
-    (root / "main.c").write_text("v2\n")
-    with pytest.raises(StackbuildError, match="changed while the build was running"):
-        context_files("FROM scratch\n", [LocalTree("src/", root, planned)], Cache(tmp_path / "c"))

@@ -1,5 +1,6 @@
-"""A hostile cache (issue 48): a compiled template in `<cache>/jinja` is code that runs when it is
-loaded, so one that anybody but this user could have written there is never loaded.
+"""The renderer's cache of compiled templates (`<cache>/jinja`) trusts only this user's files: a
+compiled template is code that runs when it is loaded, so one that anybody but this user could have
+written there (a hostile cache, issue 48) is never loaded.
 
 Each planted file is the real template's code after a line that writes a marker: loaded, it renders
 as ever, so only the marker tells."""

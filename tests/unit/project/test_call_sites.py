@@ -1,6 +1,7 @@
 """Every place in builder/ that starts a program, and what keeps a value from a manifest, lock,
 bundle, mirror or repository from becoming one of its options. A new call site fails this test
-until it is added here with what it fences (tests/unit/execute/test_bundle_import.py proves the fences)."""
+until it is added here with what it fences (tests/unit/execute/test_bundle_import.py,
+tests/unit/inputs/test_tag_refs.py and tests/unit/inputs/test_untrusted_submodules.py prove the fences)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
-"""The headline of a failed install of locked .debs: apt's or dpkg's reason, from the install
-script's marked lines (as a docker-tier build prints them: tests/docker/test_deb_install.py)."""
+"""The headline a failure is told by (builder.verify.diagnose): a failed install of locked .debs gives
+apt's or dpkg's reason, from the install script's marked lines (as a docker-tier build prints them:
+tests/docker/test_deb_install.py); a failed build step, the step and its tool's first words of why;
+the runtime image's known failures, explained; any other, the builder's own words."""
 
 from __future__ import annotations
 
 import pytest
 
-from builder.lock.locked import LockedDeb
-from builder.plan.debs_at_hand import context_digest, locked_list
 from builder.verify.diagnose import diagnose, install_failure, step_failure
 
 HEADER = "stackbuild: system packages: apt-get exited with 100; apt's and dpkg's reasons:"
@@ -26,11 +26,15 @@ POSTINST = marked(
     " dependency problems - leaving unconfigured",
     "E: Sub-process /usr/bin/dpkg returned an error code (1)",
 )
+
+
 UNPACK = marked(
     "dpkg: error processing archive /tmp/stackbuild-debs/sbclash_1.0_amd64.deb (--unpack):",
     " trying to overwrite '/usr/bin/sbtool', which is also in package sbtool 1.0",
     "E: Sub-process /usr/bin/dpkg returned an error code (1)",
 )
+
+
 UNMET = marked(
     " sbmain : PreDepends: sbpre but it is not installable",
     "E: Unable to correct problems, you have held broken packages.",
@@ -84,31 +88,6 @@ def test_other_failures_keep_the_builders_words() -> None:
     assert install_failure(["make: *** [all] Error 2", "stackbuild: | not after a header"]) is None
 
 
-def deb(name: str, version: str, sha: str) -> LockedDeb:
-    return LockedDeb(
-        name=name,
-        version=version,
-        architecture="all",
-        repository="http://deb.debian.org/debian",
-        path=f"pool/main/s/{name}/{name}_{version.split(':')[-1]}_all.deb",  # no epoch in pool names,
-        sha256=sha * 64,
-        size=1,
-    )
-
-
-def test_the_locked_list_is_one_word_per_field_and_in_the_context_key() -> None:
-    found = [deb("sbpre", "1:1.0~rc1+dfsg-2", "a"), deb("sbmain", "1.0", "b")]
-    assert locked_list(found).splitlines()[0] == f"{'a' * 64} sbpre_1.0~rc1+dfsg-2_all.deb sbpre 1:1.0~rc1+dfsg-2 all"
-    other = [found[0], deb("sbmain", "1.1", "b")]  # the same bytes said to be another version
-    assert context_digest(found) != context_digest(other)
-
-
-@pytest.mark.parametrize(("field", "value"), [("name", "sb pre"), ("version", "1.0 --force-all"), ("name", "-x")])
-def test_a_locked_deb_whose_name_or_version_is_not_debians_shape_is_refused(field: str, value: str) -> None:
-    with pytest.raises(ValueError, match=field):
-        LockedDeb.model_validate({**deb("sbpre", "1.0", "a").model_dump(), field: value})
-
-
 # A failed build step as BuildKit shows it (step number and time before each line) and as the classic
 # builder does (bare lines): cmake 3.25's words for a missing package, gcc 12's and make's for a compile.
 CMAKE = [
@@ -120,6 +99,8 @@ CMAKE = [
     "#10 0.642 stackbuild: runtime: build step 1/2: env -u CMAKE_PREFIX_PATH cmake -S . -B build failed (exit code 1)",
     '#10 ERROR: process "/bin/bash /opt/stackbuild/steps/runtime/build.sh" did not complete successfully: exit code: 1',
 ]
+
+
 COMPILE = [
     "-- Looking for pthread_create in pthreads - not found",
     "gcc -Wno-error=unused -c -o main.o main.c",
