@@ -98,7 +98,7 @@ def lint(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Regenerate docs/cli.md and noxfile.py's generated block from the commands' declarations."""
     session.install("-e", ".")
-    session.run("python", "-m", "builder.cli.reference")  # tests/unit/test_docs.py checks both
+    session.run("python", "-m", "builder.cli.reference")  # tests/unit/project/test_docs.py checks both
 
 
 @nox.session

@@ -1,4 +1,5 @@
-"""The golden stack (tests/golden/): its lock built from the manifest, and its plan."""
+"""The golden stack (tests/golden/): its lock built from the manifest, and its plan (also with nothing to
+fetch, for builds on a fake engine)."""
 
 from __future__ import annotations
 
@@ -78,3 +79,8 @@ def golden_plan(toolkit_version: str | None = None) -> Plan:
     # Not this repository's checkout: the finals' source and revision labels would follow every commit.
     inputs = dataclasses.replace(resolve_inputs(request, say=print), origin=Origin())
     return make_plan(inputs)
+
+
+def without_contexts(plan: Plan) -> Plan:
+    """The plan with nothing to fetch for any stage (the keys stay: they are of the inputs)."""
+    return dataclasses.replace(plan, stages={n: dataclasses.replace(s, context=()) for n, s in plan.stages.items()})

@@ -43,7 +43,7 @@ def markdown(commands: Sequence[Command] = COMMANDS) -> str:
         "# CLI reference\n",
         "Generated from the commands' declarations (`builder/cli/stack_commands.py`, "
         "`builder/cli/image_commands.py`), as their `--help` shows them, by `python -m builder.cli.reference` "
-        "(`nox -s docs`); `tests/unit/test_docs.py` fails when it is out of date. "
+        "(`nox -s docs`); `tests/unit/project/test_docs.py` fails when it is out of date. "
         "What each command does, at more length: [commands.md](commands.md).\n",
         f"```text\n{_help(parser)}```\n",
     ]

@@ -1,7 +1,7 @@
 """The seam around the container engine: its Protocols (`Engine`, `LayerStore`, `Launcher`) and
 their Docker implementation, made here and nowhere else (`connect`, `launcher`).
 
-Only this package imports docker or runs the docker binary (lint and tests/unit/test_engine_seam.py
+Only this package imports docker or runs the docker binary (lint and tests/unit/engine/test_engine_seam.py
 enforce it). Every container is run through one context manager, so cleanup happens on errors and
 Ctrl-C, and engine failures and timeouts become EngineError here.
 """

@@ -90,7 +90,7 @@ def test_packages_are_locked_per_architecture_and_installed_offline_at_the_locke
         ("sbdemo-lib", "1.0"),
         ("sbdemo-tool", "1.0"),
     ]
-    # --arch x86_64 resolves that architecture only (aarch64's pins: tests/unit/test_system_packages.py).
+    # --arch x86_64 resolves that architecture only (aarch64's pins: tests/unit/inputs/test_system_packages.py).
     pins = {
         a: {w["name"]: w["version"] for w in s.get("python", {}).get("harness", [])}
         for a, s in lock["architectures"].items()

@@ -1,5 +1,5 @@
 """`inspect` of an image whose lock holds a kind of source stackbuild does not have, added as one
-plug-in module (tests/unit/test_source_plugins.py adds it and shows the manifest, schema, lock,
+plug-in module (tests/unit/inputs/test_source_plugins.py adds it and shows the manifest, schema, lock,
 render and vendor handle it): the image is the final image's last layer as rendered (its lock and
 its labels, imported as the only layer), read back through the engine."""
 
@@ -17,7 +17,7 @@ from builder.engine.docker_engine import DockerEngine
 from tests.conftest import TEST_PREFIX
 from tests.helpers import http_server, serving_bytes
 from tests.plugins.installed import install, stackbuild
-from tests.unit.test_source_plugins import STACK, _tarball
+from tests.unit.inputs.test_source_plugins import STACK, _tarball
 
 
 def test_inspect_describes_a_plugin_kinds_source(tmp_path: Path, engine: DockerEngine) -> None:

@@ -1,7 +1,7 @@
 """A kind of component source that stackbuild does not have, for the tests that add one: a tarball
 over HTTP, pinned by its sha256 and placed in the stage's context as src/source.tar (the component's
 build unpacks it). One module meeting builder.inputs.source_kinds.SourceKind, found as any plug-in is:
-through an entry point of the group `stackbuild.sources` (tests/unit/test_source_plugins.py writes
+through an entry point of the group `stackbuild.sources` (tests/unit/inputs/test_source_plugins.py writes
 the distribution metadata that names it)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A kind of toolkit package that stackbuild does not have, for the tests that add one: an installer
 kept beside the manifest, pinned by its sha256 and taken from there again when a build needs it.
 One module meeting builder.inputs.package_kinds.PackageKind, found as any plug-in is: through an
-entry point of the group `stackbuild.packages` (tests/unit/test_package_plugins.py writes the
+entry point of the group `stackbuild.packages` (tests/unit/inputs/test_package_plugins.py writes the
 distribution metadata that names it)."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 tarballs a vendor publishes, one per architecture and flavor at a URL with `{arch}` and `{flavor}`
 in it, made here by downloading them (pinned by sha256 in the lock's architecture sections, as
 bootstrapped ones are). One module meeting builder.inputs.base_kinds.BaseKind, found as any plug-in
-is: through an entry point of the group `stackbuild.bases` (tests/unit/test_base_plugins.py writes
+is: through an entry point of the group `stackbuild.bases` (tests/unit/inputs/test_base_plugins.py writes
 the distribution metadata that names it)."""
 
 from __future__ import annotations
