@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import shutil
 import subprocess
 import tarfile
 from pathlib import Path
 
+from builder.cli.configuration import cache_root
 from builder.engine.docker_engine import DockerEngine
 from builder.model.arch import Arch
-from builder.store.cache import Cache, default_root
+from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.docker.conftest import plan_of, stackbuild, write_variant
 from tests.helpers import git, private_https_git
@@ -57,7 +59,7 @@ def layers_with_secrets(engine: DockerEngine, image: str) -> list[str]:
 def test_a_git_token_reaches_no_output_log_file_label_or_layer(
     workspace: Path, engine: DockerEngine, tmp_path: Path
 ) -> None:
-    cache = Cache(default_root()).root  # the user's cache, as a build uses it
+    cache = Cache(cache_root(os.environ)).root  # the user's cache, as a build uses it
     work = tmp_path / "harness-src"
     shutil.copytree(
         ROOT / "stacks" / "reference" / "harness",
