@@ -67,6 +67,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import dag_peer  # noqa: E402
 
 from builder import lock, manifest  # noqa: E402
+from builder.cli.configuration import cache_root  # noqa: E402
 from builder.engine import buildkit, connect  # noqa: E402
 from builder.engine.docker_engine import DockerEngine  # noqa: E402
 from builder.execute import chain, environment  # noqa: E402
@@ -75,7 +76,7 @@ from builder.inputs.site import SiteConfig  # noqa: E402
 from builder.model.arch import Arch  # noqa: E402
 from builder.model.names import repository  # noqa: E402
 from builder.plan.plan_model import STAGES, Plan  # noqa: E402
-from builder.store.cache import Cache, default_root  # noqa: E402
+from builder.store.cache import Cache  # noqa: E402
 from tests.docker.conftest import SecondDaemon  # noqa: E402
 from tests.helpers import registry  # noqa: E402
 
@@ -197,7 +198,7 @@ class Bench:
     def __init__(self, root: Path, cli: str) -> None:
         self.root, self.cli = root, cli
         self.engine = connect(builder="buildkit")
-        self.cache = Cache(default_root())
+        self.cache = Cache(cache_root(os.environ))
         self.results = Results()
         self.env: dict[str, dict[str, str]] = {}  # what the environment scripts set, by stage (read_env)
 
@@ -343,7 +344,7 @@ def installer_blobs(root: Path, stack: str) -> set[str]:
 def plan_of(root: Path, stack: str) -> Plan:
     path = root / "stacks" / f"{stack}.yaml"
     locked = lock.read(root / "lockfiles" / f"{stack}.lock.json")
-    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(default_root()), Arch.host())
+    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(cache_root(os.environ)), Arch.host())
     return chain.plan(request, lambda _: None)
 
 
@@ -431,7 +432,7 @@ def free_gib(engine: DockerEngine) -> float:
     """Free disk where the sweep writes most: the engine's data root (both sides' images and BuildKit's
     cache) or the stack cache (the packed installers), whichever has less."""
     data_root = Path(engine.client.info()["DockerRootDir"])
-    return min(shutil.disk_usage(where).free for where in (data_root, default_root().parent)) / 2**30
+    return min(shutil.disk_usage(where).free for where in (data_root, cache_root(os.environ).parent)) / 2**30
 
 
 def say(message: str) -> None:

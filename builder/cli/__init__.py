@@ -10,7 +10,7 @@ line, and anything unexpected exits 1 naming a log that holds the traceback (--d
 from __future__ import annotations
 
 import argparse
-import contextlib
+import dataclasses
 import datetime
 import functools
 import gc
@@ -18,12 +18,13 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
 from builder import __version__
 from builder.cli import image_commands, stack_commands
+from builder.cli.configuration import resolve
 from builder.cli.context import Context, project_root
 from builder.cli.declare import Command, add_command, task_listing
 from builder.model.errors import InputError, LoggedFailure, ManifestError, StackbuildError, Unreached
@@ -87,25 +88,25 @@ def _run(ctx: Context, args: argparse.Namespace) -> int:
     if paused:  # everything imported so far stays: the collector need not look at it again
         gc.freeze()
         gc.enable()
-    with _registry_credentials_for(_named_registry(ctx, args)):
-        if not command.uses_cache:
-            return command.run(ctx, args)
-        from builder.execute.history import running_build  # only commands that use the cache pay for it
+    if (login := ctx.settings.credentials) and login.host is None:  # bound to the registry this command names
+        login = dataclasses.replace(login, host=_named_registry(ctx, args))
+        ctx = dataclasses.replace(ctx, settings=dataclasses.replace(ctx.settings, credentials=login))
+    if not command.uses_cache:
+        return command.run(ctx, args)
+    from builder.execute.history import running_build  # only commands that use the cache pay for it
 
-        cache = ctx.cache()
-        with running_build(cache):  # gc refuses to run meanwhile
-            cache.scratch.sweep()  # what a killed command left in tmp/ (a kill -9 unwinds nothing)
-            return command.run(ctx, args)
+    cache = ctx.cache()
+    with running_build(cache):  # gc refuses to run meanwhile
+        cache.scratch.sweep()  # what a killed command left in tmp/ (a kill -9 unwinds nothing)
+        return command.run(ctx, args)
 
 
 NO_REGISTRY = "-"  # names no registry: the environment's credentials go nowhere
 
 
-def _named_registry(ctx: Context, args: argparse.Namespace) -> str | None:
-    """The registry the environment's credentials are for: STACKBUILD_REGISTRY_HOST's, else the one this
-    command names (--registry, --cache-to/--cache-from, else the site's cache_registry)."""
-    if not os.environ.get("STACKBUILD_REGISTRY_USERNAME") or os.environ.get("STACKBUILD_REGISTRY_HOST"):
-        return None
+def _named_registry(ctx: Context, args: argparse.Namespace) -> str:
+    """The registry the environment's credentials go to when it does not name one: the one this command
+    names (--registry, --cache-to/--cache-from, else the site's cache_registry)."""
     named = [getattr(args, option, None) for option in ("registry", "cache_to", "cache_from")]
     # The site's stage cache when the command uses it unasked: a build's (--cache-from and, with
     # cache_push, --cache-to default to it) and the one doctor checks.
@@ -123,19 +124,6 @@ def _named_registry(ctx: Context, args: argparse.Namespace) -> str | None:
     return hosts[0] if hosts else NO_REGISTRY
 
 
-@contextlib.contextmanager
-def _registry_credentials_for(host: str | None) -> Iterator[None]:
-    """STACKBUILD_REGISTRY_HOST set to host while the command runs (None: left as it is)."""
-    if host is None:
-        yield
-        return
-    os.environ["STACKBUILD_REGISTRY_HOST"] = host
-    try:
-        yield
-    finally:
-        os.environ.pop("STACKBUILD_REGISTRY_HOST", None)
-
-
 def _where_the_traceback_is(ctx: Context) -> str:
     """The current exception's traceback written to a log; how the user finds it."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
@@ -143,7 +131,7 @@ def _where_the_traceback_is(ctx: Context) -> str:
         path = ctx.error_log_dir() / f"error-{stamp}-{os.getpid()}.log"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(traceback.format_exc())
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, InputError):
         return "rerun with --debug for the traceback"
     return f"traceback in {path}"
 
@@ -164,20 +152,18 @@ def terminate_on_sigterm() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    ctx = Context(
-        root=args.root.resolve() if args.root else project_root(Path.cwd().resolve()),
-        site_path=args.site_config,
-        debug=args.debug,
-    )
+    root = args.root.resolve() if args.root else project_root(Path.cwd().resolve())
+    try:  # stackbuild's settings, resolved here once and passed down
+        ctx = Context(root=root, debug=args.debug, settings=resolve(os.environ, root, args.site_config))
+    except InputError as err:
+        print(f"stackbuild: error: {err}", file=sys.stderr)
+        return err.exit_code
     try:
         if args.declared.takes_default_stack and args.stack is None:
             args.stack = ctx.default_stack()
         code = _run(ctx, args)
-    except ManifestError as err:
-        print(err, file=sys.stderr)
-        return err.exit_code
-    except (InputError, LoggedFailure, Unreached) as err:
-        print(f"stackbuild: error: {err}", file=sys.stderr)
+    except (ManifestError, InputError, LoggedFailure, Unreached) as err:  # a manifest's problems say where
+        print(err if isinstance(err, ManifestError) else f"stackbuild: error: {err}", file=sys.stderr)
         return err.exit_code
     except StackbuildError as err:  # a failure: one line, and where its traceback is
         if ctx.debug:

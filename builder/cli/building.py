@@ -11,7 +11,7 @@ from builder.cli.engines import build_options
 from builder.cli.readiness import refuse_unsupported, run_compat, steps_needed
 from builder.cli.screen import final_lines, plan_lines, show
 from builder.cli.stack_commands import BuildArgs, PlanArgs, RenderArgs, SmokeArgs
-from builder.engine import BuildEngine, connect
+from builder.engine import BuildEngine
 from builder.execute import chain
 from builder.execute.chain import Request
 from builder.manifest.model import Smoke
@@ -19,7 +19,7 @@ from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.plan.plan_model import Plan
 from builder.plan.why import why
-from builder.verify.smoke import SmokeResult, run_smoke, smoke_report
+from builder.verify.smoke import SmokeResult, npu_devices, run_smoke, smoke_report
 
 
 def _plan(ctx: Context, args: RenderArgs | PlanArgs) -> tuple[Request, Plan]:
@@ -50,7 +50,7 @@ def cmd_render(ctx: Context, args: RenderArgs) -> int:
 
 def cmd_plan(ctx: Context, args: PlanArgs) -> int:
     request, staged = _plan(ctx, args)
-    work = chain.cached(staged, connect())
+    work = chain.cached(staged, ctx.engine())
     cache = request.cache
     rows: list[dict[str, object]] = [
         {
@@ -117,14 +117,14 @@ def cmd_build(ctx: Context, args: BuildArgs) -> int:
     show(final_lines(engine, built))
     if args.no_smoke:
         return 0
-    outcome = chain.smoked(built)
+    outcome = chain.smoked(built, options.devices)
     return _report_smoke(outcome, built.tagged.tags["runtime-image"], loaded.smoke.command)
 
 
 def cmd_smoke(ctx: Context, args: SmokeArgs) -> int:
-    engine = connect()
+    engine = ctx.engine()
     smoke = ctx.load(args.stack)[0].smoke if args.stack else _carried_smoke(engine, args.image)
-    outcome = run_smoke(engine, args.image, smoke)
+    outcome = run_smoke(engine, args.image, smoke, npu_devices(ctx.settings.host_root))
     print(outcome.output.rstrip())
     return _report_smoke(outcome, args.image, smoke.command)
 

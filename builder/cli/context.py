@@ -12,9 +12,11 @@ from builder.manifest import load
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import InputError
-from builder.store.cache import Cache, default_root
+from builder.model.settings import Settings
+from builder.store.cache import Cache
 
 if TYPE_CHECKING:  # the build core is imported by the commands that use it, so `validate` starts fast
+    from builder.engine import BuildEngine
     from builder.execute.chain import Request
     from builder.inputs.site import SiteConfig
     from builder.lock.resolver import Resolver
@@ -29,18 +31,27 @@ def say(message: str) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class Context:
-    """Global options, parsed once."""
+    """Global options, parsed once, and the settings resolved with them (builder.cli.configuration)."""
 
     root: Path
-    site_path: Path | None
     debug: bool
-    cache_root: Path | None = None  # None: STACKBUILD_CACHE's, else the user's cache directory
+    settings: Settings
     _read: dict[str, SiteConfig] = field(default_factory=dict, compare=False, repr=False)  # what site() read
 
     def cache(self) -> Cache:
-        """The cache every command uses: the one place the CLI decides where it is (when a command
-        first needs it, so `validate` runs without a home directory)."""
-        return Cache(self.cache_root or default_root())
+        """The cache every command uses, where the settings say; templates compiled are kept in it."""
+        from builder.plan.templating import keep_compiled_templates
+
+        if (root := self.settings.cache_root) is None:
+            raise InputError("no cache directory: there is no home directory; set STACKBUILD_CACHE or XDG_CACHE_HOME")
+        keep_compiled_templates(root / "jinja")
+        return Cache(root)
+
+    def engine(self, url: str | None = None) -> BuildEngine:
+        """The engine at url (None: DOCKER_HOST's, else the local one), with the settings' builder and login."""
+        from builder.engine import connect
+
+        return connect(url, self.settings.builder, self.settings.credentials)
 
     def stack_names(self) -> list[str]:
         return sorted(p.stem for p in (self.root / "stacks").glob("*.yaml"))
@@ -80,7 +91,7 @@ class Context:
         if "site" not in self._read:
             from builder.inputs.site import load as load_site
 
-            self._read["site"] = load_site(self.site_path, self.root)
+            self._read["site"] = load_site(self.settings.site_config)
         return self._read["site"]
 
     def resolver(self, manifest_path: Path) -> Resolver:

@@ -8,10 +8,9 @@ import json
 from builder.cli.context import Context
 from builder.cli.image_commands import DoctorArgs
 from builder.cli.screen import doctor_lines, show
-from builder.engine import connect
 from builder.engine.registry_api import RegistryClient
 from builder.handoff.doctor import binfmt_checks, disk_checks, engine_check, host_checks, registry_check
-from builder.verify.host import host_root
+from builder.model.settings import login_for
 
 # What a build takes on disk: stage images of every layer plus the cached inputs (a real CANN toolkit
 # is several GB, and lives in the toolkit stage, the devel image and the installer cache).
@@ -20,7 +19,8 @@ NEED_GB = {"huawei": 40.0, "cpusim": 8.0}
 
 def cmd_doctor(ctx: Context, args: DoctorArgs) -> int:
     manifest = ctx.load(args.stack)[0] if args.stack else None
-    engine, about = engine_check(connect)
+    login = ctx.settings.credentials
+    engine, about = engine_check(ctx.engine)
     places = {"cached inputs": ctx.cache().root}
     if about and about.root and about.root.is_dir():  # a local engine: its images are on this disk
         places["images"] = about.root
@@ -29,8 +29,8 @@ def cmd_doctor(ctx: Context, args: DoctorArgs) -> int:
         engine,
         *disk_checks(places, need, manifest.name if manifest else "the largest stack"),
         *binfmt_checks(manifest),
-        registry_check(ctx.site().cache_registry, RegistryClient),
-        *host_checks(host_root(), manifest),
+        registry_check(ctx.site().cache_registry, lambda host: RegistryClient(host, login_for(login, host))),
+        *host_checks(ctx.settings.host_root, manifest),
     ]
     failed = [c for c in checks if c.verdict == "fail"]
     if args.json:

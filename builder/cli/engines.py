@@ -9,9 +9,10 @@ import sys
 from builder.cli.context import Context, say
 from builder.cli.image_commands import PublishArgs
 from builder.cli.stack_commands import BuildArgs
-from builder.engine import BuildEngine, connect
+from builder.engine import BuildEngine
 from builder.execute.chain import BuildOptions
 from builder.execute.stage_registry import RegistryCache
+from builder.verify.smoke import npu_devices
 
 
 def build_options(ctx: Context, args: BuildArgs | PublishArgs) -> tuple[BuildEngine, BuildOptions]:
@@ -32,7 +33,8 @@ def build_options(ctx: Context, args: BuildArgs | PublishArgs) -> tuple[BuildEng
         live=sys.stderr.isatty(),
         log_dir=ctx.log_dir(),
         registry=registry,
-        more_engines=tuple((url, connect(url)) for url in more),
+        more_engines=tuple((url, ctx.engine(url)) for url in more),
         engine_name=first or os.environ.get("DOCKER_HOST") or "the local engine",
+        devices=npu_devices(ctx.settings.host_root),
     )
-    return connect(first), options
+    return ctx.engine(first), options

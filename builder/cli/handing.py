@@ -8,7 +8,6 @@ import json
 from builder.cli.context import Context, say
 from builder.cli.image_commands import DiffArgs, InspectArgs, SbomArgs
 from builder.cli.screen import show
-from builder.engine import connect
 from builder.engine.protocol import EngineError
 from builder.handoff.compare import compare
 from builder.handoff.contents import handing_over, read_contents, summary
@@ -24,9 +23,9 @@ def _arch(args: InspectArgs | DiffArgs | SbomArgs) -> Arch:
 
 
 def cmd_inspect(ctx: Context, args: InspectArgs) -> int:
-    contents = read_contents(connect(), args.image, _arch(args))
+    contents = read_contents(ctx.engine(), args.image, _arch(args))
     try:  # a published image: its provenance, attached beside it in the registry
-        statements, unread = published_provenance(args.image), ""
+        statements, unread = published_provenance(args.image, ctx.settings.credentials), ""
     except EngineError as err:
         statements, unread = [], str(err)
     if args.json:
@@ -40,7 +39,7 @@ def cmd_inspect(ctx: Context, args: InspectArgs) -> int:
 
 
 def cmd_diff(ctx: Context, args: DiffArgs) -> int:
-    engine = connect()
+    engine = ctx.engine()
     changes = compare(read_contents(engine, args.first, _arch(args)), read_contents(engine, args.second, _arch(args)))
     if args.json:
         print(json.dumps([c.as_json() for c in changes], indent=2))
@@ -52,7 +51,7 @@ def cmd_diff(ctx: Context, args: DiffArgs) -> int:
 
 
 def cmd_sbom(ctx: Context, args: SbomArgs) -> int:
-    engine = connect()
+    engine = ctx.engine()
     contents = read_contents(engine, args.image, _arch(args))
     image_id = engine.image_id(args.image) or ""
     text = make_sbom(

@@ -17,7 +17,9 @@ def cmd_publish(ctx: Context, args: PublishArgs) -> int:
     arches = [Arch(a) for a in args.arch] if args.arch else list(loaded.platform.architectures)
     if unlisted := [a.value for a in arches if a not in loaded.platform.architectures]:
         raise StackbuildError(f"{args.stack} does not list {', '.join(unlisted)} in platform.architectures")
-    to = chain.destination([ctx.request(args.stack, arch) for arch in arches], args.registry, args.alias)
+    to = chain.destination(
+        [ctx.request(args.stack, arch) for arch in arches], args.registry, args.alias, ctx.settings.credentials
+    )
     engine, options = build_options(ctx, args)
     published = chain.published(to, engine, options, ctx.root / ".stackbuild" / "provenance", say)
     for built in published.built.values():

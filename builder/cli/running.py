@@ -12,16 +12,16 @@ from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
 from builder.cli.image_commands import ContainerArgs, RunArgs
 from builder.cli.stack_commands import ShellArgs
-from builder.engine import DeviceAccess, connect, launcher
+from builder.engine import DeviceAccess, launcher
 from builder.execute import chain
 from builder.execute.debug import last_failure, rerun_line
 from builder.execute.shell_state import make_failed_state
 from builder.model.errors import InputError, StackbuildError
-from builder.verify.host import HostAccess, host_access, host_root
+from builder.verify.host import HostAccess, host_access
 
 
-def _access(devices: list[int]) -> HostAccess:
-    access = host_access(host_root(), devices)
+def _access(ctx: Context, devices: list[int]) -> HostAccess:
+    access = host_access(ctx.settings.host_root, devices)
     for note in access.notes:
         say(f"[stackbuild] note: {note}")
     return access
@@ -44,7 +44,7 @@ def _start(image: str, command: list[str], access: DeviceAccess, only_print: boo
 
 
 def cmd_run(ctx: Context, args: RunArgs) -> int:
-    return _start(args.image, _command(args), _access(args.device).access, args.print)
+    return _start(args.image, _command(args), _access(ctx, args.device).access, args.print)
 
 
 def cmd_shell(ctx: Context, args: ShellArgs) -> int:
@@ -54,7 +54,7 @@ def cmd_shell(ctx: Context, args: ShellArgs) -> int:
     stage = plan.stages.get(args.stage)
     if stage is None:
         raise InputError(f"{args.stage!r} is not a stage of {plan.stack} (stages: {', '.join(plan.stages)})")
-    engine = connect()
+    engine = ctx.engine()
     image = stage.tag()
     failed_state = stage.failed_tag()
     if engine.image_id(image):
@@ -76,4 +76,4 @@ def cmd_shell(ctx: Context, args: ShellArgs) -> int:
             say("[stackbuild] the image its probes rejected: the build log names the probe that failed")
     command = _command(args) or ["/bin/bash"]
     # As the stage was built: no network unless it declares it.
-    return _start(image, command, _access(args.device).access, args.print, network=stage.network)
+    return _start(image, command, _access(ctx, args.device).access, args.print, network=stage.network)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from builder.cli.context import Context, say
 from builder.cli.image_commands import GcArgs
-from builder.engine import BuildEngine, connect
+from builder.engine import BuildEngine
 from builder.handoff.gc import collect, find_garbage, lying_blobs, no_build_running
 from builder.store.cache import Cache
 
@@ -14,7 +14,7 @@ def _mb(size: int) -> str:
 
 
 def cmd_gc(ctx: Context, args: GcArgs) -> int:
-    engine, cache = connect(), ctx.cache()
+    engine, cache = ctx.engine(), ctx.cache()
     with no_build_running(cache):
         return _collect(engine, cache, args)
 

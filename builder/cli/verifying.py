@@ -10,7 +10,7 @@ from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
 from builder.cli.screen import network_note
 from builder.cli.stack_commands import VerifyArgs
-from builder.engine import BuildEngine, connect
+from builder.engine import BuildEngine
 from builder.execute import chain
 from builder.execute.chain import Request
 from builder.execute.reproduce import (
@@ -44,8 +44,8 @@ def cmd_verify_reproducible(ctx: Context, args: VerifyArgs) -> int:
                 f"({second_request.lock.lock_sha256[:12]} vs {request.lock.lock_sha256[:12]}): "
                 "give a commit whose lock is the same"
             )
-        first_engine: BuildEngine = connect()
-        second_engine: BuildEngine = connect(args.second_engine) if args.second_engine else first_engine
+        first_engine = ctx.engine()
+        second_engine: BuildEngine = ctx.engine(args.second_engine) if args.second_engine else first_engine
         plan = chain.prepared(request, say)[1]
         for stage in plan.order():
             if stage.network:
@@ -75,7 +75,8 @@ def _both(
     conditions = Conditions()
     say(f"[stackbuild] second build from nothing: {there.how}, every file touched, in a process with {conditions}")
     started = time.monotonic()
-    second = second_build(second_request, plan, args.second_engine, ctx.log_dir(), say, conditions)
+    engine_at = (args.second_engine, ctx.settings.builder, ctx.settings.credentials)
+    second = second_build(second_request, plan, engine_at, ctx.log_dir(), say, conditions)
     took_second = time.monotonic() - started
     verdicts = compare(plan, (first_engine, first), (second_engine, second))
     pushed = _push(plan, args.registry, (first_engine, first), (second_engine, second)) if args.registry else []

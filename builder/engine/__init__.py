@@ -24,6 +24,7 @@ from builder.engine.protocol import (
     LayerStore,
     RunResult,
 )
+from builder.model.settings import RegistryCredentials
 
 __all__ = [
     "NO_DEVICES",
@@ -45,13 +46,16 @@ __all__ = [
 ]
 
 
-def connect(url: str | None = None, builder: str | None = None) -> BuildEngine:
+def connect(
+    url: str | None = None, builder: str = "auto", credentials: RegistryCredentials | None = None
+) -> BuildEngine:
     """The one place an engine is made: the Docker engine at url (unix://, tcp://, ssh://), else
-    DOCKER_HOST's, else the local socket; builder: auto, buildkit or classic (default
-    $STACKBUILD_BUILDER). docker-py is imported only when one is needed."""
+    DOCKER_HOST's, else the local socket; builder: auto, buildkit or classic; credentials: the registry
+    login its pulls and pushes send (None: Docker's config's). Both come from the settings the command
+    line resolved. docker-py is imported only when one is needed."""
     from builder.engine.docker_engine import DockerEngine
 
-    return DockerEngine(url, builder)
+    return DockerEngine(url, builder, credentials)
 
 
 def launcher() -> Launcher:

@@ -1,7 +1,7 @@
 """Stage builds on a Docker daemon: with BuildKit through the docker CLI when one has it (docker-py
 has only the classic builder; `buildkit`), else with the classic builder through docker-py, its
-progress stream read for the log and the image id. STACKBUILD_BUILDER=classic|buildkit chooses
-(default: BuildKit when available)."""
+progress stream read for the log and the image id. The settings' builder (STACKBUILD_BUILDER: auto,
+buildkit or classic) chooses."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import requests
 from builder.engine import buildkit
 from builder.engine.docker_daemon import START, DockerDaemon
 from builder.engine.protocol import BuildFailed, BuildSpec, EngineUnavailable, LogTail
+from builder.model.settings import BUILDERS
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-BUILDERS = ("auto", "buildkit", "classic")
 
 
 class DockerBuilds:

@@ -3,11 +3,10 @@ layer store (`docker_layers`), with images by ref (`docker_images`), registry tr
 (`docker_transfer`), stage builds (`docker_builds`: BuildKit through the docker CLI when one has it,
 else the classic builder) and throwaway containers (`docker_containers`) each in a module of its own.
 
-STACKBUILD_BUILDER=classic|buildkit chooses the builder (default: BuildKit when available)."""
+The builder (auto: BuildKit when available, buildkit or classic) is the settings' (STACKBUILD_BUILDER)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -16,19 +15,29 @@ from builder.engine.docker_builds import DockerBuilds
 from builder.engine.docker_layers import DockerLayerStore
 from builder.engine.protocol import NO_DEVICES, BuildSpec, DeviceAccess, EngineFacts, ImageFacts, RunResult
 from builder.model.arch import Arch
+from builder.model.registry import registry_of
 from builder.model.retry import RetryPolicy
+from builder.model.settings import RegistryCredentials, login_for
 
 
 class DockerEngine(DockerLayerStore):
     """The Engine, and the LayerStore it inherits: a BuildEngine."""
 
-    def __init__(self, host: str | None = None, builder: str | None = None, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        host: str | None = None,
+        builder: str = "auto",
+        credentials: RegistryCredentials | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
         """host: a daemon address (unix:///..., tcp://...); default DOCKER_HOST or the local socket.
-        builder: auto (BuildKit when a docker CLI has it), buildkit or classic; default $STACKBUILD_BUILDER.
-        retry: how registry transfers are tried again."""
+        builder: auto (BuildKit when a docker CLI has it), buildkit or classic. credentials: the
+        environment's registry login (the settings'), else Docker's config is used. retry: how registry
+        transfers are tried again."""
         super().__init__(host)
         self.retry = retry or RetryPolicy()
-        self.builds = DockerBuilds(self, builder or os.environ.get("STACKBUILD_BUILDER") or "auto")
+        self.credentials = credentials
+        self.builds = DockerBuilds(self, builder)
 
     def image_id(self, ref: str) -> str | None:
         return docker_images.image_id(self.client, ref)
@@ -46,12 +55,16 @@ class DockerEngine(DockerLayerStore):
         return docker_images.repository_tags(self.client, repository)
 
     def pull(self, ref: str, arch: Arch) -> str | None:
-        return self.image_id(ref) if docker_transfer.pulled(self.client, ref, arch, self.retry) else None
+        return (
+            self.image_id(ref)
+            if docker_transfer.pulled(self.client, ref, arch, self.retry, login_for(self.credentials, registry_of(ref)))
+            else None
+        )
 
     def push(self, image_id: str, ref: str) -> str:
         self.tag(image_id, ref)
         try:
-            return docker_transfer.pushed(self.client, ref, self.retry)
+            return docker_transfer.pushed(self.client, ref, self.retry, login_for(self.credentials, registry_of(ref)))
         finally:
             self.remove(ref)
 

@@ -10,10 +10,11 @@ import docker
 import docker.errors
 import requests
 
-from builder.engine.protocol import EngineError, registry_credentials
+from builder.engine.protocol import EngineError
 from builder.model.arch import Arch
-from builder.model.registry import registry_of
 from builder.model.retry import RetryPolicy
+
+Login = dict[str, str] | None  # docker-py's auth_config: None, Docker's config's
 
 TRANSIENT = ("connection refused", "connection reset", "timeout", "eof", "502", "503", "504", "500 ", "toomanyrequests")
 MISSING = ("manifest unknown", "not found", "no such image")
@@ -49,8 +50,9 @@ def _with_retries(action: Callable[[], None], ref: str, retry: RetryPolicy) -> N
     retry.retrying(lambda err: isinstance(err, _TransientTransfer))(_classified, action, ref)
 
 
-def pulled(client: docker.DockerClient, ref: str, arch: Arch, retry: RetryPolicy) -> bool:
-    """Pull ref's arch variant into the daemon; whether the registry has it."""
+def pulled(client: docker.DockerClient, ref: str, arch: Arch, retry: RetryPolicy, login: Login) -> bool:
+    """Pull ref's arch variant into the daemon (login: the credentials sent, None: Docker's config's);
+    whether the registry has it."""
     # NAME@sha256:<hex> is pulled by digest: the API takes the digest where a tag would go.
     repository, _, tag = ref.partition("@") if "@" in ref else ref.rpartition(":")
 
@@ -61,7 +63,7 @@ def pulled(client: docker.DockerClient, ref: str, arch: Arch, retry: RetryPolicy
             platform=arch.platform,
             stream=True,
             decode=True,
-            auth_config=registry_credentials(registry_of(ref)),
+            auth_config=login,
         )
         for event in pulling:
             if "error" in event:
@@ -74,15 +76,13 @@ def pulled(client: docker.DockerClient, ref: str, arch: Arch, retry: RetryPolicy
     return True
 
 
-def pushed(client: docker.DockerClient, ref: str, retry: RetryPolicy) -> str:
+def pushed(client: docker.DockerClient, ref: str, retry: RetryPolicy, login: Login) -> str:
     """Push the image the daemon has tagged ref (REGISTRY/REPO:TAG); the manifest digest it got."""
     repository, _, tag = ref.rpartition(":")
     digests: list[str] = []
 
     def once() -> None:
-        pushing = client.api.push(
-            repository, tag=tag, stream=True, decode=True, auth_config=registry_credentials(registry_of(ref))
-        )
+        pushing = client.api.push(repository, tag=tag, stream=True, decode=True, auth_config=login)
         for event in pushing:
             if "error" in event:
                 raise docker.errors.APIError(str(event["error"]))

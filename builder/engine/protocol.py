@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -47,18 +46,6 @@ class BuildFailed(EngineError):
     def __init__(self, message: str, log_tail: list[str]) -> None:
         super().__init__(message)
         self.log_tail = log_tail
-
-
-def registry_credentials(registry: str) -> dict[str, str] | None:
-    """Registry credentials from the environment (CI secrets), which take precedence over Docker's
-    config: STACKBUILD_REGISTRY_USERNAME and STACKBUILD_REGISTRY_PASSWORD, both or neither, for the
-    registry STACKBUILD_REGISTRY_HOST names (host[:port]) and no other; without it, for any registry."""
-    user, password = os.environ.get("STACKBUILD_REGISTRY_USERNAME"), os.environ.get("STACKBUILD_REGISTRY_PASSWORD")
-    if bool(user) != bool(password):
-        raise EngineError("set both STACKBUILD_REGISTRY_USERNAME and STACKBUILD_REGISTRY_PASSWORD, or neither")
-    if (host := os.environ.get("STACKBUILD_REGISTRY_HOST")) and host != registry:
-        return None  # they are another registry's: Docker's config says what this one gets
-    return {"username": user, "password": password} if user and password else None
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """How the distribution API client speaks to one registry: requests retried (connection errors and
 5xx, with backoff), bodies capped, and the registry's challenge answered (Basic with the credentials,
 or a Bearer token from its realm, the password sent only over TLS or to a loopback registry itself);
-401/403 after authenticating is one line naming the registry, never what was sent. Credentials come
-from the environment where it names them, else Docker's config (`docker login`, credential helpers
+401/403 after authenticating is one line naming the registry, never what was sent. Credentials are the
+caller's (the settings' login for this registry) when given, else Docker's config (`docker login`, credential helpers
 included, read through docker-py). Loopback registries are spoken to over plain HTTP, as the Docker
 engine does; others over HTTPS."""
 
@@ -20,7 +20,7 @@ import docker.auth
 import docker.errors
 import requests
 
-from builder.engine.protocol import EngineError, registry_credentials
+from builder.engine.protocol import EngineError
 from builder.model.retry import RetryPolicy
 
 DOCKER_HUB_API = "registry-1.docker.io"  # where docker.io's distribution API answers
@@ -82,8 +82,7 @@ class RegistryTransport:
         self.base = f"{'http' if _is_loopback(registry) else 'https'}://{api_host}/v2"
         self.session = requests.Session()
         try:
-            found = credentials if credentials is not None else registry_credentials(registry)
-            found = found if found is not None else docker.auth.load_config().resolve_authconfig(registry)
+            found = credentials if credentials is not None else docker.auth.load_config().resolve_authconfig(registry)
         except docker.errors.DockerException as err:  # a credential helper that fails or is missing
             raise EngineError(f"cannot read the credentials for {registry} from Docker's config: {err}") from None
         found = {k.lower(): v for k, v in (found or {}).items()}

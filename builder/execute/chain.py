@@ -31,6 +31,7 @@ from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.model.say import Say
+from builder.model.settings import RegistryCredentials, login_for
 from builder.plan.labels import release_name
 from builder.plan.make import make_plan
 from builder.plan.plan_model import Plan
@@ -114,9 +115,10 @@ def build(request: Request, engine: BuildEngine, options: BuildOptions, provenan
     return Built(request, tagged, engine, took, written)
 
 
-def smoked(built: Built) -> SmokeResult:
-    """The stack's smoke command in the runtime image just built (a recorded pass is not run again)."""
-    return smoke(built.tagged, built.request.manifest.smoke, built.engine, built.request.cache)
+def smoked(built: Built, devices: tuple[str, ...]) -> SmokeResult:
+    """The stack's smoke command in the runtime image just built, given the host's NPU devices (a recorded
+    pass is not run again)."""
+    return smoke(built.tagged, built.request.manifest.smoke, built.engine, built.request.cache, devices)
 
 
 @dataclass(frozen=True)
@@ -130,9 +132,12 @@ class Destination:
     client: RegistryClient
 
 
-def destination(requests: Sequence[Request], target: str, aliases: Sequence[str]) -> Destination:
+def destination(
+    requests: Sequence[Request], target: str, aliases: Sequence[str], credentials: RegistryCredentials | None = None
+) -> Destination:
     """Publish's checks before an engine is touched: every architecture's lock complete, and the registry
-    asked (a refused login or an unreachable registry fails now, not after the builds)."""
+    asked (a refused login or an unreachable registry fails now, not after the builds). credentials: the
+    settings' registry login (None: Docker's config's)."""
     from builder.engine.registry_api import RegistryClient
     from builder.execute.publish import immutable_tag
 
@@ -140,7 +145,7 @@ def destination(requests: Sequence[Request], target: str, aliases: Sequence[str]
     for request in frozen:
         refuse_unresolved(request.lock, request.arch)
     registry, _, namespace = target.partition("/")
-    client = RegistryClient(registry)
+    client = RegistryClient(registry, login_for(credentials, registry))
     client.manifest(f"{namespace}/{frozen[0].lock.stack.lower()}", immutable_tag(frozen[0].lock))
     return Destination(frozen, target, tuple(aliases), client)
 
@@ -162,7 +167,7 @@ def published(to: Destination, engine: BuildEngine, options: BuildOptions, prove
         name = request.manifest.name
         say(f"[stackbuild] publish: building {name} for {request.arch} from its lock (frozen)")
         done = built[request.arch] = build(request, engine, options, provenance_dir, say)
-        outcome = smoked(done)
+        outcome = smoked(done, options.devices)
         for line in smoke_report(outcome, done.tagged.tags["runtime-image"], request.manifest.smoke.command):
             say(line)
         if outcome.failed:  # only what passed its smoke is pushed

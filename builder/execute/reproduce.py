@@ -34,12 +34,15 @@ from builder.inputs.project import clone_checkout, origin_of, toplevel
 from builder.model.errors import InputError, StackbuildError
 from builder.model.names import repository
 from builder.model.say import Say
+from builder.model.settings import RegistryCredentials
 from builder.plan.plan_model import Plan, Stage
 from builder.store.cache import Cache
 
 VERIFY = "verify"  # under the image prefix (builder.model.names)
 OTHER_TZ = "Asia/Shanghai"
 T = TypeVar("T")
+# The second build's engine, as connect() takes it: its URL (None: the default one), builder and login.
+EngineAt = tuple[str | None, str, RegistryCredentials | None]
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -136,13 +139,13 @@ def first_build(plan: Plan, engine: BuildEngine, cache: Cache, log_dir: Path, sa
 
 
 def second_build(
-    request: Request, first: Plan, engine_url: str | None, log_dir: Path, say: Say, conditions: Conditions
+    request: Request, first: Plan, engine: EngineAt, log_dir: Path, say: Say, conditions: Conditions
 ) -> dict[str, str]:
-    """The request prepared, planned and built from nothing on the engine at engine_url (None: the
-    default one), in a process of its own under conditions: stage -> image id. A plan whose stage keys
-    are not first's is refused before anything is built."""
+    """The request prepared, planned and built from nothing on the engine connect(*engine) makes, in a
+    process of its own under conditions: stage -> image id. A plan whose stage keys are not first's is
+    refused before anything is built."""
     keys = {name: stage.key for name, stage in first.stages.items()}
-    return under(conditions, _second, request, keys, engine_url, log_dir, say)
+    return under(conditions, _second, request, keys, engine, log_dir, say)
 
 
 def under(conditions: Conditions, function: Callable[..., T], *args: object) -> T:
@@ -203,14 +206,14 @@ def _child(
     send.send(result)
 
 
-def _second(request: Request, keys: dict[str, str], engine_url: str | None, log_dir: Path, say: Say) -> dict[str, str]:
+def _second(request: Request, keys: dict[str, str], engine: EngineAt, log_dir: Path, say: Say) -> dict[str, str]:
     plan = chain.prepared(request, say)[1]
     if moved := [name for name, key in keys.items() if plan.stages[name].key != key]:
         raise StackbuildError(
             f"the copy of the checkout gives other stage keys ({', '.join(moved)}): its inputs depend on where "
             "or when they are read"
         )
-    return fresh_build(StageImages(plan, connect(engine_url), request.cache, log_dir), "second", say)
+    return fresh_build(StageImages(plan, connect(*engine), request.cache, log_dir), "second", say)
 
 
 def _image(engine: BuildEngine, image_id: str, scratch: Path) -> tuple[dict[str, Any], list[Path]]:

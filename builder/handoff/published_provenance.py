@@ -10,6 +10,7 @@ from typing import Any
 from builder.engine.protocol import EngineError
 from builder.engine.registry_api import RegistryClient
 from builder.execute import attestation
+from builder.model.settings import RegistryCredentials, login_for
 
 # registry host (with a dot or a port, or localhost) / repository path : tag
 REGISTRY_REF = re.compile(
@@ -28,13 +29,16 @@ def registry_ref(image: str) -> tuple[str, str, str] | None:
     return registry, found["repository"], found["tag"]
 
 
-def published_provenance(image: str, client: RegistryClient | None = None) -> list[dict[str, Any]]:
-    """Each provenance statement attached to the index image names (none for a local image)."""
+def published_provenance(
+    image: str, credentials: RegistryCredentials | None, client: RegistryClient | None = None
+) -> list[dict[str, Any]]:
+    """Each provenance statement attached to the index image names (none for a local image), read with
+    the settings' registry login (None: Docker's config's) unless a client is given."""
     ref = registry_ref(image)
     if ref is None:
         return []
     registry, repository, tag = ref
-    client = client or RegistryClient(registry)
+    client = client or RegistryClient(registry, login_for(credentials, registry))
     index = client.manifest(repository, tag)
     if index is None:
         return []

@@ -1,7 +1,8 @@
 """Site configuration: mirrors, local installer directories, the cache registry, team repos.
 
-Found in this order (the first that exists wins): $STACKBUILD_SITE_CONFIG,
-./stackbuild.site.yaml, $XDG_CONFIG_HOME/stackbuild/site.yaml (~/.config/...).
+Which file is read is a setting (builder.cli.configuration): --site-config, else
+$STACKBUILD_SITE_CONFIG, else the first that exists of the project's stackbuild.site.yaml, the
+current directory's, $XDG_CONFIG_HOME/stackbuild/site.yaml (~/.config/...).
 
     url_rewrites:             # like git's insteadOf, for internal mirrors
       - {from: "https://github.com/", to: "https://git.mirror.internal/github/"}
@@ -27,7 +28,6 @@ environment, git uses its credential helpers.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Annotated
@@ -39,8 +39,8 @@ from builder.manifest import yamlpos
 from builder.manifest.types import GitUrl, Line, no_option, one_line
 from builder.model.errors import InputError, ManifestError
 from builder.model.registry import registry_repo
+from builder.model.settings import SITE_FILE
 
-SITE_FILE = "stackbuild.site.yaml"
 # A key named like a secret (registry_password, token, auth); "oauth-tools" is not one.
 SECRET_KEY = re.compile(r"(^|[_-])(pass(word)?|passwd|token|secret|credentials?|auth)($|[_-])", re.IGNORECASE)
 USERINFO = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s]+@", re.IGNORECASE)
@@ -159,30 +159,15 @@ def _find_secrets(data: dict[str, object]) -> str | None:
     return _secret_in_value(data, "")
 
 
-def candidates(project: Path | None = None) -> list[Path]:
-    """Where a site configuration is looked for, in order: $STACKBUILD_SITE_CONFIG, the project's, the
-    current directory's, the user's."""
-    paths = []
-    if env := os.environ.get("STACKBUILD_SITE_CONFIG"):
-        paths.append(Path(env))
-    paths += dict.fromkeys(top / SITE_FILE for top in (project or Path.cwd(), Path.cwd()))
-    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    paths.append(config_home / "stackbuild" / "site.yaml")
-    return paths
-
-
-def _find(project: Path | None) -> Path | None:
-    """The first site configuration that exists; $STACKBUILD_SITE_CONFIG must exist if set."""
-    if (env := os.environ.get("STACKBUILD_SITE_CONFIG")) and not Path(env).is_file():
-        raise InputError(f"STACKBUILD_SITE_CONFIG names {env}, which is not a file: fix or unset it")
-    return next((p for p in candidates(project) if p.is_file()), None)
-
-
-def load(path: Path | None = None, project: Path | None = None) -> SiteConfig:
-    """The site configuration at path, or the first one found (project: the project's root); an empty
-    one if none."""
-    if path is None and (path := _find(project)) is None:
+def load(path: Path | None = None) -> SiteConfig:
+    """The site configuration at path (builder.cli.configuration says which); an empty one if none."""
+    if path is None:
         return SiteConfig()
+    if not path.is_file():
+        raise InputError(
+            f"the site configuration named is {path}, which is not a file: fix or unset --site-config or "
+            "STACKBUILD_SITE_CONFIG"
+        )
     try:
         data = yamlpos.read(path).data
     except ManifestError as err:

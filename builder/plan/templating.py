@@ -10,11 +10,10 @@ import json
 import os
 import shlex
 import stat
+from pathlib import Path
 
 import jinja2
 import jinja2.bccache
-
-from builder.store.cache import default_root
 
 
 class _TemplateCache(jinja2.BytecodeCache):
@@ -27,8 +26,9 @@ class _TemplateCache(jinja2.BytecodeCache):
     read-only disk only costs compile time.
     """
 
-    def __init__(self, directory: int) -> None:
+    def __init__(self, directory: int, path: Path) -> None:
         self.directory = directory
+        self.path = path
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         try:
@@ -63,13 +63,12 @@ def _private(found: os.stat_result) -> bool:
     return found.st_uid == os.getuid() and not found.st_mode & 0o022
 
 
-def _bytecode_cache() -> jinja2.BytecodeCache | None:
+def _bytecode_cache(directory: Path) -> _TemplateCache | None:
     """The cache's jinja/ directory, if it is this user's own (none otherwise: templates are compiled).
 
     It is opened without following a link and checked on the open directory, so what is checked is
     what is used, and no link can make the closing below change another directory of the user's.
     """
-    directory = default_root() / "jinja"
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
@@ -80,7 +79,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
         if found.st_uid == os.getuid():
             if not _private(found):
                 _close_off(fd)
-            return _TemplateCache(fd)
+            return _TemplateCache(fd, directory)
     os.close(fd)
     return None
 
@@ -101,10 +100,19 @@ templates = jinja2.Environment(
     lstrip_blocks=True,
     keep_trailing_newline=True,
     autoescape=False,
-    # Compiled templates kept between runs: every command would otherwise spend about 40 ms
-    # compiling them (1 ms to load; a no-op build takes 0.4 s).
-    bytecode_cache=_bytecode_cache(),
+    # Compiled templates are kept between runs once the command line says where (keep_compiled_templates):
+    # every command would otherwise spend about 40 ms compiling them (1 ms to load; a no-op build takes 0.4 s).
 )
+
+
+def keep_compiled_templates(directory: Path) -> None:
+    """Compiled templates kept in directory (the cache's jinja/) from now on, if it is this user's own."""
+    current = templates.bytecode_cache
+    if isinstance(current, _TemplateCache):
+        if current.path == directory:
+            return
+        os.close(current.directory)
+    templates.bytecode_cache = _bytecode_cache(directory)
 
 
 # Values reach templates only through these: JSON (Dockerfile exec and COPY forms) and

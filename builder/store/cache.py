@@ -29,14 +29,8 @@ class CacheError(StackbuildError):
     pass
 
 
-def default_root() -> Path:
-    if env := os.environ.get("STACKBUILD_CACHE"):
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stackbuild"
-
-
 class Cache:
-    """The cache at root: the caller says where (the CLI from STACKBUILD_CACHE, through default_root).
+    """The cache at root: the caller says where (the CLI, from its settings).
     Its blobs and git mirrors are here; its scratch directories, records and file locks each have
     their own class."""
 

@@ -1,10 +1,9 @@
 """What this host can give a container of the stack: its NPU device nodes and driver paths, as the
 facts of CANN's own `docker run` name them, found under a root (`/`, or a test tree standing in
-for /dev and /usr/local/Ascend: STACKBUILD_HOST_ROOT)."""
+for /dev and /usr/local/Ascend: the settings' host_root)."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,10 +14,6 @@ from builder.model.errors import InputError
 from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS
 
 NPU_DEVICE = re.compile(r"davinci(\d+)")
-
-
-def host_root() -> Path:
-    return Path(os.environ.get("STACKBUILD_HOST_ROOT") or "/")
 
 
 @dataclass(frozen=True)

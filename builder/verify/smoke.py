@@ -8,21 +8,23 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from builder.engine import NO_DEVICES, DeviceAccess, Engine, launcher
 from builder.manifest.model import Smoke
 from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS
 from builder.verify.diagnose import diagnose
-from builder.verify.host import host_root, npus
+from builder.verify.host import npus
 
 
-def npu_devices() -> list[str]:
-    """This host's NPU device nodes, found as `stackbuild run` finds them."""
-    return list(npus(host_root()).values())
+def npu_devices(root: Path) -> tuple[str, ...]:
+    """This host's NPU device nodes (under root: the settings' host_root), found as `stackbuild run` finds them."""
+    return tuple(npus(root).values())
 
 
-def device_access(devices: list[str]) -> DeviceAccess:
+def device_access(devices: Sequence[str]) -> DeviceAccess:
     """What a container needs to use these NPUs: the device nodes, the control nodes, the host driver."""
     if not devices:
         return NO_DEVICES
@@ -49,9 +51,8 @@ STATIC_CHECK = (
 )
 
 
-def run_smoke(engine: Engine, image: str, smoke: Smoke, devices: list[str] | None = None) -> SmokeResult:
-    """devices: the host's NPU device nodes (default: found under /dev)."""
-    devices = npu_devices() if devices is None else devices
+def run_smoke(engine: Engine, image: str, smoke: Smoke, devices: Sequence[str]) -> SmokeResult:
+    """devices: the host's NPU device nodes (npu_devices)."""
     if smoke.needs_device and not devices:
         static = engine.run(image, ["bash", "-c", STATIC_CHECK])
         verdict = "static checks passed" if static.exit_code == 0 else "static checks FAILED"

@@ -26,6 +26,7 @@ import docker
 import pytest
 
 from builder import lock, manifest
+from builder.cli.configuration import cache_root
 from builder.engine import EngineError, connect
 from builder.engine.docker_engine import DockerEngine
 from builder.execute import chain
@@ -33,7 +34,7 @@ from builder.execute.chain import Request
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
 from builder.plan.plan_model import Plan
-from builder.store.cache import Cache, default_root
+from builder.store.cache import Cache
 from tests.conftest import ROOT, TEST_PREFIX
 
 
@@ -110,7 +111,7 @@ def engine() -> DockerEngine:
 def plan_of(root: Path, stack: str) -> Plan:
     path = root / "stacks" / f"{stack}.yaml"
     locked = lock.read(root / "lockfiles" / f"{stack}.lock.json")
-    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(default_root()), Arch.host())
+    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(cache_root(os.environ)), Arch.host())
     return chain.plan(request, print)
 
 

@@ -78,7 +78,7 @@ def test_the_provenance_is_a_referrer_of_the_index_through_the_referrers_tag(tmp
         again = client.manifest(repository, "lock-0123")
         assert again is not None and json.loads(again.body)["manifests"] == entries
         # What `inspect` shows of a published image: the statement, read back and checked.
-        (shown,) = published_provenance(f"{address}/{repository}:lock-0123", client)
+        (shown,) = published_provenance(f"{address}/{repository}:lock-0123", None, client)
         assert shown == document
         (line,) = provenance_lines([shown])
         assert "from https://git.example.com/team/stacks.git @ " + "a" * 40 in line

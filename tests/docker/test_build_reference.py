@@ -250,7 +250,7 @@ def test_touching_the_bottom_component_rebuilds_everything_downstream(workspace:
 
 
 def test_real_stack_smoke_without_npu_is_skipped_not_passed(workspace: Path) -> None:
-    if smoke.npu_devices():
+    if smoke.npu_devices(Path("/")):
         pytest.skip("this host has an NPU: the launch itself runs here, not the no-device path")
     stackbuild(workspace, "build", "reftest", check=True)
     image = f"{TEST_PREFIX}/reftest:8.5.0-910b-debian12-py3.11-{Arch.host()}"

@@ -4,6 +4,7 @@ what the toolkit's set_env.sh sets, and the reference components find the toolki
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tarfile
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from builder import lock, manifest
+from builder.cli.configuration import cache_root
 from builder.engine.docker_engine import DockerEngine
 from builder.execute import chain
 from builder.execute.chain import BuildOptions, Request
@@ -22,7 +24,7 @@ from builder.model.arch import Arch
 from builder.model.layout import toolkit_layout
 from builder.plan import render
 from builder.plan.plan_model import EnvCapture
-from builder.store.cache import Cache, default_root
+from builder.store.cache import Cache
 from builder.verify import probes as probe_specs
 from tests.conftest import ROOT, TEST_PREFIX
 from tests.docker.conftest import plan_of, stackbuild
@@ -136,7 +138,7 @@ def test_a_variable_left_out_of_the_baked_env_fails_the_component_that_needs_it(
         path,
         lock.read(workspace / "lockfiles" / "reftest.lock.json"),
         SiteConfig(),
-        Cache(default_root()),
+        Cache(cache_root(os.environ)),
         Arch.host(),
     )
     assert chain.plan(request, print).stages["toolkit"].key != real_key

@@ -9,12 +9,14 @@ in the stage's headline with dpkg's own reason.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import jinja2
 import pytest
 
+from builder.cli.configuration import cache_root
 from builder.engine import BuildFailed
 from builder.engine.docker_engine import DockerEngine
 from builder.engine.protocol import BuildSpec
@@ -24,7 +26,7 @@ from builder.lock.locked import LockedDeb
 from builder.manifest.bases import Bootstrap
 from builder.model.arch import Arch
 from builder.plan.debs_at_hand import context_items
-from builder.store.cache import Cache, default_root
+from builder.store.cache import Cache
 from builder.store.files import sha256_file
 from builder.verify.diagnose import install_failure
 from tests.conftest import TEST_PREFIX
@@ -41,7 +43,7 @@ SINGLE_DPKG = "RUN DEBIAN_FRONTEND=noninteractive dpkg -i {files} && rm -rf /tmp
 @pytest.fixture(scope="module")
 def minbase(engine: DockerEngine) -> Iterator[str]:
     """A bare Debian minbase image (Essential packages and apt: no python3), bootstrapped here."""
-    cache = Cache(default_root())
+    cache = Cache(cache_root(os.environ))
     spec = Bootstrap(suite="bookworm", mirror=DEBIAN, variant="minbase")
     tarball = bootstrap.bootstrap(spec, Arch.host(), "runtime", None, cache, DEBIAN, print)
     dockerfile = "FROM scratch\nADD rootfs.tar /\n"
@@ -52,7 +54,7 @@ def minbase(engine: DockerEngine) -> Iterator[str]:
 
 
 def build(engine: DockerEngine, dockerfile: str, items: Sequence[ContextItem]) -> str:
-    cache = Cache(default_root())
+    cache = Cache(cache_root(os.environ))
     with cache.scratch.temp_dir() as context:
         write_context(context, dockerfile, items, cache)
         return engine.build(context, lambda line: None, BuildSpec(labels={}, arch=Arch.host()))
@@ -60,7 +62,7 @@ def build(engine: DockerEngine, dockerfile: str, items: Sequence[ContextItem]) -
 
 def locked(deb: Path, name: str, version: str) -> LockedDeb:
     """The lock's entry for a .deb, which goes into the cache as a lock puts it there."""
-    Cache(default_root()).add_file(deb, sha256_file(deb))
+    Cache(cache_root(os.environ)).add_file(deb, sha256_file(deb))
     return LockedDeb(
         name=name,
         version=version,
@@ -99,11 +101,13 @@ def test_a_pre_depends_closure_installs_over_a_bare_minbase_where_a_single_dpkg_
         build(
             engine,
             f"FROM {minbase}\n{copy}{SINGLE_DPKG.format(files=listed)}",
-            list(context_items(debs, Cache(default_root()))),
+            list(context_items(debs, Cache(cache_root(os.environ)))),
         )
     assert "pre-dependency problem - not installing sbmain" in "\n".join(refused.value.log_tail)
 
-    image = build(engine, f"FROM {minbase}\n{install_step(debs)}", list(context_items(debs, Cache(default_root()))))
+    image = build(
+        engine, f"FROM {minbase}\n{install_step(debs)}", list(context_items(debs, Cache(cache_root(os.environ))))
+    )
     try:
         query = ["dpkg-query", "-W", "-f", "${db:Status-Abbrev}${Package}=${Version}\\n", "sbtop", "sbmain", "sbpre"]
         installed = engine.run(image, query)
@@ -121,7 +125,7 @@ def test_a_file_holding_another_version_than_the_locked_one_is_refused_naming_bo
     newer = make_deb(tmp_path / "newer", "sbpre", "2.0", files={"usr/share/sb/pre": "2.0"})
     items = [
         FileItem(item.arcname, lambda: newer) if item.arcname == "debs/sbpre_1.0_all.deb" else item
-        for item in context_items(debs, Cache(default_root()))
+        for item in context_items(debs, Cache(cache_root(os.environ)))
     ]
     with pytest.raises(BuildFailed) as refused:
         build(engine, f"FROM {minbase}\n{install_step(debs)}", items)

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from builder.cli.configuration import cache_root
 from builder.engine import Engine, EngineError, connect
 from builder.engine.docker_engine import DockerEngine
-from builder.store.cache import Cache, default_root
+from builder.store.cache import Cache
 from builder.verify.probes import run_probes
 from tests.conftest import ROOT, TEST_PREFIX
 from tests.docker.conftest import SecondDaemon, plan_of, stackbuild, stage_tags, write_variant
@@ -86,7 +87,7 @@ def test_random_kills_never_leave_a_stage_that_looks_built(workspace: Path, engi
         rerun = stackbuild(workspace, "build", name)
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert "smoke: launch: passed" in rerun.stderr
-        check_cache_is_consistent(Cache(default_root()))
+        check_cache_is_consistent(Cache(cache_root(os.environ)))
     finally:
         for component in TOUCHED:  # the shared workspace's sources as they were, whatever happened
             (workspace / "stacks" / "reference" / component / ".trial").unlink(missing_ok=True)
@@ -101,7 +102,7 @@ def test_a_full_disk_under_the_build_context_fails_cleanly_then_builds(workspace
     trial.write_text(uuid.uuid4().hex)
     # Contexts are written under the cache's tmp directory (where its blobs are linked from): for
     # this build, a file system there with no room.
-    small = default_root() / "tmp"
+    small = cache_root(os.environ) / "tmp"
     small.mkdir(parents=True, exist_ok=True)
     try:
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(small)], check=True)

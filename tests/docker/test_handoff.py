@@ -15,10 +15,11 @@ from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
 from builder import lock
+from builder.cli.configuration import cache_root
 from builder.engine.docker_engine import DockerEngine
 from builder.inputs import trees
 from builder.inputs.path_source import LockedPath
-from builder.store.cache import Cache, default_root
+from builder.store.cache import Cache
 from tests.conftest import ROOT, TEST_PREFIX
 from tests.docker.conftest import plan_of, stackbuild, touch, write_variant
 from tests.helpers import registry
@@ -120,7 +121,7 @@ def test_inspect_and_diff_name_the_one_component_that_moved(workspace: Path, eng
 def latest_runs_use() -> set[str]:
     """The stage tags the newest build of each stack and architecture used, read from the records."""
     used: set[str] = set()
-    runs = Cache(default_root()).root / "records" / "runs"
+    runs = Cache(cache_root(os.environ)).root / "records" / "runs"
     for arch_dir in {path.parent for path in runs.rglob("*.json")}:
         newest = max(arch_dir.glob("*.json"), key=lambda path: int(path.stem.split("-")[0]))
         used |= set(json.loads(newest.read_text())["stages"].values())
@@ -135,7 +136,7 @@ def test_gc_removes_exactly_what_no_recent_build_used(workspace: Path, engine: D
         before = {s.tag() for s in plan_of(workspace, "reftest").order()}
         planted = f"{TEST_PREFIX}/stage/planted:" + "0" * 64  # an image no build names
         engine.tag(engine.image_id(plan_of(workspace, "reftest").stages["base-runtime"].tag()) or "", planted)
-        blobs = sorted(Cache(default_root()).blob_files())
+        blobs = sorted(Cache(cache_root(os.environ)).blob_files())
         touch(workspace / HARNESS_FILE)
         stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
         after = {s.tag() for s in plan_of(workspace, "reftest").order()}
@@ -159,7 +160,7 @@ def test_gc_removes_exactly_what_no_recent_build_used(workspace: Path, engine: D
         run = stackbuild(workspace, "gc", "--keep", "1", "--include-recent", check=True)
         assert re.search(r"removed \d+ images and 0 inputs: freed \d+ MB", run.stderr)
         assert not any(engine.image_id(t) for t in listed)
-        assert sorted(Cache(default_root()).blob_files()) == blobs  # cached inputs stay without --inputs
+        assert sorted(Cache(cache_root(os.environ)).blob_files()) == blobs  # cached inputs stay without --inputs
         again = stackbuild(workspace, "build", "reftest", "--no-smoke", check=True)
         assert "[stackbuild] 0 built, 10 cached" in again.stderr
     finally:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from builder.cli.configuration import cache_root
 from builder.engine.docker_engine import DockerEngine
-from builder.store.cache import Cache, default_root
+from builder.store.cache import Cache
 from tests.conftest import REFERENCE, TEST_PREFIX
 from tests.debrepo import make_deb, serve, write_index
 from tests.docker.conftest import plan_of, stackbuild, write_variant
@@ -113,7 +115,7 @@ def test_packages_are_locked_per_architecture_and_installed_offline_at_the_locke
     assert imported.output.strip() == "1.0 42", imported.output
 
     # Served nowhere any more (not even the cache): --frozen refuses, naming the fix; a build goes on with 1.1.
-    cache = Cache(default_root())
+    cache = Cache(cache_root(os.environ))
     for deb in locked_debs(lock, "x86_64", "harness"):
         if deb["name"].startswith("sbdemo-"):
             cache.blob(deb["sha256"]).unlink()

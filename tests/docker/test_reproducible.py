@@ -8,6 +8,7 @@ does not, and is named with its file; a bootstrapped base holds nothing of the m
 from __future__ import annotations
 
 import json
+import os
 import re
 import tarfile
 import tempfile
@@ -15,9 +16,10 @@ from pathlib import Path
 
 import docker
 
+from builder.cli.configuration import cache_root
 from builder.inputs.bootstrap import HOST_FILES
 from builder.model.arch import Arch
-from builder.store.cache import Cache, default_root
+from builder.store.cache import Cache
 from tests.docker.conftest import SecondDaemon, emu_workspace, plan_of, push_by_digest, stackbuild
 from tests.helpers import git, registry
 
@@ -46,7 +48,7 @@ def test_a_bootstrapped_base_holds_no_file_of_the_machine_that_made_it(workspace
     digest above it) would depend on the machine that bootstrapped it."""
     locked = json.loads((workspace / "lockfiles" / "reftest.lock.json").read_text())
     for flavor, pinned in locked["architectures"][Arch.host().value]["base"].items():
-        with tarfile.open(Cache(default_root()).blob(pinned["sha256"])) as tar:
+        with tarfile.open(Cache(cache_root(os.environ)).blob(pinned["sha256"])) as tar:
             members = {m.name.removeprefix("./"): m for m in tar.getmembers()}
             for name in HOST_FILES:
                 member = members[name]

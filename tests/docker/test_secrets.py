@@ -1,30 +1,32 @@
 """A git token never leaks: a component from a private HTTPS repository (basic auth, TLS, the
 token from a git credential helper) is locked, built and smoked, then the token and its
-base64 `user:token` form are looked for everywhere stackbuild writes.
-
-Registry passwords have nowhere to leak yet (nothing talks to a registry before issue 12);
-that half of the check comes with the registry cache.
+base64 `user:token` form are looked for everywhere stackbuild writes. The registry password of
+the environment's credentials (which every command resolves into its settings) is looked for the
+same way: in no output, log, provenance record, cache file, label, history or layer.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import os
 import shutil
 import subprocess
 import tarfile
 from pathlib import Path
 
+from builder.cli.configuration import cache_root
 from builder.engine.docker_engine import DockerEngine
 from builder.model.arch import Arch
-from builder.store.cache import Cache, default_root
+from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.docker.conftest import plan_of, stackbuild, write_variant
 from tests.helpers import git, private_https_git
 
 TOKEN = "ghp_s3cr3tT0kenNeverLogged"
 USER = "ci-bot"
-NEEDLES = (TOKEN.encode(), base64.b64encode(f"{USER}:{TOKEN}".encode()))
+REGISTRY_PASSWORD = "regS3cretInTheSettingsOnly"
+NEEDLES = (TOKEN.encode(), base64.b64encode(f"{USER}:{TOKEN}".encode()), REGISTRY_PASSWORD.encode())
 
 
 def leaks(data: bytes) -> list[bytes]:
@@ -57,7 +59,7 @@ def layers_with_secrets(engine: DockerEngine, image: str) -> list[str]:
 def test_a_git_token_reaches_no_output_log_file_label_or_layer(
     workspace: Path, engine: DockerEngine, tmp_path: Path
 ) -> None:
-    cache = Cache(default_root()).root  # the user's cache, as a build uses it
+    cache = Cache(cache_root(os.environ)).root  # the user's cache, as a build uses it
     work = tmp_path / "harness-src"
     shutil.copytree(
         ROOT / "stacks" / "reference" / "harness",
@@ -76,6 +78,8 @@ def test_a_git_token_reaches_no_output_log_file_label_or_layer(
             "GIT_CONFIG_COUNT": "1",
             "GIT_CONFIG_KEY_0": "credential.helper",
             "GIT_CONFIG_VALUE_0": f"!f() {{ echo username={USER}; echo password={TOKEN}; }}; f",
+            "STACKBUILD_REGISTRY_USERNAME": "ci",
+            "STACKBUILD_REGISTRY_PASSWORD": REGISTRY_PASSWORD,
         }
         name = write_variant(
             workspace,

@@ -134,18 +134,19 @@ def test_a_command_reads_the_site_configuration_once(tmp_path: Path, monkeypatch
     and not again (an edit while a command runs does not reach half of it)."""
     from builder.cli.context import Context
     from builder.inputs import site
+    from builder.model.settings import Settings
 
     path = tmp_path / "site.yaml"
     path.write_text("download_limit: 1GiB\n")
     reads: list[Path | None] = []
     real = site.load
 
-    def counted(given: Path | None, root: Path) -> site.SiteConfig:
+    def counted(given: Path | None) -> site.SiteConfig:
         reads.append(given)
-        return real(given, root)
+        return real(given)
 
     monkeypatch.setattr(site, "load", counted)
-    ctx = Context(root=tmp_path, site_path=path, debug=False)
+    ctx = Context(root=tmp_path, debug=False, settings=Settings(tmp_path / "cache", path, Path("/")))
     first = ctx.site()
     path.write_text("download_limit: 2GiB\n")
     assert ctx.site() is first and reads == [path] and int(first.download_limit) == 1 << 30

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.cli import doctoring, running
+from builder.cli import running
+from builder.cli.context import Context
 from builder.engine import BuildEngine, Engine, Launcher, LayerStore
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
@@ -207,8 +208,7 @@ def test_the_fake_engine_serves_doctor_and_run_and_shell(
     and nothing else, answers doctor's engine check and gives the lines run and shell print and start."""
     fake = FakeEngine()
     engines: tuple[BuildEngine, Launcher] = (fake, fake)  # it meets both Protocols (mypy checks)
-    monkeypatch.setattr(doctoring, "connect", lambda *_: engines[0])
-    monkeypatch.setattr(running, "connect", lambda *_: engines[0])
+    monkeypatch.setattr(Context, "engine", lambda *_: engines[0])
     monkeypatch.setattr(running, "launcher", lambda: engines[1])
     monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(ascend_host(tmp_path / "host", npus=1)))
 

@@ -17,12 +17,15 @@ from pathlib import Path
 import pytest
 
 from builder.cli import publishing as cli_publishing
-from builder.engine import protocol
+from builder.cli.configuration import resolve
+from builder.cli.context import Context
 from builder.engine.protocol import EngineError
 from builder.engine.registry_api import OCI_INDEX, Descriptor, RegistryClient, index_body
 from builder.model.arch import Arch
+from builder.model.errors import InputError
 from builder.model.registry import registry_of
 from builder.model.retry import RetryPolicy
+from builder.model.settings import RegistryCredentials, login_for
 from tests.helpers import run_cli
 
 Answer = tuple[int, dict[str, str], bytes]
@@ -97,19 +100,19 @@ def test_bearer_tokens_come_from_the_realm_with_the_credentials() -> None:
     assert digest.startswith("sha256:") and [s.split()[0] for s in seen] == ["PUT", "GET", "PUT"]
 
 
-def test_credentials_from_the_environment_come_first(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_credentials_from_the_environment_come_first(tmp_path: Path) -> None:
     def answer(request: http.server.BaseHTTPRequestHandler) -> Answer:
         if request.headers.get("Authorization") != basic("ci", "from-env"):
             return 401, {"WWW-Authenticate": 'Basic realm="test"'}, b""
         return 404, {}, b""
 
-    monkeypatch.setenv("STACKBUILD_REGISTRY_USERNAME", "ci")
-    monkeypatch.setenv("STACKBUILD_REGISTRY_PASSWORD", "from-env")
+    env = {"STACKBUILD_REGISTRY_USERNAME": "ci", "STACKBUILD_REGISTRY_PASSWORD": "from-env", "HOME": str(tmp_path)}
+    login = resolve(env, tmp_path).credentials
     with server(answer) as (address, _):
-        assert RegistryClient(address).manifest("team/x", "v1") is None  # authenticated: a plain 404
-    monkeypatch.delenv("STACKBUILD_REGISTRY_PASSWORD")
-    with pytest.raises(EngineError, match="set both STACKBUILD_REGISTRY_USERNAME and STACKBUILD_REGISTRY_PASSWORD"):
-        RegistryClient("127.0.0.1:9")
+        assert RegistryClient(address, login_for(login, address)).manifest("team/x", "v1") is None  # a plain 404
+    del env["STACKBUILD_REGISTRY_PASSWORD"]
+    with pytest.raises(InputError, match="set both STACKBUILD_REGISTRY_USERNAME and STACKBUILD_REGISTRY_PASSWORD"):
+        resolve(env, tmp_path)
 
 
 def test_refused_credentials_are_one_line_without_them() -> None:
@@ -168,15 +171,13 @@ def test_environment_credentials_go_only_to_the_registry_they_name(monkeypatch: 
     def answer(request: http.server.BaseHTTPRequestHandler) -> Answer:
         return 401, {"WWW-Authenticate": 'Basic realm="test"'}, b""
 
-    monkeypatch.setenv("STACKBUILD_REGISTRY_USERNAME", "ci")
-    monkeypatch.setenv("STACKBUILD_REGISTRY_PASSWORD", "from-env")
-    monkeypatch.setenv("STACKBUILD_REGISTRY_HOST", "registry.internal:5000")
+    login = RegistryCredentials("ci", "from-env", "registry.internal:5000")
     monkeypatch.setenv("DOCKER_CONFIG", "/nonexistent")  # no Docker login either
     with server(answer) as (address, seen), pytest.raises(EngineError, match="wants credentials"):
-        RegistryClient(address).manifest("team/x", "v1")
+        RegistryClient(address, login_for(login, address)).manifest("team/x", "v1")
     assert all("from-env" not in line and basic("ci", "from-env") not in line for line in seen)
-    assert protocol.registry_credentials("registry.internal:5000") == {"username": "ci", "password": "from-env"}
-    assert protocol.registry_credentials(address) is None
+    assert login_for(login, "registry.internal:5000") == {"username": "ci", "password": "from-env"}
+    assert login_for(login, address) is None
 
 
 def test_a_manifest_fetched_by_digest_must_hash_to_it() -> None:
@@ -213,15 +214,15 @@ def test_environment_credentials_without_a_host_are_for_the_one_registry_the_com
 ) -> None:
     seen: list[dict[str, str] | None] = []
 
-    def publishing(ctx: object, args: object) -> int:
-        seen.append(protocol.registry_credentials("publish.internal:5000"))
-        seen.append(protocol.registry_credentials("cache.internal:5000"))
+    def publishing(ctx: Context, args: object) -> int:
+        seen.append(login_for(ctx.settings.credentials, "publish.internal:5000"))
+        seen.append(login_for(ctx.settings.credentials, "cache.internal:5000"))
         return 0
 
     monkeypatch.setattr(cli_publishing, "cmd_publish", publishing)
     code, _, _ = run_cli(capsys, "publish", "reference", "--registry", "publish.internal:5000/team")
     assert code == 0 and seen == [{"username": "ci", "password": "from-env"}, None]
-    assert "STACKBUILD_REGISTRY_HOST" not in os.environ  # only while the command ran
+    assert "STACKBUILD_REGISTRY_HOST" not in os.environ  # a value passed down, never written to the environment
 
     code, _, err = run_cli(
         capsys,

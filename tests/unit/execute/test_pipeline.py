@@ -44,11 +44,11 @@ def test_a_recorded_smoke_pass_is_for_that_image_and_that_smoke(golden: Plan, tm
     tagged = Tagged(StagesBuilt(golden, {}, (), ()), dict(golden.final_tags))
     first = Smoke(command="launch", expect="success", needs_device=False)
     engine.smoke_output = "success"
-    assert smoke(tagged, first, engine, cache).passed and len(engine.runs) == 1
-    assert smoke(tagged, first, engine, cache).summary == "launch: passed (recorded for this image key)"
+    assert smoke(tagged, first, engine, cache, ()).passed and len(engine.runs) == 1
+    assert smoke(tagged, first, engine, cache, ()).summary == "launch: passed (recorded for this image key)"
     assert len(engine.runs) == 1
     changed = Smoke(command="launch", expect="other", needs_device=False)
-    assert not smoke(tagged, changed, engine, cache).passed and len(engine.runs) == 2  # ran again, and failed
+    assert not smoke(tagged, changed, engine, cache, ()).passed and len(engine.runs) == 2  # ran again, and failed
 
 
 def test_stages_in_the_registry_cache_are_pulled_at_once_and_probed_beside_their_parents(

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.cli import handing, locking, tidying, vendoring
+from builder.cli import locking, vendoring
+from builder.cli.context import Context
 from builder.execute.history import BUILDS_LOCK, build_runs, record_run, running_build
 from builder.execute.stage_checks import LISTINGS
 from builder.execute.stage_normalise import REWRITES
@@ -260,8 +261,7 @@ def test_the_handover_commands_through_the_cli_on_the_fake_engine(
     engine = FakeEngine()
     holding(engine, "a", REFERENCE)
     holding(engine, "b", as_built(REFERENCE, {"harness": "f" * 64}))
-    monkeypatch.setattr(handing, "connect", lambda *_: engine)
-    monkeypatch.setattr(tidying, "connect", lambda *_: engine)
+    monkeypatch.setattr(Context, "engine", lambda *_: engine)
     monkeypatch.setenv("STACKBUILD_CACHE", str(tmp_path / "cache"))
     code, out, _ = run_cli(capsys, "inspect", "a", "--arch", "x86_64")
     assert code == 0 and re.search(r"^stack\s+reference", out, re.M), out

@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from builder.cli.configuration import resolve
 from builder.inputs import site as siteconfig
 from builder.model.errors import StackbuildError
 from tests.conftest import ROOT
@@ -57,18 +58,26 @@ def test_credentials_are_refused_without_echoing_them(tmp_path: Path, text: str)
 
 
 def test_search_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which site configuration is read: --site-config, else $STACKBUILD_SITE_CONFIG, else the project's,
+    else the user's (the settings' cascade, builder.cli.configuration)."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("STACKBUILD_SITE_CONFIG", raising=False)
-    assert siteconfig.load() == siteconfig.SiteConfig()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def read(given: Path | None = None) -> str | None:
+        return siteconfig.load(resolve(env, tmp_path, given).site_config).cache_registry
+
+    assert siteconfig.load(resolve(env, tmp_path).site_config) == siteconfig.SiteConfig()
     user = tmp_path / "config" / "stackbuild" / "site.yaml"
     user.parent.mkdir(parents=True)
     user.write_text("cache_registry: user.internal/cache\n")
-    assert siteconfig.load().cache_registry == "user.internal/cache"
+    assert read() == "user.internal/cache"
     (tmp_path / "stackbuild.site.yaml").write_text("cache_registry: repo.internal/cache\n")
-    assert siteconfig.load().cache_registry == "repo.internal/cache"
-    monkeypatch.setenv("STACKBUILD_SITE_CONFIG", str(write(tmp_path, "cache_registry: env.internal/cache\n")))
-    assert siteconfig.load().cache_registry == "env.internal/cache"
+    assert read() == "repo.internal/cache"
+    env["STACKBUILD_SITE_CONFIG"] = str(write(tmp_path, "cache_registry: env.internal/cache\n"))
+    assert read() == "env.internal/cache"
+    given = tmp_path / "given.yaml"
+    given.write_text("cache_registry: cli.internal/cache\n")
+    assert read(given) == "cli.internal/cache"
 
 
 def test_unknown_key_is_reported(tmp_path: Path) -> None:

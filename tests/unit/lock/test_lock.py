@@ -922,12 +922,13 @@ def test_every_command_that_builds_refuses_an_unresolved_lock_before_anything_ru
     from builder.cli.declare import parsed
     from builder.cli.image_commands import PublishArgs
     from builder.cli.stack_commands import BuildArgs
+    from builder.model.settings import Settings
 
     root = tmp_path / "project"
     shutil.copytree(ROOT / "stacks", root / "stacks", ignore=shutil.ignore_patterns("reference"))
     (root / "lockfiles").mkdir()
     shutil.copy(ROOT / "lockfiles" / "8.5.0.lock.json", root / "lockfiles")
-    ctx = Context(root=root, site_path=None, debug=False, cache_root=tmp_path / "cache")
+    ctx = Context(root=root, debug=False, settings=Settings(tmp_path / "cache", None, Path("/")))
     build = parsed(BuildArgs, build_parser().parse_args(["build", "8.5.0"]))
     publish = parsed(PublishArgs, build_parser().parse_args(["publish", "8.5.0", "--registry", "127.0.0.1:9/team"]))
     unresolved = r"x86_64 python packages of tilelang-ascend \(https://download"

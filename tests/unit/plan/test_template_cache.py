@@ -48,9 +48,8 @@ def plant(directory: Path, marker: Path) -> list[Path]:
 
 def load_all(cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Load every template through the bytecode cache the renderer would open for this cache."""
-    monkeypatch.setenv("STACKBUILD_CACHE", str(cache_root))
     # No template held in memory: each one is loaded through the cache.
-    env = templating.templates.overlay(bytecode_cache=templating._bytecode_cache(), cache_size=0)
+    env = templating.templates.overlay(bytecode_cache=templating._bytecode_cache(cache_root / "jinja"), cache_size=0)
     for name in templates():
         env.get_template(name)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -9,8 +10,8 @@ import sysconfig
 from pathlib import Path
 
 from builder.cli import main
+from builder.cli.configuration import cache_root
 from builder.model.names import image_prefix
-from builder.store.cache import default_root
 from tests.conftest import ROOT
 
 
@@ -64,7 +65,7 @@ def test_wheel_installed_outside_the_checkout_renders_the_reference_stack(tmp_pa
         "PYTHONPATH": sysconfig.get_paths()["purelib"],
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
-        "STACKBUILD_CACHE": str(default_root()),
+        "STACKBUILD_CACHE": str(cache_root(os.environ)),
         "STACKBUILD_IMAGE_PREFIX": image_prefix(),
     }
     where = run(venv / "bin" / "python", "-c", "import builder; print(builder.__file__)", cwd=tmp_path, env=env)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.cli import tidying
+from builder.cli.context import Context
 from builder.lock import io as lock_io
 from builder.model.retry import RetryPolicy
 from builder.store.cache import Cache
@@ -240,7 +240,7 @@ def test_what_a_killed_process_left_in_tmp_is_swept_and_a_live_ones_is_not(
             manifest.write_text(manifest.read_text().split("    fetch:")[0] + 'smoke: {command: "true", expect: ""}\n')
             code, _, err = run_cli(capsys, "--root", str(root), "lock", "fetching")
         else:
-            monkeypatch.setattr(tidying, "connect", lambda *_: FakeEngine())
+            monkeypatch.setattr(Context, "engine", lambda *_: FakeEngine())
             code, _, err = run_cli(capsys, "gc")
         assert code == 0, err
         assert not left.exists()
