@@ -107,12 +107,15 @@ NO_REGISTRY = "-"  # names no registry: the environment's credentials go nowhere
 def _named_registry(ctx: Context, args: argparse.Namespace) -> str:
     """The registry the environment's credentials go to when it does not name one: the one this command
     names (--registry, --cache-to/--cache-from, else the site's cache_registry)."""
+    from builder.execute.stage_registry import RegistryCache  # only when the environment has credentials
+
     named = [getattr(args, option, None) for option in ("registry", "cache_to", "cache_from")]
-    # The site's stage cache when the command uses it unasked: a build's (--cache-from and, with
-    # cache_push, --cache-to default to it) and the one doctor checks.
+    # The site's stage cache when the command uses it unasked: a build's (RegistryCache.of, the one
+    # rule of its defaults) and the one doctor checks.
     site = ctx.site()
-    if "cache_from" in args and (not args.cache_from or (site.cache_push and not args.cache_to)):
-        named.append(site.cache_registry)
+    if "cache_from" in args:
+        stage_cache = RegistryCache.of(site, args.cache_from, args.cache_to)
+        named += [stage_cache.pull_from, stage_cache.push_to]
     if not any(named):
         named.append(site.cache_registry)
     hosts = sorted({registry_of(value) for value in named if value})  # as the engine names them

@@ -18,10 +18,7 @@ from builder.verify.smoke import npu_devices
 def build_options(ctx: Context, args: BuildArgs | PublishArgs) -> tuple[BuildEngine, BuildOptions]:
     """The engine to build on and the build's options, from the arguments and the site config."""
     site = ctx.site()
-    registry = RegistryCache(
-        pull_from=args.cache_from or site.cache_registry,
-        push_to=args.cache_to or (site.cache_registry if site.cache_push else None),
-    )
+    registry = RegistryCache.of(site, args.cache_from, args.cache_to)
     if not os.environ.get("DOCKER_TLS_VERIFY") and any(url.startswith("tcp://") for url in args.engine):
         say(
             "[stackbuild] note: tcp:// engines without DOCKER_TLS_VERIFY=1 are spoken to unencrypted "

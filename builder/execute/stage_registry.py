@@ -11,6 +11,7 @@ from pathlib import Path
 from builder.engine import Engine, EngineError
 from builder.execute.stage_checks import drop, probe
 from builder.execute.stage_log import StageFailed, StageLog, StageSkipped, StateReport, line_writer
+from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
 from builder.plan.plan_model import Plan, Stage
 from builder.store.cache import Cache
@@ -24,6 +25,15 @@ class RegistryCache:
 
     pull_from: str | None = None
     push_to: str | None = None
+
+    @classmethod
+    def of(cls, site: SiteConfig, cache_from: str | None, cache_to: str | None) -> RegistryCache:
+        """The one rule for a build's: --cache-from, else the site's cache_registry; --cache-to, else
+        the site's when it says cache_push."""
+        return cls(
+            pull_from=cache_from or site.cache_registry,
+            push_to=cache_to or (site.cache_registry if site.cache_push else None),
+        )
 
     @staticmethod
     def ref(where: str, stage: Stage) -> str:
