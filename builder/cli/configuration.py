@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from builder.model.errors import InputError
-from builder.model.settings import SITE_FILE, RegistryCredentials, Settings
+from builder.model.settings import BUILDERS, SITE_FILE, RegistryCredentials, Settings
 
 
 def resolve(environ: Mapping[str, str], project: Path, site_config: Path | None = None) -> Settings:
@@ -18,7 +18,7 @@ def resolve(environ: Mapping[str, str], project: Path, site_config: Path | None 
         cache_root=_without_home(lambda: cache_root(environ)),
         site_config=site_config or _site_config(environ, project),
         host_root=Path(environ.get("STACKBUILD_HOST_ROOT") or "/"),
-        builder=environ.get("STACKBUILD_BUILDER") or "auto",
+        builder=_builder(environ),
         credentials=_credentials(environ),
     )
 
@@ -47,6 +47,17 @@ def _without_home(default: Callable[[], Path]) -> Path | None:
         return default()
     except RuntimeError:
         return None
+
+
+def _builder(environ: Mapping[str, str]) -> str:
+    """$STACKBUILD_BUILDER, refused here when it names no builder (a typo is the user's to fix, not
+    the host's to set up)."""
+    builder = environ.get("STACKBUILD_BUILDER") or "auto"
+    if builder not in BUILDERS:
+        raise InputError(
+            f"STACKBUILD_BUILDER={builder[:40]!r} names no builder: say one of {', '.join(BUILDERS)}, or unset it"
+        )
+    return builder
 
 
 def _credentials(environ: Mapping[str, str]) -> RegistryCredentials | None:

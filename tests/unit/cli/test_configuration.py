@@ -162,3 +162,12 @@ def test_without_a_home_directory_validate_runs_and_a_command_needing_the_cache_
     assert code == 0, err
     code, _, err = run_cli(capsys, "--root", str(root), "plan", "reference")
     assert code == 2 and "set STACKBUILD_CACHE or XDG_CACHE_HOME" in err and "Traceback" not in err
+
+
+def test_a_builder_that_is_none_is_refused_at_the_edge_with_the_fix(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STACKBUILD_BUILDER", "bildkit")
+    code, _, err = run_cli(capsys, "doctor")
+    assert code == 2 and "STACKBUILD_BUILDER='bildkit' names no builder: say one of auto, buildkit, classic" in err
+    assert "hostsetup" not in err
