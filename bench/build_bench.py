@@ -67,7 +67,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import dag_peer  # noqa: E402
 
 from builder import lock, manifest  # noqa: E402
-from builder.cli.configuration import cache_root  # noqa: E402
+from builder.cli.configuration import cache_root, resolve  # noqa: E402
 from builder.engine import buildkit, connect  # noqa: E402
 from builder.engine.docker_engine import DockerEngine  # noqa: E402
 from builder.execute import chain, environment  # noqa: E402
@@ -97,6 +97,8 @@ STACKBUILD_ENV = {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": ""}
 TREE_DIGEST = f"cd /opt/stack && find . -type f {UNSTABLE} -print0 | sort -z | xargs -0 sha256sum | sha256sum"
 GIB_OF_DISK_PER_TOOLKIT_GIB = 7.5  # the issue's estimate: 4 GiB needs about 30 GB on both sides together
 SAMPLE_SECONDS = 0.2
+# The bench's stackbuild processes inherit this environment: their image names start with this.
+PREFIX = resolve(os.environ, ROOT).image_prefix
 BASELINE_ENV = "# bench: the toolkit's environment (what its set_env.sh sets, written in as ENV by the bench)"
 HARNESS_SOURCE = Path("reference/harness/harness/__init__.py")
 TOOLKIT_SOURCE = Path("reference/toolkit/payload/include/acl/acl.h")
@@ -273,10 +275,10 @@ class Bench:
 
     def make_cold(self) -> None:
         """No stage image but the bases, no final tag, BuildKit's cache pruned: cold for every side."""
-        for tag in self.engine.tags(repository(STAGES, "*")):
+        for tag in self.engine.tags(repository(PREFIX, STAGES, "*")):
             if not tag.split(":")[0].endswith(("base-devel", "base-runtime")):
                 self.engine.remove(tag)
-        for names in (repository("bench*"), f"{PEER}*", f"{HAND}*", f"{LEVELS}*", CLASSIC.split(":")[0]):
+        for names in (repository(PREFIX, "bench*"), f"{PEER}*", f"{HAND}*", f"{LEVELS}*", CLASSIC.split(":")[0]):
             for tag in self.engine.tags(names):
                 self.engine.remove(tag)
         self.prune("-af")
@@ -291,7 +293,7 @@ class Bench:
         images of earlier keys, the peers' untagged images, BuildKit's records this repetition did not
         use). At 4 GiB each repetition adds a toolkit's worth of each; kept, they fill the disk."""
         keep = {stage.tag() for name in (stack, SMALL) for stage in plan_of(self.root, name).order()}
-        for tag in self.engine.tags(repository(STAGES, "*")) - keep:
+        for tag in self.engine.tags(repository(PREFIX, STAGES, "*")) - keep:
             self.engine.remove(tag)
         # Rounded up, and a second more: a record this repetition used in its first instant stays.
         self.prune("-f", "--filter", f"unused-for={math.ceil(unused_for) + 1}s")
@@ -344,7 +346,9 @@ def installer_blobs(root: Path, stack: str) -> set[str]:
 def plan_of(root: Path, stack: str) -> Plan:
     path = root / "stacks" / f"{stack}.yaml"
     locked = lock.read(root / "lockfiles" / f"{stack}.lock.json")
-    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(cache_root(os.environ)), Arch.host())
+    request = Request(
+        manifest.load(path), path, locked, SiteConfig(), Cache(cache_root(os.environ)), Arch.host(), image_prefix=PREFIX
+    )
     return chain.plan(request, lambda _: None)
 
 
@@ -545,7 +549,7 @@ def second_machine(bench: Bench, stack: str, repeat: int) -> list[float]:
         try:
             machine_b = connect(daemon.host)
             for _ in range(repeat):
-                for tag in machine_b.tags(repository(STAGES, "*")) | machine_b.tags(repository(stack)):
+                for tag in machine_b.tags(repository(PREFIX, STAGES, "*")) | machine_b.tags(repository(PREFIX, stack)):
                     machine_b.remove(tag)
                 machine_b.client.images.prune(filters={"dangling": False})
                 env = {**STACKBUILD_ENV, "DOCKER_HOST": daemon.host}

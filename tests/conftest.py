@@ -97,12 +97,6 @@ def native_stack(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture
-def default_image_names(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The names a user's stackbuild gives (the golden files show those), not the suite's own."""
-    monkeypatch.delenv("STACKBUILD_IMAGE_PREFIX")
-
-
-@pytest.fixture
 def preflight_without_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     """A host's pre-flight check (builder.store.http.must_answer) with its attempts but without the
     wait between them: a test that sends hosts to loopback ports where nothing listens would otherwise

@@ -24,6 +24,7 @@ from builder.lock.locked import (
 from builder.manifest.graph import topological_order
 from builder.manifest.toolkit import PACKAGE_ROLES
 from builder.model.arch import Arch
+from builder.model.names import DEFAULT_PREFIX
 from builder.plan.make import make_plan
 from builder.plan.plan_model import Plan
 from builder.plan.prepare import Request, resolve_inputs
@@ -58,15 +59,17 @@ def golden_lock(loaded: manifest.Manifest) -> Lock:
     )
 
 
-def golden_request(manifest_path: Path = GOLDEN / "golden.yaml") -> Request:
+def golden_request(manifest_path: Path = GOLDEN / "golden.yaml", image_prefix: str = DEFAULT_PREFIX) -> Request:
+    """image_prefix: the names a user's stackbuild gives by default (the golden files show those)."""
     loaded = manifest.load(manifest_path)
     locked = lock_io.read(GOLDEN / "golden.lock.json")
-    return Request(loaded, manifest_path, locked, SiteConfig(), Cache(GOLDEN / "no-cache"), Arch.X86_64)
+    cache = Cache(GOLDEN / "no-cache")
+    return Request(loaded, manifest_path, locked, SiteConfig(), cache, Arch.X86_64, image_prefix=image_prefix)
 
 
-def golden_plan(toolkit_version: str | None = None) -> Plan:
+def golden_plan(toolkit_version: str | None = None, image_prefix: str = DEFAULT_PREFIX) -> Plan:
     """toolkit_version: the golden lock's toolkit as another release (its layout and runtime image)."""
-    request = golden_request()
+    request = golden_request(image_prefix=image_prefix)
     if toolkit_version is not None:
         loaded = request.manifest.model_copy(
             update={"toolkit": request.manifest.toolkit.model_copy(update={"version": toolkit_version})}

@@ -111,7 +111,7 @@ def cmd_build(ctx: Context, args: BuildArgs) -> int:
         say(f"[stackbuild] {loaded.name} has no lock: locking it first (`stackbuild lock {loaded.name} --arch {arch}`)")
         run_compat(loaded, args.allow_unsupported)
     locked = chain.locked(loaded, ctx.lock_path(loaded.name), ctx.resolver(path), arch)
-    request = Request(loaded, path, locked, ctx.site(), ctx.cache(), arch, args.frozen)
+    request = Request(loaded, path, locked, ctx.site(), ctx.cache(), arch, args.frozen, ctx.settings.image_prefix)
     engine, options = build_options(ctx, args)
     built = chain.build(request, engine, options, ctx.root / ".stackbuild" / "provenance", say)
     show(final_lines(engine, built))

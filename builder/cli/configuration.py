@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from builder.model.errors import InputError
+from builder.model.names import COMPONENT, DEFAULT_PREFIX
 from builder.model.settings import BUILDERS, SITE_FILE, RegistryCredentials, Settings
 
 
@@ -20,6 +21,7 @@ def resolve(environ: Mapping[str, str], project: Path, site_config: Path | None 
         host_root=Path(environ.get("STACKBUILD_HOST_ROOT") or "/"),
         builder=_builder(environ),
         credentials=_credentials(environ),
+        image_prefix=_image_prefix(environ),
     )
 
 
@@ -58,6 +60,18 @@ def _builder(environ: Mapping[str, str]) -> str:
             f"STACKBUILD_BUILDER={builder[:40]!r} names no builder: say one of {', '.join(BUILDERS)}, or unset it"
         )
     return builder
+
+
+def _image_prefix(environ: Mapping[str, str]) -> str:
+    """$STACKBUILD_IMAGE_PREFIX, refused here unless it is one repository name component (every image
+    name is made from it: a '/' or ':' in it would name another registry or tag)."""
+    prefix = environ.get("STACKBUILD_IMAGE_PREFIX") or DEFAULT_PREFIX
+    if not COMPONENT.fullmatch(prefix):
+        raise InputError(
+            f"STACKBUILD_IMAGE_PREFIX={prefix[:80]!r} is not one repository name component (lower-case "
+            "letters and digits, joined by '.', '_', '__' or '-'): fix or unset it"
+        )
+    return prefix
 
 
 def _credentials(environ: Mapping[str, str]) -> RegistryCredentials | None:

@@ -120,7 +120,7 @@ class Context:
 
         manifest, path = self.load(stack)
         locked = lock_io.read(self.lock_path(manifest.name))
-        return Request(manifest, path, locked, self.site(), self.cache(), arch, frozen)
+        return Request(manifest, path, locked, self.site(), self.cache(), arch, frozen, self.settings.image_prefix)
 
 
 def is_project(top: Path) -> bool:

@@ -16,10 +16,10 @@ def _mb(size: int) -> str:
 def cmd_gc(ctx: Context, args: GcArgs) -> int:
     engine, cache = ctx.engine(), ctx.cache()
     with no_build_running(cache):
-        return _collect(engine, cache, args)
+        return _collect(engine, cache, args, ctx.settings.image_prefix)
 
 
-def _collect(engine: BuildEngine, cache: Cache, args: GcArgs) -> int:
+def _collect(engine: BuildEngine, cache: Cache, args: GcArgs, image_prefix: str) -> int:
     if args.verify:
         checked, bad = len(cache.blob_files()), lying_blobs(cache)
         for path in bad:
@@ -27,7 +27,7 @@ def _collect(engine: BuildEngine, cache: Cache, args: GcArgs) -> int:
             if not args.dry_run:
                 path.unlink(missing_ok=True)
         say(f"[stackbuild] verified {checked} cached files: {len(bad)} do not hash to their names")
-    garbage = find_garbage(engine, cache, args.keep, args.inputs, args.include_recent)
+    garbage = find_garbage(engine, cache, args.keep, args.inputs, args.include_recent, image_prefix=image_prefix)
     stacks = sorted({f"{run.stack} ({run.arch})" for run in garbage.kept})
     say(f"[stackbuild] keeping the images of the last {args.keep} build(s) of: {', '.join(stacks) or 'no stack'}")
     verb = "would remove" if args.dry_run else "removing"

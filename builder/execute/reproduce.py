@@ -78,7 +78,7 @@ def fresh_build(builds: StageImages, run: str, say: Say) -> dict[str, str]:
 
 
 def verify_tag(run: str, stage: Stage) -> str:
-    return f"{repository(VERIFY, f'{run}-{stage.name}')}:{stage.key}"
+    return f"{repository(stage.image_prefix, VERIFY, f'{run}-{stage.name}')}:{stage.key}"
 
 
 def forget(engine: Engine, plan: Plan, run: str) -> None:

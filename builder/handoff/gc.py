@@ -16,7 +16,7 @@ from builder.execute.history import BUILDS_LOCK, RUN_KIND, BuildRun, build_runs
 from builder.execute.stage_checks import LISTINGS
 from builder.execute.stage_normalise import REWRITES
 from builder.model.errors import StackbuildError
-from builder.model.names import repository
+from builder.model.names import DEFAULT_PREFIX, repository
 from builder.plan.plan_model import FAILED, PENDING, STAGES
 from builder.store.cache import Cache
 from builder.store.files import sha256_file
@@ -32,6 +32,7 @@ class Garbage:
     inputs: tuple[tuple[Path, int], ...]  # cached files and git mirrors no kept build names (with --inputs)
     scratch: tuple[tuple[Path, int], ...] = ()  # cache/tmp entries no live process holds: a killed one's
     recent: tuple[str, ...] = ()  # tags no record here names, tagged in the last day: left alone
+    image_prefix: str = DEFAULT_PREFIX  # the names looked at: nothing outside them is touched
 
     @property
     def image_bytes(self) -> int:
@@ -62,7 +63,14 @@ def no_build_running(cache: Cache) -> Iterator[None]:
 
 
 def find_garbage(
-    engine: Engine, cache: Cache, keep: int, inputs: bool, include_recent: bool = False, now: float | None = None
+    engine: Engine,
+    cache: Cache,
+    keep: int,
+    inputs: bool,
+    include_recent: bool = False,
+    now: float | None = None,
+    *,
+    image_prefix: str,
 ) -> Garbage:
     """What gc would remove, keeping the last `keep` builds of each stack and architecture. Call it
     within no_build_running: no build uses this cache, so its pending images are a killed build's (its
@@ -73,15 +81,18 @@ def find_garbage(
     kept, dropped = _recent(runs, keep)
     used = frozenset().union(*(run.images for run in kept))
     used_keys = frozenset().union(*(run.keys for run in kept))
-    images = [tag for tag in sorted(engine.tags(repository(STAGES, "*"))) if tag not in used]
-    images += sorted(engine.tags(repository(PENDING, "*")))
+    images = [tag for tag in sorted(engine.tags(repository(image_prefix, STAGES, "*"))) if tag not in used]
+    images += sorted(engine.tags(repository(image_prefix, PENDING, "*")))
     # A failed state of a current stage stays for `shell`.
-    images += [t for t in sorted(engine.tags(repository(FAILED, "*"))) if t.rpartition(":")[2] not in used_keys]
+    images += [
+        t for t in sorted(engine.tags(repository(image_prefix, FAILED, "*"))) if t.rpartition(":")[2] not in used_keys
+    ]
     since = (time.time() if now is None else now) - RECENT
     recent = () if include_recent else tuple(t for t in images if _maybe_in_use(engine, t, runs, since))
     sized = tuple((tag, _size(engine, tag)) for tag in images if tag not in recent)
     scratch = tuple((p, _tree_size(p) if p.is_dir() else p.lstat().st_size) for p in cache.scratch.abandoned())
-    return Garbage(tuple(kept), tuple(dropped), sized, _unused_inputs(cache, kept) if inputs else (), scratch, recent)
+    unused = _unused_inputs(cache, kept) if inputs else ()
+    return Garbage(tuple(kept), tuple(dropped), sized, unused, scratch, recent, image_prefix)
 
 
 def _maybe_in_use(engine: Engine, tag: str, runs: list[BuildRun], since: float) -> bool:
@@ -121,13 +132,16 @@ def _unused_inputs(cache: Cache, kept: Iterable[BuildRun]) -> tuple[tuple[Path, 
     return tuple(sorted(found))
 
 
-def stale_records(engine: Engine, cache: Cache) -> list[tuple[str, str]]:
+def stale_records(engine: Engine, cache: Cache, image_prefix: str) -> list[tuple[str, str]]:
     """The records of what was computed once from images the engine no longer holds as stage images
     (kind, name): a layer's rewrite whose result no stage image has (it would be sent again anyway),
     an image's install listing (by its id)."""
     images: set[str] = set()
     layers: set[str] = set()
-    for tag in (*engine.tags(repository(STAGES, "*")), *engine.tags(repository(PENDING, "*"))):
+    for tag in (
+        *engine.tags(repository(image_prefix, STAGES, "*")),
+        *engine.tags(repository(image_prefix, PENDING, "*")),
+    ):
         with contextlib.suppress(EngineError):  # removed meanwhile
             facts = engine.inspect(tag)
             images.add(facts.id)
@@ -154,7 +168,7 @@ def collect(engine: BuildEngine, cache: Cache, garbage: Garbage) -> int:
     freed = max(0, before - engine.disk_usage())
     for run in garbage.dropped:
         cache.records.remove(RUN_KIND, run.name)
-    for kind, name in stale_records(engine, cache):
+    for kind, name in stale_records(engine, cache, garbage.image_prefix):
         cache.records.remove(kind, name)
     for path, size in garbage.inputs:
         if path.is_dir():

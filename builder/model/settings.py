@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from builder.model.names import DEFAULT_PREFIX
+
 BUILDERS = ("auto", "buildkit", "classic")  # auto: BuildKit when a docker CLI has it, else classic
 SITE_FILE = "stackbuild.site.yaml"  # a project's site configuration, at its root
 
@@ -40,3 +42,4 @@ class Settings:
     host_root: Path  # where /dev and the NPU driver are looked for (a test tree stands in for /)
     builder: str = "auto"  # one of BUILDERS
     credentials: RegistryCredentials | None = None
+    image_prefix: str = DEFAULT_PREFIX  # every image name stackbuild gives starts with it (builder.model.names)

@@ -26,8 +26,8 @@ STAGE_KINDS: tuple[StageContributor, ...] = (
 DIRTY = "-dirty"
 
 
-def repository_for(stack: str) -> str:
-    return repository(stack.lower())
+def repository_for(image_prefix: str, stack: str) -> str:
+    return repository(image_prefix, stack.lower())
 
 
 def final_tags(inputs: Inputs, dirty: bool) -> dict[str, str]:
@@ -36,7 +36,7 @@ def final_tags(inputs: Inputs, dirty: bool) -> dict[str, str]:
     lock says which trees; the mark is in the tags only, so the image bytes are what the trees give)."""
     m, arch = inputs.request.manifest, inputs.request.arch
     name = release_name(m)
-    repository = repository_for(m.name)
+    repository = repository_for(inputs.request.image_prefix, m.name)
     mark = DIRTY if dirty else ""
     return {final: f"{repository}:{name}{suffix}-{arch}{mark}" for final, suffix in FINAL_SUFFIXES.items()}
 
@@ -44,13 +44,13 @@ def final_tags(inputs: Inputs, dirty: bool) -> dict[str, str]:
 def make_plan(inputs: Inputs) -> Plan:
     manifest, lock = inputs.request.manifest, inputs.request.lock
     planning = Planning.of(inputs)
-    graph = StageGraph(inputs.request.arch.platform)
+    graph = StageGraph(inputs.request.arch.platform, inputs.request.image_prefix)
     for kind in STAGE_KINDS:
         kind.add_stages(planning, graph)
     return Plan(
         manifest.name,
         inputs.request.arch,
-        repository_for(manifest.name),
+        repository_for(inputs.request.image_prefix, manifest.name),
         graph.stages,
         inputs.drift,
         final_tags(inputs, dirty=planning.carried is not lock),

@@ -11,7 +11,7 @@ from typing import Literal
 from builder.inputs.contexts import ContextItem
 from builder.model.arch import Arch
 from builder.model.canonical import digest
-from builder.model.names import repository
+from builder.model.names import DEFAULT_PREFIX, repository
 from builder.plan.parsed import instructions
 from builder.plan.reads import EVERYTHING, Reads, sees
 from builder.verify.probes import ProbeSpec
@@ -114,6 +114,7 @@ class Stage:
     # A component's source alone (its context adds .debs and wheels): what `plan` names when it moved.
     source: ContextInput | None = None
     reads: Reads = ()  # what its build reads of each parent's image (plan.reads)
+    image_prefix: str = DEFAULT_PREFIX  # its tags' (builder.model.names)
 
     def copies_only(self, parent: str) -> bool:
         """Whether its build takes only files of parent's image (copies them), not the image itself."""
@@ -130,17 +131,17 @@ class Stage:
 
     def tag(self) -> str:
         """Stage images are shared by every stack: the key says all about the content."""
-        return f"{repository(STAGES, self.name)}:{self.key}"
+        return f"{repository(self.image_prefix, STAGES, self.name)}:{self.key}"
 
     def pending_tag(self) -> str:
-        return f"{repository(PENDING, self.name)}:{self.key}"
+        return f"{repository(self.image_prefix, PENDING, self.name)}:{self.key}"
 
     def as_built_tag(self) -> str:
         """The image as the engine built it, before it is normalised: its children are built on it."""
-        return f"{repository(PENDING, self.name)}:{self.key}-as-built"
+        return f"{repository(self.image_prefix, PENDING, self.name)}:{self.key}-as-built"
 
     def failed_tag(self) -> str:
-        return f"{repository(FAILED, self.name)}:{self.key}"
+        return f"{repository(self.image_prefix, FAILED, self.name)}:{self.key}"
 
 
 def parent_arg(name: str) -> str:

@@ -39,6 +39,7 @@ from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.errors import InputError, StackbuildError, Unreached
+from builder.model.names import DEFAULT_PREFIX
 from builder.model.say import Say
 from builder.plan.debs_at_hand import at_hand, context_digest, context_items, scoped
 from builder.plan.plan_model import ContextInput, sha256_text
@@ -56,6 +57,7 @@ class Request:
     cache: Cache
     arch: Arch
     frozen: bool = False
+    image_prefix: str = DEFAULT_PREFIX  # the settings': the stage and final images' names start with it
 
     @property
     def manifest_dir(self) -> Path:

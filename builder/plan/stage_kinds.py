@@ -53,8 +53,9 @@ class Planning:
 class StageGraph:
     """Stages added in build order; each one's key is known once it is added."""
 
-    def __init__(self, platform: str) -> None:
+    def __init__(self, platform: str, image_prefix: str) -> None:
         self.platform = platform
+        self.image_prefix = image_prefix
         self.stages: dict[str, Stage] = {}
 
     def image(self, name: str) -> str:
@@ -108,6 +109,7 @@ class StageGraph:
             env_capture,
             source=source,
             reads=reads,
+            image_prefix=self.image_prefix,
         )
 
 

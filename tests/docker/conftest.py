@@ -111,7 +111,15 @@ def engine() -> DockerEngine:
 def plan_of(root: Path, stack: str) -> Plan:
     path = root / "stacks" / f"{stack}.yaml"
     locked = lock.read(root / "lockfiles" / f"{stack}.lock.json")
-    request = Request(manifest.load(path), path, locked, SiteConfig(), Cache(cache_root(os.environ)), Arch.host())
+    request = Request(
+        manifest.load(path),
+        path,
+        locked,
+        SiteConfig(),
+        Cache(cache_root(os.environ)),
+        Arch.host(),
+        image_prefix=TEST_PREFIX,
+    )
     return chain.plan(request, print)
 
 

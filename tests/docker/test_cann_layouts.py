@@ -140,6 +140,7 @@ def test_a_variable_left_out_of_the_baked_env_fails_the_component_that_needs_it(
         SiteConfig(),
         Cache(cache_root(os.environ)),
         Arch.host(),
+        image_prefix=TEST_PREFIX,
     )
     assert chain.plan(request, print).stages["toolkit"].key != real_key
     options = BuildOptions(jobs=1, live=False, log_dir=workspace / "logs-left-out")

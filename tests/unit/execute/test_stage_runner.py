@@ -20,9 +20,9 @@ from builder.execute.scheduler import schedule
 from builder.execute.stage import StageRunner, TaggedParents
 from builder.execute.stage_log import StageFailed, StateReport
 from builder.execute.stage_registry import RegistryCache
+from builder.model.names import DEFAULT_PREFIX
 from builder.plan.plan_model import FINALS, Plan, Stage
 from builder.store.cache import Cache
-from tests.conftest import TEST_PREFIX
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan
 from tests.golden_plan import without_contexts as _without_contexts
@@ -96,7 +96,7 @@ def test_children_build_while_a_parent_is_probed_and_are_tagged_after_it(golden:
     # The names an image has only while a run needs it (pending, and built while its environment is
     # added) are all removed, and no other name is; the images removed (as built, before normalising)
     # are ones no lasting tag names.
-    temporary = (f"{TEST_PREFIX}/pending/", f"{TEST_PREFIX}/built/")
+    temporary = (f"{DEFAULT_PREFIX}/pending/", f"{DEFAULT_PREFIX}/built/")
     names = {r for r in engine.removed if not r.startswith("sha256:")}
     images = set(engine.removed) - names
     assert {ref for ref in engine.tagged if ref.startswith(temporary)} == names
@@ -122,7 +122,7 @@ def test_a_child_built_from_a_parent_that_fails_its_probes_is_dropped(
 
 
 def test_failed_build_names_its_log_and_cause(golden: Plan, tmp_path: Path) -> None:
-    engine = FakeEngine(fail_build=f"ARG TOOLKIT_IMAGE={TEST_PREFIX}/stage/toolkit")
+    engine = FakeEngine(fail_build=f"ARG TOOLKIT_IMAGE={DEFAULT_PREFIX}/stage/toolkit")
     runner = StageRunner(golden, engine, Cache(tmp_path / "cache"), tmp_path / "logs")
     with pytest.raises(StageFailed) as info:
         runner(golden.stages["devel-image"], ignore)

@@ -19,8 +19,9 @@ from builder.execute.reproduce import Conditions, RemoteTraceback, compare, else
 from builder.execute.stage_image import StageImages
 from builder.execute.stage_log import StageFailed
 from builder.model.errors import InputError
+from builder.model.names import DEFAULT_PREFIX
 from builder.store.cache import Cache
-from tests.conftest import ROOT, TEST_PREFIX
+from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
 from tests.golden_plan import golden_plan
 from tests.helpers import git, run_cli
@@ -140,14 +141,14 @@ def test_two_fresh_builds_compare_stage_by_stage_and_a_differing_stage_says_what
     kernels_parents = [
         args["TOOLKIT_IMAGE"] for args in engine.build_args if {"DEVKIT_IMAGE", "TOOLKIT_IMAGE"} <= set(args)
     ]
-    assert any(ref.startswith(f"{TEST_PREFIX}/verify/first-toolkit:") for ref in kernels_parents)
-    assert any(ref.startswith(f"{TEST_PREFIX}/verify/second-toolkit:") for ref in kernels_parents)
+    assert any(ref.startswith(f"{DEFAULT_PREFIX}/verify/first-toolkit:") for ref in kernels_parents)
+    assert any(ref.startswith(f"{DEFAULT_PREFIX}/verify/second-toolkit:") for ref in kernels_parents)
 
     moved = {**second, "kernels": "sha256:another"}
     (verdict,) = [v for v in compare(plan, (engine, first), (engine, moved)) if not v.same]
     assert verdict.stage == "kernels" and verdict.differences == ("config config",)
     forget(engine, plan, "first")
-    made = {f"{TEST_PREFIX}/verify/first-{name}:{stage.key}" for name, stage in plan.stages.items()}
+    made = {f"{DEFAULT_PREFIX}/verify/first-{name}:{stage.key}" for name, stage in plan.stages.items()}
     assert made <= set(engine.removed)
 
 

@@ -134,8 +134,8 @@ def moved(plan: Plan, stage: str) -> Plan:
 
 def test_gc_removes_what_no_recent_build_used_and_keeps_inputs(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
-    request = dataclasses.replace(golden_request(), cache=cache)
-    first = golden_plan()
+    request = dataclasses.replace(golden_request(image_prefix=TEST_PREFIX), cache=cache)
+    first = golden_plan(image_prefix=TEST_PREFIX)
     second = moved(first, "kernels")
     engine = FakeEngine()
     for plan in (first, second):
@@ -150,8 +150,8 @@ def test_gc_removes_what_no_recent_build_used_and_keeps_inputs(tmp_path: Path) -
         cache.blob(name).parent.mkdir(parents=True, exist_ok=True)
         cache.blob(name).write_bytes(b"x")
 
-    assert find_garbage(engine, cache, keep=2, inputs=False).images == ((stray, 1),)
-    garbage = find_garbage(engine, cache, keep=1, inputs=False)
+    assert find_garbage(engine, cache, keep=2, inputs=False, image_prefix=TEST_PREFIX).images == ((stray, 1),)
+    garbage = find_garbage(engine, cache, keep=1, inputs=False, image_prefix=TEST_PREFIX)
     assert sorted(tag for tag, _ in garbage.images) == sorted([first.stages["kernels"].tag(), stray])
     assert garbage.inputs == ()
     collect(engine, cache, garbage)
@@ -159,7 +159,7 @@ def test_gc_removes_what_no_recent_build_used_and_keeps_inputs(tmp_path: Path) -
     assert [run.images for run in build_runs(cache)] == [frozenset(s.tag() for s in second.order())]
     assert cache.has(toolkit.sha256) and cache.has("e" * 64)  # inputs stay without --inputs
 
-    with_inputs = find_garbage(engine, cache, keep=1, inputs=True)
+    with_inputs = find_garbage(engine, cache, keep=1, inputs=True, image_prefix=TEST_PREFIX)
     assert with_inputs.inputs == ((cache.blob("e" * 64), 1),)  # the toolkit package is the kept build's
     collect(engine, cache, with_inputs)
     assert cache.has(toolkit.sha256) and not cache.has("e" * 64)
@@ -171,7 +171,7 @@ def test_gc_refuses_while_a_build_runs_with_the_cache(tmp_path: Path) -> None:
     with running_build(cache), refused, no_build_running(cache):
         pass
     with no_build_running(cache):  # the build is over
-        assert find_garbage(FakeEngine(), cache, keep=1, inputs=False).images == ()
+        assert find_garbage(FakeEngine(), cache, keep=1, inputs=False, image_prefix=TEST_PREFIX).images == ()
 
 
 def test_records_gc_cannot_read_protect_nothing_and_break_nothing(tmp_path: Path) -> None:
@@ -184,8 +184,8 @@ def test_records_gc_cannot_read_protect_nothing_and_break_nothing(tmp_path: Path
 
 def test_gc_leaves_images_tagged_today_after_its_own_builds_began_unless_told(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
-    request = dataclasses.replace(golden_request(), cache=cache)
-    plan = golden_plan()
+    request = dataclasses.replace(golden_request(image_prefix=TEST_PREFIX), cache=cache)
+    plan = golden_plan(image_prefix=TEST_PREFIX)
     engine = FakeEngine()
     record_run(moved(plan, "kernels"), request)  # an older build of ours, dropped with keep=1 below
     record_run(plan, request)
@@ -205,12 +205,14 @@ def test_gc_leaves_images_tagged_today_after_its_own_builds_began_unless_told(tm
         engine.tag("sha256:x", tag)
         engine.tag_times[tag] = when
 
-    garbage = find_garbage(engine, cache, keep=1, inputs=False, now=now)
+    garbage = find_garbage(engine, cache, keep=1, inputs=False, now=now, image_prefix=TEST_PREFIX)
     assert sorted(garbage.recent) == sorted([theirs_today, theirs_pending])
     assert sorted(tag for tag, _ in garbage.images) == sorted([theirs_old, ours_old])
     engine.tag_times[ours_old] = now - 60  # tagged again after our builds began (stage tags are by content)
-    assert ours_old in find_garbage(engine, cache, keep=1, inputs=False, now=now).recent
-    everything = find_garbage(engine, cache, keep=1, inputs=False, include_recent=True, now=now)
+    assert ours_old in find_garbage(engine, cache, keep=1, inputs=False, now=now, image_prefix=TEST_PREFIX).recent
+    everything = find_garbage(
+        engine, cache, keep=1, inputs=False, include_recent=True, now=now, image_prefix=TEST_PREFIX
+    )
     assert everything.recent == () and set(times) == {tag for tag, _ in everything.images}
 
 
@@ -219,7 +221,7 @@ def test_gc_removes_a_dead_process_scratch_files_and_verify_removes_blobs_that_l
     left = cache.root / "tmp" / "tmpkilled"
     left.mkdir(parents=True)
     (left / "part").write_bytes(b"half a download")
-    garbage = find_garbage(FakeEngine(), cache, keep=1, inputs=False)
+    garbage = find_garbage(FakeEngine(), cache, keep=1, inputs=False, image_prefix=TEST_PREFIX)
     assert garbage.scratch == ((left, len(b"half a download")),)
     collect(FakeEngine(), cache, garbage)
     assert not left.exists()
@@ -289,6 +291,6 @@ def test_gc_forgets_the_rewrites_and_listings_of_what_no_stage_image_holds(tmp_p
         cache.records.write({"diff_id": diff_id}, REWRITES, name)
     for name, listed in (("c", {"image": "sha256:kept"}), ("d", {"image": "sha256:gone"}), ("e", {})):
         cache.records.write({"files": {}, **listed}, LISTINGS, name)
-    assert sorted(stale_records(engine, cache)) == [(LISTINGS, "d"), (LISTINGS, "e"), (REWRITES, "b")]
-    collect(engine, cache, find_garbage(engine, cache, keep=1, inputs=False))
+    assert sorted(stale_records(engine, cache, TEST_PREFIX)) == [(LISTINGS, "d"), (LISTINGS, "e"), (REWRITES, "b")]
+    collect(engine, cache, find_garbage(engine, cache, keep=1, inputs=False, image_prefix=TEST_PREFIX))
     assert set(cache.records.every(REWRITES)) == {"a"} and set(cache.records.every(LISTINGS)) == {"c"}

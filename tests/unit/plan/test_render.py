@@ -16,9 +16,10 @@ from builder.execute import chain
 from builder.inputs.contexts import BytesItem
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
+from builder.model.names import DEFAULT_PREFIX
 from builder.plan.prepare import Request, resolve_inputs
 from builder.store.cache import Cache
-from tests.conftest import ROOT, TEST_PREFIX
+from tests.conftest import ROOT
 from tests.golden_plan import GOLDEN, golden_lock, golden_plan, golden_request
 from tests.helpers import hadolint
 
@@ -38,7 +39,6 @@ REFERENCE_STAGES = [
 
 
 @pytest.mark.skipif(not UPDATE, reason="set STACKBUILD_UPDATE_GOLDEN=1 to rewrite the golden files")
-@pytest.mark.usefixtures("default_image_names")
 def test_rewrite_golden_files() -> None:
     lock_io.write(golden_lock(manifest.load(GOLDEN / "golden.yaml")), GOLDEN / "golden.lock.json")
     staged = golden_plan()
@@ -53,7 +53,6 @@ def test_rewrite_golden_files() -> None:
 
 
 @pytest.mark.skipif(UPDATE, reason="the golden files are being rewritten in this run")
-@pytest.mark.usefixtures("default_image_names")
 def test_rendered_dockerfiles_match_golden_files() -> None:
     staged = golden_plan()
     for stage in staged.order():
@@ -150,8 +149,8 @@ def test_changed_probe_changes_the_key_but_not_the_dockerfile(tmp_path: Path) ->
 
 def test_final_tags_name_the_architecture() -> None:
     assert dict(golden_plan().final_tags) == {
-        "runtime-image": f"{TEST_PREFIX}/golden:8.5.0-910b-ubuntu22.04-py3.11-runtime-x86_64",
-        "devel-image": f"{TEST_PREFIX}/golden:8.5.0-910b-ubuntu22.04-py3.11-x86_64",
+        "runtime-image": f"{DEFAULT_PREFIX}/golden:8.5.0-910b-ubuntu22.04-py3.11-runtime-x86_64",
+        "devel-image": f"{DEFAULT_PREFIX}/golden:8.5.0-910b-ubuntu22.04-py3.11-x86_64",
     }
 
 

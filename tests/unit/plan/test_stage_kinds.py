@@ -21,7 +21,6 @@ class ToolkitNotes:
         graph.add("toolkit-notes", "component", ("toolkit",), dockerfile)
 
 
-@pytest.mark.usefixtures("default_image_names")
 def test_a_kind_of_stage_added_to_the_kinds_is_planned_keyed_and_parented(monkeypatch: pytest.MonkeyPatch) -> None:
     before = golden_plan()
     kinds = list(make.STAGE_KINDS)

@@ -42,7 +42,6 @@ def test_each_locked_shipped_stack_renders_hadolint_clean_for_each_architecture(
     assert lint.returncode == 0, lint.stdout + lint.stderr
 
 
-@pytest.mark.usefixtures("default_image_names")
 def test_each_locked_shipped_stack_plans_the_stage_keys_recorded_for_it(tmp_path: Path) -> None:
     """Planned offline from the committed lock and an empty cache, as `plan` does. After a change
     that means to alter what stages are made of (a template, a stack's tree), rewrite the record with

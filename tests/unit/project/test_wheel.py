@@ -11,8 +11,7 @@ from pathlib import Path
 
 from builder.cli import main
 from builder.cli.configuration import cache_root
-from builder.model.names import image_prefix
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_PREFIX
 
 
 def run(
@@ -66,7 +65,7 @@ def test_wheel_installed_outside_the_checkout_renders_the_reference_stack(tmp_pa
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
         "STACKBUILD_CACHE": str(cache_root(os.environ)),
-        "STACKBUILD_IMAGE_PREFIX": image_prefix(),
+        "STACKBUILD_IMAGE_PREFIX": TEST_PREFIX,
     }
     where = run(venv / "bin" / "python", "-c", "import builder; print(builder.__file__)", cwd=tmp_path, env=env)
     assert where.stdout.startswith(str(venv)), where.stdout
