@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NoReturn
 
-from builder.engine import NO_DEVICES, BuildFailed, BuildSpec, DeviceAccess, EngineFacts, ImageFacts, RunResult
+from builder.engine import (
+    NO_DEVICES,
+    BuildFailed,
+    BuildSpec,
+    CacheMount,
+    DeviceAccess,
+    EngineFacts,
+    ImageFacts,
+    RunResult,
+)
 from builder.engine.overlay import LayerDirs
 from builder.execute.normalise import normalise
 from builder.model.arch import Arch
@@ -112,6 +121,19 @@ class FakeEngine:
 
     def disk_usage(self) -> int:
         return 1000 * len(set(self.tagged.values()))
+
+    # The builder's cache mounts (a BuildKit engine's, unless classic): id -> (description, size).
+    build_mounts: dict[str, tuple[str, int]] = field(default_factory=dict)
+    classic: bool = False
+
+    def mounts(self) -> bool:
+        return not self.classic
+
+    def cache_mounts(self) -> list[CacheMount]:
+        return [CacheMount(i, description, size) for i, (description, size) in self.build_mounts.items()]
+
+    def remove_cache_mount(self, mount_id: str) -> int:
+        return self.build_mounts.pop(mount_id, ("", 0))[1]
 
     registry: dict[str, str] = field(default_factory=dict)  # ref -> image id, a registry's content
     pulled: list[str] = field(default_factory=list)

@@ -139,6 +139,13 @@ CacheTo = Annotated[
         "when its cache_push is true); auth from `docker login`",
     ),
 ]
+NoCompileCache = Annotated[
+    bool,
+    switch(
+        "build components without their compile cache (the manifest's compile_cache: the images are the same "
+        "either way; `stackbuild plan` shows each component's)"
+    ),
+]
 
 # What run and shell share: which NPUs, and the docker run line instead of running it.
 Devices = Annotated[

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from builder import lock as lock_io
@@ -9,7 +10,7 @@ from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
 from builder.cli.engines import build_options
 from builder.cli.readiness import refuse_unsupported, run_compat, steps_needed
-from builder.cli.screen import final_lines, plan_lines, show
+from builder.cli.screen import compile_cache_lines, final_lines, plan_lines, show
 from builder.cli.stack_commands import BuildArgs, PlanArgs, RenderArgs, SmokeArgs
 from builder.engine import BuildEngine
 from builder.execute import chain
@@ -50,7 +51,9 @@ def cmd_render(ctx: Context, args: RenderArgs) -> int:
 
 def cmd_plan(ctx: Context, args: PlanArgs) -> int:
     request, staged = _plan(ctx, args)
-    work = chain.cached(staged, ctx.engine())
+    engine = ctx.engine()
+    work = chain.cached(staged, engine)
+    caches = {state.component: state for state in chain.compile_caches(staged, engine)}
     cache = request.cache
     rows: list[dict[str, object]] = [
         {
@@ -60,6 +63,7 @@ def cmd_plan(ctx: Context, args: PlanArgs) -> int:
             "key": stage.key,
             "parents": list(stage.parents),
             "network": stage.network,
+            **({"compile_cache": dataclasses.asdict(caches[stage.name])} if stage.name in caches else {}),
         }
         for stage in staged.order()
     ]
@@ -67,7 +71,7 @@ def cmd_plan(ctx: Context, args: PlanArgs) -> int:
         document = {"stack": staged.stack, "arch": args.arch, "stages": rows, "drift": list(staged.drift)}
         print(json.dumps(document | {"tags": dict(staged.final_tags)}, indent=2))
         return 0
-    show(plan_lines(staged, rows))
+    show([*plan_lines(staged, rows), *compile_cache_lines(list(caches.values()))])
     return 0
 
 

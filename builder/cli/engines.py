@@ -33,5 +33,6 @@ def build_options(ctx: Context, args: BuildArgs | PublishArgs) -> tuple[BuildEng
         more_engines=tuple((url, ctx.engine(url)) for url in more),
         engine_name=first or os.environ.get("DOCKER_HOST") or "the local engine",
         devices=npu_devices(ctx.settings.host_root),
+        compile_cache=not args.no_compile_cache,
     )
     return ctx.engine(first), options

@@ -17,6 +17,7 @@ from builder.cli.arguments import (
     Engines,
     Jobs,
     Json,
+    NoCompileCache,
     PrintOnly,
     PullArch,
     PulledImage,
@@ -68,6 +69,7 @@ class PublishArgs:
     engine: Engines
     cache_from: CacheFrom
     cache_to: CacheTo
+    no_compile_cache: NoCompileCache
 
 
 @DECLARED.command(
@@ -230,4 +232,11 @@ class GcArgs:
     ]
     verify: Annotated[
         bool, switch("hash every cached file again and remove those whose content is not their sha256 name")
+    ]
+    compile_caches: Annotated[
+        bool,
+        switch(
+            "also remove the components' compile caches (the builder's cache mounts) and their tool images: the "
+            "next build of an edited component compiles every file again"
+        ),
     ]

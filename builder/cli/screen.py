@@ -13,6 +13,7 @@ from builder.execute.progress import STATE_STYLES
 if TYPE_CHECKING:
     from builder.engine import Engine
     from builder.execute.chain import Built
+    from builder.execute.compile_mounts import CacheState
     from builder.handoff.doctor import Check
     from builder.plan.plan_model import Plan
 
@@ -42,6 +43,16 @@ def plan_lines(plan: Plan, rows: Sequence[dict[str, object]]) -> list[str]:
     lines = [f"{row['stage']!s:<{width}}  {row['status']!s:<6}  {row['why']}".rstrip() for row in rows]
     lines += [f"note: {line}" for line in plan.drift]
     lines += [network_note(stage.name) for stage in plan.order() if stage.network]
+    return lines
+
+
+def compile_cache_lines(states: Sequence[CacheState]) -> list[str]:
+    """`plan`: each component's compile cache, used or not and why, and what the engine keeps of it."""
+    lines = []
+    for state in states:
+        kept = f", {state.size / 1e6:.1f} MB kept" if state.size else ""
+        what = f"{state.detail}{kept}" if state.used else f"none: {state.detail}{kept}"
+        lines.append(f"compile cache of {state.component}: {what}")
     return lines
 
 

@@ -18,6 +18,7 @@ from builder.cli.arguments import (
     Engines,
     Jobs,
     Json,
+    NoCompileCache,
     PrintOnly,
     Stack,
     StageArch,
@@ -192,6 +193,7 @@ class BuildArgs:
     engine: Engines
     cache_from: CacheFrom
     cache_to: CacheTo
+    no_compile_cache: NoCompileCache
 
 
 @DECLARED.command(

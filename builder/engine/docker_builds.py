@@ -9,7 +9,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import docker
 import docker.errors
@@ -17,7 +17,7 @@ import requests
 
 from builder.engine import buildkit
 from builder.engine.docker_daemon import START, DockerDaemon
-from builder.engine.protocol import BuildFailed, BuildSpec, EngineUnavailable, LogTail
+from builder.engine.protocol import BuildFailed, BuildSpec, CacheMount, EngineError, EngineUnavailable, LogTail
 from builder.model.settings import BUILDERS
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -100,3 +100,35 @@ def _follow(stream: Iterable[dict[str, Any]], log: Callable[[str], None]) -> str
                 log(line)
             raise BuildFailed(chunk["error"].strip().splitlines()[-1], [])
     return image_id
+
+
+class DockerBuildCaches:
+    """The builder's cache mounts (BuildCaches), asked of the daemon: a DockerEngine's."""
+
+    builds: DockerBuilds
+    if TYPE_CHECKING:  # DockerDaemon's, beside which it is mixed in
+
+        @property
+        def client(self) -> docker.DockerClient: ...
+
+    def mounts(self) -> bool:
+        return self.builds.buildkit_cli is not None
+
+    def cache_mounts(self) -> list[CacheMount]:
+        try:
+            entries = self.client.df().get("BuildCache") or []
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise EngineError(f"cannot ask the engine for its build cache: {err}") from err
+        return [
+            CacheMount(e["ID"], e.get("Description") or "", e.get("Size") or 0)
+            for e in entries
+            if e.get("Type") == "exec.cachemount"
+        ]
+
+    def remove_cache_mount(self, mount_id: str) -> int:
+        try:
+            api: Any = self.client.api  # its stubs know the until and dangling filters only
+            freed: int = api.prune_builds(filters={"id": [mount_id]}).get("SpaceReclaimed") or 0
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise EngineError(f"cannot remove the cache mount {mount_id}: {err}") from err
+        return freed

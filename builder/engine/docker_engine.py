@@ -11,16 +11,23 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from builder.engine import docker_containers, docker_images, docker_transfer
-from builder.engine.docker_builds import DockerBuilds
+from builder.engine.docker_builds import DockerBuildCaches, DockerBuilds
 from builder.engine.docker_layers import DockerLayerStore
-from builder.engine.protocol import NO_DEVICES, BuildSpec, DeviceAccess, EngineFacts, ImageFacts, RunResult
+from builder.engine.protocol import (
+    NO_DEVICES,
+    BuildSpec,
+    DeviceAccess,
+    EngineFacts,
+    ImageFacts,
+    RunResult,
+)
 from builder.model.arch import Arch
 from builder.model.registry import registry_of
 from builder.model.retry import RetryPolicy
 from builder.model.settings import RegistryCredentials, login_for
 
 
-class DockerEngine(DockerLayerStore):
+class DockerEngine(DockerLayerStore, DockerBuildCaches):
     """The Engine, and the LayerStore it inherits: a BuildEngine."""
 
     def __init__(

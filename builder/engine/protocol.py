@@ -217,5 +217,30 @@ class LayerStore(Protocol):
         ...
 
 
-class BuildEngine(Engine, LayerStore, Protocol):
+@dataclass(frozen=True)
+class CacheMount:
+    """One of the builder's cache mounts (`RUN --mount=type=cache`), as the engine lists it."""
+
+    id: str
+    description: str  # BuildKit's: "cached mount <target> from exec <the step's command>"
+    size: int  # bytes
+
+
+class BuildCaches(Protocol):
+    """The cache mounts an engine's builder keeps between builds (the compile cache's)."""
+
+    def mounts(self) -> bool:
+        """Whether builds take `RUN --mount` (BuildKit; the classic builder has no build-time mounts)."""
+        ...
+
+    def cache_mounts(self) -> list[CacheMount]:
+        """Every cache mount the builder keeps."""
+        ...
+
+    def remove_cache_mount(self, mount_id: str) -> int:
+        """Remove one (gone already: nothing); the bytes freed."""
+        ...
+
+
+class BuildEngine(Engine, LayerStore, BuildCaches, Protocol):
     """The engine stages are built on: it also stores what normalising rewrites."""

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from builder.engine import BuildEngine, Engine
+from builder.execute import compile_mounts
+from builder.execute.compile_mounts import CacheState
 from builder.execute.history import record_run
 from builder.execute.pipeline import BuildOptions, Tagged, Work, execute, find_cached, smoke, tag_finals
 from builder.execute.provenance import provenance, write_provenance
@@ -85,6 +87,11 @@ def prepared(request: Request, say: Say) -> tuple[Inputs, Plan]:
 def cached(planned: Plan, engine: Engine) -> Work:
     """Which stages the engine has (by key) and which are to build."""
     return find_cached(planned, engine)
+
+
+def compile_caches(planned: Plan, engine: BuildEngine) -> list[CacheState]:
+    """Each component's compile cache: whether its build uses one, and what the engine keeps of it."""
+    return compile_mounts.states(planned, engine)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ class BuildOptions:
     more_engines: tuple[tuple[str, BuildEngine], ...] = ()
     engine_name: str = "the local engine"
     devices: tuple[str, ...] = ()  # the host's NPU device nodes a smoke gets (none: its launch is skipped)
+    compile_cache: bool = True  # component builds mount their compile cache where they have one (--no-compile-cache)
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions
         say(f"[stackbuild] note: {line}")
     if plan.drift:
         say("[stackbuild] note: what the working tree holds is built, not what is locked (--frozen refuses)")
-    build_one = StageRunner(plan, engine, cache, options.log_dir, options.registry)
+    build_one = StageRunner(plan, engine, cache, options.log_dir, options.registry, compile_cache=options.compile_cache)
     pool = _pool(build_one, options)
     outcomes: dict[str, str] = {}  # each stage built here: built or pulled, as it finished
     try:

@@ -134,8 +134,8 @@ class Conditions:
 
 
 def first_build(plan: Plan, engine: BuildEngine, cache: Cache, log_dir: Path, say: Say) -> dict[str, str]:
-    """The first build from nothing, in this process: stage -> image id."""
-    return fresh_build(StageImages(plan, engine, cache, log_dir), "first", say)
+    """The first build from nothing, in this process, with the compile cache: stage -> image id."""
+    return fresh_build(StageImages(plan, engine, cache, log_dir, compile_cache=True), "first", say)
 
 
 def second_build(

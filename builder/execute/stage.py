@@ -120,9 +120,9 @@ class StageRunner(StageImages):
             started = time.monotonic()
             context_input = stage.inputs.context
             log.write(f"# stage {stage.name} key {stage.key}\n# context: {context_input.what} {context_input.sha256}")
-            self._context(stage, context, log)
-            log.write(f"# context ready in {time.monotonic() - started:.2f}s")
             built_on = {p: run.image_of(stage, self.plan.stages[p]) for p in stage.parents}
+            self._context(stage, context, log, self._dockerfile(stage, built_on, log))
+            log.write(f"# context ready in {time.monotonic() - started:.2f}s")
             image_id = self._build(stage, context, log, {parent_arg(p): ref for p, ref in built_on.items()})
             # A child starts on this image while it is normalised when it reads none of the files
             # normalising changes here (they see the same files); one FROM it is put over the normalised

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from builder.engine import BuildEngine, BuildFailed, BuildSpec, EngineError
-from builder.execute import environment
+from builder.execute import compile_mounts, environment
 from builder.execute.debug import failed_command, record_failure
 from builder.execute.stage_checks import drop, shell_hint
 from builder.execute.stage_log import StageLog, line_writer
 from builder.execute.stage_normalise import Parent, normalised
 from builder.inputs.contexts import write_context
 from builder.model.errors import StackbuildError
+from builder.plan.compile_cache import CompileCache, NoCompileCache
 from builder.plan.plan_model import Plan, Stage, parent_arg
 from builder.store.cache import Cache
 from builder.verify.diagnose import diagnose, install_failure, step_failure
@@ -32,6 +33,8 @@ class StageImages:
     engine: BuildEngine
     cache: Cache
     log_dir: Path
+    # Whether component builds mount the compile cache (where the engine's builder takes mounts).
+    compile_cache: bool = field(default=False, kw_only=True)
 
     def log_file(self, stage: Stage) -> Path:
         return self.log_dir / self.plan.stack.lower() / self.plan.arch.value / f"{stage.name}.log"
@@ -44,9 +47,31 @@ class StageImages:
             "org.stackbuild.inputs": json.dumps(stage.inputs.as_record(), sort_keys=True),
         }
 
-    def _context(self, stage: Stage, directory: Path, log: StageLog) -> None:
+    def _dockerfile(self, stage: Stage, parents: Mapping[str, str], log: StageLog) -> str:
+        """What is built of stage's Dockerfile: with the compile cache's mounts where it has one, the
+        builds use it and the engine can mount it (said in its log either way)."""
+        use = stage.compile_cache
+        if isinstance(use, NoCompileCache):
+            log.write(f"# compile cache: none ({use.reason})")
+        if not isinstance(use, CompileCache):
+            return stage.dockerfile
+        if not self.compile_cache:
+            log.write("# compile cache: off (--no-compile-cache)")
+            return stage.dockerfile
+        if not self.engine.mounts():
+            log.write("# compile cache: off (the classic builder has no build-time mounts)")
+            return stage.dockerfile
         try:
-            write_context(directory, stage.dockerfile, stage.context, self.cache)
+            tool = compile_mounts.tool_image(self.engine, self.cache, self.plan, use, parents["toolkit"], log.write)
+        except BuildFailed as err:
+            raise log.failed(f"cannot make the compile cache's tool image: {err}", log_tail=err.log_tail[-15:]) from err
+        log.write(f"# compile cache: {use.cache_id} (its tool {tool})")
+        return compile_mounts.mounted(stage, use, tool)
+
+    def _context(self, stage: Stage, directory: Path, log: StageLog, dockerfile: str | None = None) -> None:
+        """dockerfile: what _dockerfile gave (None: stage's own)."""
+        try:
+            write_context(directory, dockerfile or stage.dockerfile, stage.context, self.cache)
         except StackbuildError as err:  # a download, a bootstrap, a git fetch
             raise log.failed(str(err)) from err
         except OSError as err:
@@ -93,7 +118,7 @@ class StageImages:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         with log_file.open("w") as file, self.cache.scratch.temp_dir() as context:
             log = StageLog(stage.name, log_file, line_writer(file))
-            self._context(stage, context, log)
+            self._context(stage, context, log, self._dockerfile(stage, parents, log))
             args = {parent_arg(p): image for p, image in parents.items()}
             spec = BuildSpec(self.labels(stage), self.plan.arch, stage.network, args, no_cache=fresh)
             try:

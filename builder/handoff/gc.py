@@ -12,6 +12,8 @@ from itertools import groupby
 from pathlib import Path
 
 from builder.engine import BuildEngine, Engine, EngineError
+from builder.execute import compile_mounts
+from builder.execute.compile_mounts import TOOLS
 from builder.execute.history import BUILDS_LOCK, RUN_KIND, BuildRun, build_runs
 from builder.execute.stage_checks import LISTINGS
 from builder.execute.stage_normalise import REWRITES
@@ -33,6 +35,10 @@ class Garbage:
     scratch: tuple[tuple[Path, int], ...] = ()  # cache/tmp entries no live process holds: a killed one's
     recent: tuple[str, ...] = ()  # tags no record here names, tagged in the last day: left alone
     image_prefix: str = DEFAULT_PREFIX  # the names looked at: nothing outside them is touched
+    # The compile caches under the prefix (the builder's cache mounts): (component, mount id, bytes);
+    # removed only when asked (each_compile_cache), otherwise kept and counted.
+    compile_caches: tuple[tuple[str, str, int], ...] = ()
+    removes_compile_caches: bool = False
 
     @property
     def image_bytes(self) -> int:
@@ -63,7 +69,7 @@ def no_build_running(cache: Cache) -> Iterator[None]:
 
 
 def find_garbage(
-    engine: Engine,
+    engine: BuildEngine,
     cache: Cache,
     keep: int,
     inputs: bool,
@@ -71,6 +77,7 @@ def find_garbage(
     now: float | None = None,
     *,
     image_prefix: str,
+    each_compile_cache: bool = False,
 ) -> Garbage:
     """What gc would remove, keeping the last `keep` builds of each stack and architecture. Call it
     within no_build_running: no build uses this cache, so its pending images are a killed build's (its
@@ -92,7 +99,13 @@ def find_garbage(
     sized = tuple((tag, _size(engine, tag)) for tag in images if tag not in recent)
     scratch = tuple((p, _tree_size(p) if p.is_dir() else p.lstat().st_size) for p in cache.scratch.abandoned())
     unused = _unused_inputs(cache, kept) if inputs else ()
-    return Garbage(tuple(kept), tuple(dropped), sized, unused, scratch, recent, image_prefix)
+    mounts = compile_mounts.cache_mounts(engine, image_prefix)
+    caches = tuple((component, m.id, m.size) for component, found in sorted(mounts.items()) for m in found)
+    if each_compile_cache:  # their tool images go with them (made again by the next build that mounts one)
+        sized += tuple((tag, _size(engine, tag)) for tag in sorted(engine.tags(repository(image_prefix, TOOLS, "*"))))
+    return Garbage(
+        tuple(kept), tuple(dropped), sized, unused, scratch, recent, image_prefix, caches, each_compile_cache
+    )
 
 
 def _maybe_in_use(engine: Engine, tag: str, runs: list[BuildRun], since: float) -> bool:
@@ -166,6 +179,10 @@ def collect(engine: BuildEngine, cache: Cache, garbage: Garbage) -> int:
         with contextlib.suppress(EngineError):  # gone meanwhile, or held by a container: left as it is
             engine.remove(tag)
     freed = max(0, before - engine.disk_usage())
+    if garbage.removes_compile_caches:
+        for _, mount_id, _ in garbage.compile_caches:
+            with contextlib.suppress(EngineError):  # in use by a build meanwhile: left as it is
+                freed += engine.remove_cache_mount(mount_id)
     for run in garbage.dropped:
         cache.records.remove(RUN_KIND, run.name)
     for kind, name in stale_records(engine, cache, garbage.image_prefix):

@@ -104,6 +104,8 @@ class SiteConfig(BaseModel):
     # Bytes, or a size ("16GiB", "500MB"): the most a download the lock records no size for may be
     # (an endless body stops there); the default is above any CANN package (the largest are a few GB).
     download_limit: ByteSize = Field(default=ByteSize(16 << 30), gt=0)
+    # The most each component's compile cache keeps (bytes, or "5GiB"); 0: component builds use none.
+    compile_cache_size: ByteSize = Field(default=ByteSize(5 << 30), ge=0)
     path: Path | None = Field(default=None, exclude=True)
 
     @property

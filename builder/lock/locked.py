@@ -129,8 +129,19 @@ class LockedSystem(Frozen):
     stack: list[LockedDeb] = Field(default_factory=list)
     runtime: list[LockedDeb] = Field(default_factory=list)
     components: dict[Line, list[LockedDeb]] = Field(default_factory=dict)
+    # The compiler cache's closure beyond the stack's: never installed, unpacked into the tool image
+    # component builds mount (builder.execute.compile_mounts).
+    compile_cache: list[LockedDeb] = Field(default_factory=list)
     # What it was resolved from (requests, repositories, base): kept across relocks of other architectures.
     spec_key: str | None = Field(default=None, pattern=SHA256)
+
+    @model_serializer(mode="wrap")
+    def _without_compile_cache(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No `compile_cache` without one: the locks of stacks that name none read and write as before."""
+        data: dict[str, Any] = handler(self)
+        if not self.compile_cache:
+            data.pop("compile_cache", None)
+        return data
 
     def devel(self) -> list[LockedDeb]:
         """Every component's .debs, once each, for the devel image."""

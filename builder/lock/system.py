@@ -25,6 +25,7 @@ from builder.store.http import HttpClient
 # Scope keys no component id can take (ids start with a letter or digit).
 STACK_SCOPE = ""
 RUNTIME_SCOPE = "@runtime"
+COMPILE_CACHE_SCOPE = "@compile-cache"
 ResolveDebs = Callable[..., dict[str, list[debs.Deb]]]
 
 
@@ -37,6 +38,8 @@ def requested(manifest: Manifest) -> list[tuple[str, list[str]]]:
         own = [p for d in [*needs[comp.id], comp.id] for p in manifest.component(d).system_packages]
         if own:
             scopes.append((comp.id, list(dict.fromkeys([*manifest.system_packages, *own]))))
+    if manifest.compile_cache:  # resolved beside the stack's, as a component's are: only what they lack is pinned
+        scopes.append((COMPILE_CACHE_SCOPE, list(dict.fromkeys([*manifest.system_packages, manifest.compile_cache]))))
     return scopes
 
 
@@ -100,13 +103,14 @@ def pinned(resolved: dict[str, list[debs.Deb]], key: str | None) -> LockedSystem
     """The lock's section from resolved closures: components pin only what the stack's do not install."""
     stack = [LockedDeb(**asdict(d)) for d in resolved.get(STACK_SCOPE, [])]
     in_stack = {(d.name, d.version) for d in stack}
-    components = {
+    beyond = {
         scope: [LockedDeb(**asdict(d)) for d in found if (d.name, d.version) not in in_stack]
         for scope, found in resolved.items()
         if scope not in (STACK_SCOPE, RUNTIME_SCOPE)
     }
+    tool = beyond.pop(COMPILE_CACHE_SCOPE, [])
     runtime = [LockedDeb(**asdict(d)) for d in resolved.get(RUNTIME_SCOPE, [])]
-    return LockedSystem(stack=stack, runtime=runtime, components=components, spec_key=key)
+    return LockedSystem(stack=stack, runtime=runtime, components=beyond, compile_cache=tool, spec_key=key)
 
 
 def lock_system(
@@ -150,7 +154,8 @@ def _agree(system: LockedSystem) -> None:
 
 
 def every_deb(system: LockedSystem) -> list[LockedDeb]:
-    return list({d.sha256: d for d in [*system.stack, *system.runtime, *system.devel()]}.values())
+    every = [*system.stack, *system.runtime, *system.devel(), *system.compile_cache]
+    return list({d.sha256: d for d in every}.values())
 
 
 def download(system: LockedSystem, site: SiteConfig, cache: Cache, say: Say) -> None:

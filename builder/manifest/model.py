@@ -99,6 +99,12 @@ class Manifest(Model):
     components: list[Component] = Field(
         default_factory=list, description="the layers built on the toolkit (none: a toolkit-only stack)"
     )
+    compile_cache: Literal["ccache"] | None = Field(
+        default=None,
+        description="the compiler cache component builds reach through a BuildKit cache mount (the Debian package "
+        "of the tool, its .deb closure locked like the system packages and never installed in an image); none: "
+        "every component compiles from nothing when its stage is built",
+    )
     smoke: Smoke
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

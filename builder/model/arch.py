@@ -23,6 +23,11 @@ class Arch(str, Enum):
         """The Debian architecture (mmdebstrap --architectures)."""
         return {Arch.X86_64: "amd64", Arch.AARCH64: "arm64"}[self]
 
+    @property
+    def loader(self) -> str:
+        """The dynamic loader, at the path the ABI fixes (every dynamically linked binary names it)."""
+        return {Arch.X86_64: "/lib64/ld-linux-x86-64.so.2", Arch.AARCH64: "/lib/ld-linux-aarch64.so.1"}[self]
+
     @classmethod
     def host(cls) -> Arch:
         machine = platform.machine()

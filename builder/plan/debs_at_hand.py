@@ -112,6 +112,7 @@ def at_hand(
         components={
             scope: update(found, fresh.components.get(scope, [])) for scope, found in system.components.items()
         },
+        compile_cache=update(system.compile_cache, fresh.compile_cache),
         spec_key=system.spec_key,
     )
     download(replaced, site, cache, say)

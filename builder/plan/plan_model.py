@@ -12,6 +12,7 @@ from builder.inputs.contexts import ContextItem
 from builder.model.arch import Arch
 from builder.model.canonical import digest
 from builder.model.names import DEFAULT_PREFIX, repository
+from builder.plan.compile_cache import CompileCacheUse
 from builder.plan.parsed import instructions
 from builder.plan.reads import EVERYTHING, Reads, sees
 from builder.verify.probes import ProbeSpec
@@ -115,6 +116,8 @@ class Stage:
     source: ContextInput | None = None
     reads: Reads = ()  # what its build reads of each parent's image (plan.reads)
     image_prefix: str = DEFAULT_PREFIX  # its tags' (builder.model.names)
+    # A component's use of the compile cache, or why it has none (None: it runs no build step); not in its key.
+    compile_cache: CompileCacheUse | None = None
 
     def copies_only(self, parent: str) -> bool:
         """Whether its build takes only files of parent's image (copies them), not the image itself."""

@@ -4,7 +4,7 @@ runtime) and the toolkit (CANN installed on the devel base)."""
 from __future__ import annotations
 
 from builder.model.layout import toolkit_layout
-from builder.plan import render
+from builder.plan import compile_cache, render
 from builder.plan.stage_kinds import Planning, StageGraph, files_of, joined
 from builder.verify import probes as probe_specs
 
@@ -29,7 +29,10 @@ class ToolkitStage:
     def add_stages(self, planning: Planning, graph: StageGraph) -> None:
         inputs, lock = planning.inputs, planning.lock
         packages = lock.section(inputs.request.arch).packages
-        dockerfile = render.toolkit(lock, graph.image("base-devel"), packages)
+        wrappers = compile_cache.wrapper_files() if inputs.request.manifest.compile_cache else ()
+        dockerfile = render.toolkit(lock, graph.image("base-devel"), packages, compilers=bool(wrappers))
         probes = probe_specs.toolkit_probes(toolkit_layout(lock.toolkit.version))
         env = render.environment("toolkit", lock)
-        graph.add("toolkit", "toolkit", ("base-devel",), dockerfile, inputs.packages, probes, env_capture=env)
+        graph.add(
+            "toolkit", "toolkit", ("base-devel",), dockerfile, inputs.packages, probes, files=wrappers, env_capture=env
+        )

@@ -26,6 +26,7 @@ from builder.lock.agree import disagreements
 from builder.lock.check import manifest_drift, stale_system
 from builder.lock.locked import (
     Lock,
+    LockedDeb,
     LockedFetch,
     LockedPackage,
     LockedSource,
@@ -34,6 +35,7 @@ from builder.lock.locked import (
     LockedWheel,
     Unresolved,
 )
+from builder.lock.system import every_deb
 from builder.manifest.components import Source
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
@@ -87,6 +89,7 @@ class Inputs:
     drift: tuple[str, ...]
     debs: Mapping[str, Located]  # install point (system.scoped) -> its .debs
     wheels: Mapping[str, Located]  # component -> its Python packages' wheels and requirements file
+    compile_cache_tool: tuple[LockedDeb, ...] = ()  # the compile cache's .debs (the tool image unpacks them)
     origin: Origin = field(
         default_factory=Origin
     )  # the checkout holding the manifest (for the build's provenance, never in an image)
@@ -259,7 +262,7 @@ def prepare_inputs(request: Request, say: Say) -> PreparedInputs:
     if request.frozen:
         _refuse_drift(drifts)
     system = section.system
-    if system.stack or system.runtime or system.components:
+    if every_deb(system):
         system = at_hand(system, manifest, arch, section.base, request.site, request.cache, request.frozen, say)
     target, index = Target.of_stack(manifest, arch), index_of(manifest, request.site)
     for pinned in section.python.values():
@@ -323,6 +326,7 @@ def resolve_inputs(request: Request, *, say: Say, prepared: PreparedInputs | Non
         drift=tuple(drifts),
         debs=debs,
         wheels=wheels,
+        compile_cache_tool=tuple(system.compile_cache),
         origin=origin_of(request.manifest_dir),
     )
 

@@ -24,6 +24,7 @@ from builder.lock.locked import (
 )
 from builder.manifest.model import Manifest
 from builder.model.layout import ASCEND_ROOT, STACK_ROOT, stack_dir, toolkit_layout
+from builder.plan.compile_cache import TOOL_ENTRY, WRAPPERS
 from builder.plan.plan_model import BAKED_ENV, EnvCapture
 from builder.plan.templating import templates
 
@@ -117,11 +118,13 @@ def base(flavor: Flavor, lock: Lock, debs: Sequence[str] = ()) -> str:
     )
 
 
-def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedPackage]) -> str:
+def toolkit(lock: Lock, base_image: str, packages: Sequence[LockedPackage], compilers: bool = False) -> str:
+    """compilers: with the compile cache's compiler wrappers (builder.plan.compile_cache)."""
     layout = toolkit_layout(lock.toolkit.version)
     return render(
         "toolkit",
         base_image=base_image,
+        compilers=WRAPPERS if compilers else None,
         packages=package_steps(packages),
         layout=layout,
         version=lock.toolkit.version,
@@ -228,6 +231,7 @@ def component_files(manifest: Manifest, component_id: str, deps: Sequence[str] =
         installs_script=f"{steps_dir}/installs.py",
         installs_record=f"/tmp/stackbuild-installs-{component_id}.json",
         installs_dir=installs_dir(component_id),
+        compile_cache={"wrappers": WRAPPERS, "tool": TOOL_ENTRY} if manifest.compile_cache else None,
     )
     return (("steps/build.sh", build), *files)
 

@@ -17,6 +17,7 @@ from builder.inputs.contexts import BytesItem, FileItem
 from builder.lock.locked import Lock
 from builder.manifest.graph import transitive_deps
 from builder.model.canonical import digest
+from builder.plan.compile_cache import CompileCacheUse
 from builder.plan.labels import as_built
 from builder.plan.plan_model import ContextInput, EnvCapture, Stage, StageInputs, StageKind, parent_arg, sha256_text
 from builder.plan.prepare import Inputs, Located
@@ -77,6 +78,7 @@ class StageGraph:
         env_capture: EnvCapture | None = None,
         source: ContextInput | None = None,
         plain: frozenset[str] = frozenset(),
+        compile_cache: CompileCacheUse | None = None,
     ) -> None:
         files = files + (env_capture.files() if env_capture else ())
         dockerfile = _parents_header(parents, self.stages) + dockerfile
@@ -110,6 +112,7 @@ class StageGraph:
             source=source,
             reads=reads,
             image_prefix=self.image_prefix,
+            compile_cache=compile_cache,
         )
 
 
