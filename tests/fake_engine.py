@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import hashlib
 import io
 import json
 import tarfile
@@ -160,7 +161,9 @@ class FakeEngine:
         self.build_args.append(dict(spec.args))
         if self.parents_must_exist and (absent := [r for r in spec.args.values() if self.image_id(r) is None]):
             raise BuildFailed(f"failed to solve: pull access denied for {absent[0]}", [])
-        self.events.append(f"build {spec.labels['org.stackbuild.stage']}")
+        # A stage's build, or another image's (the compile cache's tool), named by its labels.
+        made = spec.labels.get("org.stackbuild.stage") or next(iter(spec.labels.values()), "")
+        self.events.append(f"build {made}")
         dockerfile = (context / "Dockerfile").read_text()
         with self.guard:
             self.active += 1
@@ -172,7 +175,7 @@ class FakeEngine:
         if self.fail_build and self.fail_build in dockerfile:
             log("make: *** [all] Error 2")
             raise BuildFailed("The command '/bin/sh -c make' returned a non-zero code: 2", ["make: *** [all] Error 2"])
-        return f"sha256:{spec.labels['org.stackbuild.key']}"
+        return f"sha256:{spec.labels.get('org.stackbuild.key') or hashlib.sha256(dockerfile.encode()).hexdigest()}"
 
     configured: list[tuple[str, list[str]]] = field(default_factory=list)
 

@@ -1,0 +1,137 @@
+"""The compile cache at build time (builder.execute.compile_mounts): only a component's build step gets
+the mounts, the tool image is made once per engine, the compiler wrappers find the real compiler, and
+`plan` and `gc` see one prefix's caches alone. The Docker tier proves the images the same with it."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from builder.execute import compile_mounts
+from builder.execute.stage_image import StageImages
+from builder.handoff.gc import collect, find_garbage
+from builder.lock.locked import LockedDeb
+from builder.plan.compile_cache import WRAPPER, CompileCache, cache_dir
+from builder.plan.plan_model import Plan
+from builder.store.cache import Cache
+from tests.fake_engine import FakeEngine
+from tests.unit.plan.test_compile_cache import reference_plan
+
+MOUNTS = re.compile(r"--mount=\S+ ")
+
+
+def _with_a_tool_at_hand(plan: Plan, cache: Cache, scratch: Path) -> Plan:
+    """The plan with a tool .deb the cache holds, as a lock leaves it (its bytes do not matter to a fake engine)."""
+    (scratch / "ccache.deb").write_bytes(b"not a real .deb")
+    sha256 = cache.add_file(scratch / "ccache.deb")
+    deb = LockedDeb(
+        name="ccache", version="4.7", architecture="amd64", repository="http://deb.debian.org/debian",
+        path="pool/main/c/ccache/ccache_4.7_amd64.deb", sha256=sha256, size=15,
+    )  # fmt: skip
+    stages = {
+        name: dataclasses.replace(s, compile_cache=dataclasses.replace(s.compile_cache, tool=(deb,)))
+        if isinstance(s.compile_cache, CompileCache)
+        else s
+        for name, s in plan.stages.items()
+    }
+    return dataclasses.replace(plan, stages=stages)
+
+
+def test_only_the_build_step_gets_the_mounts_and_they_are_all_that_changes(tmp_path: Path) -> None:
+    stage = reference_plan(tmp_path).stages["runtime"]
+    assert isinstance(stage.compile_cache, CompileCache)
+    mounted = compile_mounts.mounted(stage, stage.compile_cache, "stackbuild/compile-cache/ccache:1")
+    changed = [(a, b) for a, b in zip(stage.dockerfile.splitlines(), mounted.splitlines(), strict=True) if a != b]
+    assert len(changed) == 1 and changed[0][0].endswith('/opt/stackbuild/steps/runtime/build.sh"]')
+    assert MOUNTS.sub("", mounted) == stage.dockerfile
+    line = changed[0][1]
+    assert "--mount=type=bind,from=stackbuild/compile-cache/ccache:1,target=/mnt " in line
+    assert (
+        f"--mount=type=cache,id={stage.compile_cache.cache_id},target={cache_dir('stackbuild')},sharing=locked" in line
+    )
+
+
+def test_a_build_mounts_the_cache_when_asked_and_the_engine_can(tmp_path: Path) -> None:
+    """With it: the tool image made once for every component, each build step mounting it and its own
+    cache. Without it (--no-compile-cache, or the classic builder): the Dockerfile as keyed."""
+    cache = Cache(tmp_path / "cache")
+    plan = _with_a_tool_at_hand(reference_plan(tmp_path), cache, tmp_path)
+    parents = {p: f"parent-{p}" for p in ("toolkit", "tilelang", "tilelang-compiler", "ascend-kernel")}
+
+    def built(engine: FakeEngine, on: bool, stage: str) -> str:
+        builds = StageImages(plan, engine, cache, tmp_path / "logs", compile_cache=on)
+        wanted = {p: parents[p] for p in plan.stages[stage].parents}
+        builds.build_untagged(plan.stages[stage], tmp_path / "logs" / f"{stage}.log", wanted, "failed")
+        return engine.dockerfiles[-1]
+
+    engine = FakeEngine()
+    for stage in ("ascend-kernel", "runtime"):
+        assert "--mount=type=cache" in built(engine, True, stage)
+    tools = [d for d in engine.dockerfiles if "dpkg-deb -x" in d]
+    assert len(tools) == 1 and "FROM parent-toolkit AS unpack" in tools[0]
+    assert "# compile cache: stackbuild-ccache-runtime-x86_64-" in (tmp_path / "logs" / "runtime.log").read_text()
+    assert built(FakeEngine(), False, "runtime") == plan.stages["runtime"].dockerfile
+    assert built(FakeEngine(classic=True), True, "runtime") == plan.stages["runtime"].dockerfile
+    assert "the classic builder has no build-time mounts" in (tmp_path / "logs" / "runtime.log").read_text()
+
+
+@pytest.fixture
+def compilers(tmp_path: Path) -> Path:
+    """A directory of 'compilers' that print how they were called, and the wrapper installed as cc."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "cc").write_text('#!/bin/sh\necho "real cc: $*"\n')
+    (real / "cc").chmod(0o755)
+    wrappers = tmp_path / "wrappers"
+    wrappers.mkdir()
+    for name in ("cc", "c++"):
+        (wrappers / name).write_text(WRAPPER)
+        (wrappers / name).chmod(0o755)
+    return tmp_path
+
+
+@pytest.mark.skipif(os.path.exists("/mnt/stackbuild-compile-cache"), reason="this host has the tool at its mount point")
+def test_a_wrapper_runs_the_compiler_of_its_name_after_it_on_path(compilers: Path) -> None:
+    env = {"PATH": f"/opt/stackbuild/compilers:{compilers / 'real'}"}  # the wrapper needs no command but sh's own
+    ran = subprocess.run([compilers / "wrappers" / "cc", "-c", "a b.c"], env=env, capture_output=True, text=True)
+    assert (ran.returncode, ran.stdout) == (0, "real cc: -c a b.c\n")
+    missing = subprocess.run([compilers / "wrappers" / "c++", "-c", "x.cc"], env=env, capture_output=True, text=True)
+    assert (missing.returncode, missing.stderr) == (127, "c++: command not found\n")
+
+
+def _mount(component: str, prefix: str) -> str:
+    return f"cached mount {cache_dir(prefix)} from exec /bin/bash /opt/stackbuild/steps/{component}/build.sh"
+
+
+def test_plan_shows_each_components_cache_and_what_the_engine_keeps_of_it(tmp_path: Path) -> None:
+    plan = reference_plan(tmp_path)
+    engine = FakeEngine(
+        build_mounts={"a": (_mount("runtime", "stackbuild"), 3000), "b": (_mount("runtime", "stackbuild"), 500)}
+    )
+    engine.build_mounts["c"] = (_mount("runtime", "stackbuild-test"), 7000)  # another prefix's
+    states = {state.component: state for state in compile_mounts.states(plan, engine)}
+    assert states["runtime"].used and states["runtime"].size == 3500
+    assert states["harness"].size == 0
+    classic = compile_mounts.states(plan, dataclasses.replace(engine, classic=True))
+    assert {(s.used, s.detail) for s in classic} == {(False, "the classic builder has no build-time mounts")}
+
+
+def test_gc_keeps_the_compile_caches_unless_told_and_touches_no_other_prefixs(tmp_path: Path) -> None:
+    engine = FakeEngine(
+        build_mounts={"ours": (_mount("runtime", "team"), 3000), "theirs": (_mount("runtime", "stackbuild"), 500)}
+    )
+    engine.tag("sha256:tool", "team/compile-cache/ccache:1")
+    engine.tag("sha256:their-tool", "stackbuild/compile-cache/ccache:1")
+    cache = Cache(tmp_path / "cache")
+    kept = find_garbage(engine, cache, keep=1, inputs=False, image_prefix="team")
+    assert kept.compile_caches == (("runtime", "ours", 3000),) and not kept.removes_compile_caches
+    collect(engine, cache, kept)
+    assert set(engine.build_mounts) == {"ours", "theirs"} and engine.removed == []
+    cleared = find_garbage(engine, cache, keep=1, inputs=False, image_prefix="team", each_compile_cache=True)
+    collect(engine, cache, cleared)
+    assert set(engine.build_mounts) == {"theirs"} and engine.removed == ["team/compile-cache/ccache:1"]
