@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 from builder import lock as lock_io
 from builder.cli.arguments import target_arch
@@ -20,7 +21,7 @@ from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.plan.plan_model import Plan
 from builder.plan.why import why
-from builder.verify.smoke import SmokeResult, npu_devices, run_smoke, smoke_report
+from builder.verify.smoke import SmokeResult, npu_devices, run_smoke, smoke_log, smoke_report
 
 
 def _plan(ctx: Context, args: RenderArgs | PlanArgs) -> tuple[Request, Plan]:
@@ -75,8 +76,8 @@ def cmd_plan(ctx: Context, args: PlanArgs) -> int:
     return 0
 
 
-def _report_smoke(outcome: SmokeResult, image: str, command: str) -> int:
-    for line in smoke_report(outcome, image, command):
+def _report_smoke(outcome: SmokeResult, image: str, command: str, log: Path) -> int:
+    for line in smoke_report(outcome, image, command, log):
         say(line)
     return 1 if outcome.failed else 0
 
@@ -122,7 +123,8 @@ def cmd_build(ctx: Context, args: BuildArgs) -> int:
     if args.no_smoke:
         return 0
     outcome = chain.smoked(built, options.devices)
-    return _report_smoke(outcome, built.tagged.tags["runtime-image"], loaded.smoke.command)
+    log = smoke_log(options.log_dir, loaded.name, str(built.request.arch))
+    return _report_smoke(outcome, built.tagged.tags["runtime-image"], loaded.smoke.command, log)
 
 
 def cmd_smoke(ctx: Context, args: SmokeArgs) -> int:
@@ -130,7 +132,7 @@ def cmd_smoke(ctx: Context, args: SmokeArgs) -> int:
     smoke = ctx.load(args.stack)[0].smoke if args.stack else _carried_smoke(engine, args.image)
     outcome = run_smoke(engine, args.image, smoke, npu_devices(ctx.settings.host_root))
     print(outcome.output.rstrip())
-    return _report_smoke(outcome, args.image, smoke.command)
+    return _report_smoke(outcome, args.image, smoke.command, ctx.error_log_dir() / "smoke.log")
 
 
 def _carried_smoke(engine: BuildEngine, image: str) -> Smoke:

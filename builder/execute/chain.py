@@ -38,7 +38,7 @@ from builder.plan.labels import release_name
 from builder.plan.make import make_plan
 from builder.plan.plan_model import Plan
 from builder.plan.prepare import Inputs, Request, prepare_inputs, refuse_unresolved, resolve_inputs
-from builder.verify.smoke import SmokeResult, smoke_report
+from builder.verify.smoke import SmokeResult, smoke_log, smoke_report
 
 if TYPE_CHECKING:  # publishing's modules are imported when a publish runs: the provenance's protobufs cost
     # every plan, render and build a quarter of a second
@@ -175,7 +175,8 @@ def published(to: Destination, engine: BuildEngine, options: BuildOptions, prove
         say(f"[stackbuild] publish: building {name} for {request.arch} from its lock (frozen)")
         done = built[request.arch] = build(request, engine, options, provenance_dir, say)
         outcome = smoked(done, options.devices)
-        for line in smoke_report(outcome, done.tagged.tags["runtime-image"], request.manifest.smoke.command):
+        log = smoke_log(options.log_dir, name, str(request.arch))
+        for line in smoke_report(outcome, done.tagged.tags["runtime-image"], request.manifest.smoke.command, log):
             say(line)
         if outcome.failed:  # only what passed its smoke is pushed
             raise StackbuildError(f"the smoke of {name} failed on {request.arch}: nothing was pushed")

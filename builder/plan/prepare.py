@@ -224,12 +224,17 @@ class PreparedInputs:
     drifts: tuple[str, ...]  # how path sources differ from the lock
 
 
-def _agreeing(request: Request) -> None:
-    """The lock is the manifest's and complete for the architecture, or the request is refused."""
+def _agreeing(request: Request, preview: bool = False) -> str | None:
+    """The lock is the manifest's and complete for the architecture, or the request is refused. A
+    preview (plan, render) of a manifest edited since its lock goes on from the lock as it is: the note
+    that says so."""
     lock, manifest = request.lock, request.manifest
+    note = None
     if (drift := manifest_drift(lock, manifest, str(request.manifest_path))) is not None:
         fix = f"run `stackbuild lock {manifest.name}`"
-        raise StackbuildError(f"the manifest of {manifest.name} changed since it was locked: {fix} ({drift})")
+        if not preview:
+            raise InputError(f"the lock of {manifest.name} is older than its manifest ({drift}): {fix}")
+        note = f"the lock of {manifest.name} is older than its manifest ({drift}): planned with the lock as it is"
     if problems := disagreements(lock, manifest):
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise InputError(
@@ -241,6 +246,7 @@ def _agreeing(request: Request) -> None:
             f"the lock of {manifest.name} has no toolkit package for {request.arch}: "
             f"run `stackbuild lock {manifest.name} --arch {request.arch}`"
         )
+    return note
 
 
 def prepare_inputs(request: Request, say: Say) -> PreparedInputs:
@@ -293,7 +299,7 @@ def _sources(request: Request, say: Say) -> tuple[dict[str, Located], list[str]]
 def resolve_inputs(request: Request, *, say: Say, prepared: PreparedInputs | None = None) -> Inputs:
     """Every input of the request located, reading only. With what prepare_inputs gave, for a build;
     without, for a rendering (what the lock leaves unresolved is said and left out)."""
-    _agreeing(request)
+    stale = _agreeing(request, preview=prepared is None)
     lock, manifest, arch = request.lock, request.manifest, request.arch
     section = lock.section(arch)
     if prepared is None and (missing := lock.unresolved_for(arch)):
@@ -306,8 +312,10 @@ def resolve_inputs(request: Request, *, say: Say, prepared: PreparedInputs | Non
     if request.frozen:
         _refuse_drift(drifts)
     system = section.system if prepared is None else prepared.system
-    if prepared is None and (stale := stale_system(manifest, arch, section)) is not None:
+    if stale is not None:
         drifts.append(stale)
+    if prepared is None and (old_system := stale_system(manifest, arch, section)) is not None:
+        drifts.append(old_system)
     debs = {
         scope: Located(context_items(found, request.cache), ContextInput("debs", context_digest(found)))
         for scope, found in scoped(system).items()

@@ -59,14 +59,23 @@ def run_smoke(engine: Engine, image: str, smoke: Smoke, devices: Sequence[str]) 
         return SmokeResult(False, False, f"launch: skipped (no NPU device on this host); {verdict}", static.output)
     access = device_access(devices)
     result = engine.run(image, ["bash", "-c", smoke.command], access=access)
-    passed = result.exit_code == 0 and re.search(smoke.expect, result.output) is not None
+    matched = re.search(smoke.expect, result.output) is not None
+    passed = result.exit_code == 0 and matched
     summary = f"launch: {'passed' if passed else 'FAILED'} (exit code {result.exit_code})"
+    if result.exit_code == 0 and not matched:  # it ran: what it was to print is the news
+        summary = f"launch: FAILED (exit code 0, but its output has no match for the expected {smoke.expect!r})"
     return SmokeResult(passed, True, summary, result.output, access)
 
 
-def smoke_report(outcome: SmokeResult, image: str, command: str) -> list[str]:
+def smoke_log(log_dir: Path, stack: str, arch: str) -> Path:
+    """Where a build's smoke output is kept: beside its stages' logs."""
+    return log_dir / stack.lower() / arch / "smoke.log"
+
+
+def smoke_report(outcome: SmokeResult, image: str, command: str, log: Path | None = None) -> list[str]:
     """What a person is told of a smoke (build's and publish's alike): its verdict, the engine's line
-    to try it by hand, and for a failed launch the end of its output and the likely cause."""
+    to try it by hand, and for a failed launch the end of its output, the likely cause and, written to
+    log (when given), the whole output."""
     lines = [f"[stackbuild] smoke: {outcome.summary}"]
     if outcome.access.devices:
         line = launcher().launch_line(image, ["bash", "-c", command], access=outcome.access)
@@ -75,4 +84,8 @@ def smoke_report(outcome: SmokeResult, image: str, command: str) -> list[str]:
         lines.append(outcome.output[-2000:])
         if cause := diagnose(outcome.output.splitlines()):
             lines.append(f"[stackbuild] likely cause: {cause}")
+        if log is not None:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(outcome.output)
+            lines.append(f"[stackbuild] its whole output: {log}")
     return lines

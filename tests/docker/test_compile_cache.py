@@ -4,19 +4,19 @@ image is the same built with the cache cold, warm and off."""
 
 from __future__ import annotations
 
-import os
+import contextlib
 import re
+import uuid
 from pathlib import Path
+from typing import Any
 
+import docker.errors
 import pytest
 
-from builder.cli.configuration import cache_root
 from builder.engine.docker_engine import DockerEngine
 from builder.execute import compile_mounts
-from builder.execute.stage_image import StageImages
-from builder.store.cache import Cache
 from tests.conftest import TEST_PREFIX
-from tests.docker.conftest import plan_of, stackbuild, touch, write_variant
+from tests.docker.conftest import plan_of, stackbuild, write_variant
 
 pytestmark = pytest.mark.docker
 
@@ -49,32 +49,46 @@ def _stats(log: Path) -> tuple[int, int]:
     return int(found[0][0]), int(found[0][1])
 
 
+def _edit(source: Path) -> None:
+    """Code a compiler sees (a comment alone leaves ccache's preprocessed hash as it was: a hit)."""
+    with source.open("a") as file:
+        file.write(f"int touched_{uuid.uuid4().hex}(void) {{ return 1; }}\n")
+
+
 def test_after_a_one_file_edit_every_other_translation_unit_is_a_cache_hit(workspace: Path, cctest: str) -> None:
     stackbuild(workspace, "build", cctest, "--no-smoke", check=True)
-    touch(workspace / "stacks" / "many" / "part3.c")
+    _edit(workspace / "stacks" / "many" / "part3.c")
     stackbuild(workspace, "lock", cctest, check=True)  # a path source edited: its lock follows
     stackbuild(workspace, "build", cctest, "--no-smoke", check=True)
     assert _stats(workspace / ".stackbuild" / "logs" / cctest / "x86_64" / "many.log") == (SOURCES - 1, 1)
 
 
-def test_the_image_is_the_same_with_the_cache_cold_warm_and_off(
-    workspace: Path, cctest: str, engine: DockerEngine, tmp_path: Path
+def test_the_images_are_the_same_with_the_cache_cold_warm_and_off(
+    workspace: Path, cctest: str, engine: DockerEngine
 ) -> None:
-    """Each a fresh build of the component's stage (no step taken from BuildKit's own cache) on the
-    toolkit, normalised as every stage is: only the compile cache differs between them."""
-    stackbuild(workspace, "build", cctest, "--no-smoke", check=True)
+    """The component's stage and the devel image holding it, built again each time: their images gone
+    and BuildKit's record of build steps pruned (its cache mounts kept), so the build step runs."""
     plan = plan_of(workspace, cctest)
-    stage, toolkit = plan.stages["many"], plan.stages["toolkit"].tag()
+    again = [plan.stages[name] for name in ("many", "devel-image", "runtime-image")]
+    log = workspace / ".stackbuild" / "logs" / cctest / "x86_64" / "many.log"
+
+    def built(*flags: str) -> tuple[str | None, ...]:
+        for stage in again:
+            with contextlib.suppress(docker.errors.ImageNotFound):
+                engine.client.images.remove(stage.tag())
+        for kind in ("regular", "source.local"):  # every step's record; not the cache mounts (exec.cachemount)
+            api: Any = engine.client.api  # its stubs know the until and dangling filters only
+            api.prune_builds(filters={"type": [kind]})
+        stackbuild(workspace, "build", cctest, "--no-smoke", *flags, check=True)
+        return tuple(engine.image_id(stage.tag()) for stage in again)
+
+    stackbuild(workspace, "build", cctest, "--no-smoke", check=True)
     for mount in compile_mounts.cache_mounts(engine, TEST_PREFIX).get("many", []):
-        engine.remove_cache_mount(mount.id)  # cold
-
-    def fresh(mode: str, cache_on: bool) -> tuple[str, Path]:
-        builds = StageImages(plan, engine, Cache(cache_root(os.environ)), tmp_path, compile_cache=cache_on)
-        log = tmp_path / f"{mode}.log"
-        return builds.build_untagged(stage, log, {"toolkit": toolkit}, f"{mode}: failed", fresh=True), log
-
-    (cold, cold_log), (warm, warm_log), (off, off_log) = fresh("cold", True), fresh("warm", True), fresh("off", False)
-    assert _stats(cold_log) == (0, SOURCES)
-    assert _stats(warm_log) == (SOURCES, 0)
-    assert "# compile cache: off (--no-compile-cache)" in off_log.read_text() and not STATS.search(off_log.read_text())
-    assert cold == warm == off == engine.image_id(stage.tag())
+        engine.remove_cache_mount(mount.id)
+    cold = built()
+    assert _stats(log) == (0, SOURCES)
+    warm = built()
+    assert _stats(log) == (SOURCES, 0)
+    off = built("--no-compile-cache")
+    assert "# compile cache: off (--no-compile-cache)" in log.read_text() and not STATS.search(log.read_text())
+    assert cold == warm == off and None not in cold

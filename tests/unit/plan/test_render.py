@@ -16,8 +16,9 @@ from builder.execute import chain
 from builder.inputs.contexts import BytesItem
 from builder.inputs.site import SiteConfig
 from builder.model.arch import Arch
+from builder.model.errors import InputError
 from builder.model.names import DEFAULT_PREFIX
-from builder.plan.prepare import Request, resolve_inputs
+from builder.plan.prepare import Request, prepare_inputs, resolve_inputs
 from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.golden_plan import GOLDEN, golden_lock, golden_plan, golden_request
@@ -154,12 +155,24 @@ def test_final_tags_name_the_architecture() -> None:
     }
 
 
-def test_changed_manifest_needs_a_relock(tmp_path: Path) -> None:
+def test_a_manifest_edited_since_its_lock_is_previewed_with_a_note_and_refused_as_bad_input_for_a_build(
+    tmp_path: Path,
+) -> None:
+    """plan and render show what the edit would rebuild; a build is exit 2 in one line (InputError: no log)."""
     (tmp_path / "golden.yaml").write_text(
         (GOLDEN / "golden.yaml").read_text().replace("driver: 25.5.0", "driver: 26.0.RC1")
     )
-    with pytest.raises(Exception, match=r"changed since it was locked: run `stackbuild lock golden`"):
-        resolve_inputs(golden_request(tmp_path / "golden.yaml"), say=print)
+    request = golden_request(tmp_path / "golden.yaml")
+    notes = resolve_inputs(request, say=print).drift
+    assert [n for n in notes if "older than its manifest" in n] == [
+        f"the lock of golden is older than its manifest (manifest: sha256 {request.lock.manifest_sha256[:12]} -> "
+        f"{manifest.manifest_digest(request.manifest)[:12]} ({tmp_path / 'golden.yaml'} changed)): planned with the "
+        "lock as it is"
+    ]
+    with pytest.raises(
+        InputError, match=r"^the lock of golden is older than its manifest .*: run `stackbuild lock golden`$"
+    ):
+        prepare_inputs(request, say=print)
 
 
 def test_the_bases_empty_etc_hosts_is_a_plain_file() -> None:

@@ -3,9 +3,11 @@ the container, and a smoke that needs a device skipped, never passed, without on
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from builder.engine import launcher
 from builder.manifest.model import Smoke
-from builder.verify.smoke import run_smoke
+from builder.verify.smoke import run_smoke, smoke_report
 from tests.fake_engine import FakeEngine
 
 
@@ -42,3 +44,16 @@ def test_smoke_without_npu_is_skipped_never_passed() -> None:
     assert not outcome.passed and not outcome.launched
     assert outcome.summary == "launch: skipped (no NPU device on this host); static checks passed"
     assert engine.runs[-1][2].devices == ()
+
+
+def test_a_smoke_that_ran_but_printed_no_match_names_what_it_expected_and_keeps_its_output(tmp_path: Path) -> None:
+    engine = FakeEngine(smoke_output="Kernel launch: done\n")
+    spec = Smoke(command="launch", expect="Kernel launch success!", needs_device=True)
+    outcome = run_smoke(engine, "img", spec, devices=["/dev/davinci0"])
+    assert outcome.failed
+    assert outcome.summary == (
+        "launch: FAILED (exit code 0, but its output has no match for the expected 'Kernel launch success!')"
+    )
+    log = tmp_path / "logs" / "smoke.log"
+    lines = smoke_report(outcome, "img", spec.command, log)
+    assert lines[-1] == f"[stackbuild] its whole output: {log}" and log.read_text() == "Kernel launch: done\n"
