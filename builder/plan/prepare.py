@@ -230,12 +230,13 @@ def _agreeing(request: Request, preview: bool = False) -> str | None:
     that says so."""
     lock, manifest = request.lock, request.manifest
     note = None
+    problems = disagreements(lock, manifest)
     if (drift := manifest_drift(lock, manifest, str(request.manifest_path))) is not None:
-        fix = f"run `stackbuild lock {manifest.name}`"
-        if not preview:
-            raise InputError(f"the lock of {manifest.name} is older than its manifest ({drift}): {fix}")
-        note = f"the lock of {manifest.name} is older than its manifest ({drift}): planned with the lock as it is"
-    if problems := disagreements(lock, manifest):
+        older = f"the lock of {manifest.name} is older than its manifest ({drift})"
+        if not preview or problems:  # a lock that does not fit the edit cannot preview it either
+            raise InputError(f"{older}: run `stackbuild lock {manifest.name}`")
+        note = f"{older}: planned with the lock as it is"
+    if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise InputError(
             f"the lock of {manifest.name} does not match its manifest: {problems[0]}{more}: "

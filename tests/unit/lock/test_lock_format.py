@@ -119,7 +119,7 @@ def test_v1_lock_asks_for_a_relock_saying_why(tmp_path: Path) -> None:
     drift = manifest_drift(migrated, loaded, "stacks/reference.yaml")
     assert drift and "locked by an older stackbuild (lock_version 1)" in drift
     request = Request(loaded, ROOT / "stacks" / "reference.yaml", migrated, SiteConfig(), Cache(tmp_path), Arch.X86_64)
-    with pytest.raises(StackbuildError, match=r"run `stackbuild lock reference` \(manifest: locked by an older"):
+    with pytest.raises(StackbuildError, match=r"older than its manifest \(manifest: locked by an older stackbuild"):
         resolve_inputs(request, say=print)
 
 

@@ -96,6 +96,8 @@ def test_only_a_stack_with_a_cache_has_the_compiler_wrappers(tmp_path: Path) -> 
     assert not any(path.startswith("compilers/") for path, _ in golden["toolkit"].files)
     build = dict(reference["runtime"].files)["steps/build.sh"]
     assert f"export PATH={WRAPPERS}:" in build and "compile cache: %d hits" in build
+    # A cached object leaves the temporary directory as a compile does (found by the Docker tier: /tmp in the layer).
+    assert 'touch -c -- "${TMPDIR:-/tmp}"' in build
     assert "compile cache" not in dict(golden["kernels"].files)["steps/build.sh"]
 
 
