@@ -13,10 +13,10 @@ from collections.abc import Callable
 from builder.engine import BuildEngine, Engine
 from builder.model.errors import StackbuildError
 from builder.plan.plan_model import EnvCapture
+from builder.verify.probe_runner import BASH_OWN, tidied
 
 BEFORE, AFTER = "stackbuild-env-before ", "stackbuild-env-after "
-# Variables bash sets itself, and names ENV cannot hold (bash's exported functions): not baked.
-BASH_OWN = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
+# Names ENV cannot hold (bash's exported functions) are not baked, nor what bash sets itself (BASH_OWN).
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -36,7 +36,7 @@ def set_by_scripts(output: str) -> dict[str, str]:
         raise EnvironmentUnreadable(f"cannot source the environment scripts: {tail or 'no output'}")
     before, after = dumps[BEFORE], dumps[AFTER]
     changed = {
-        name: value
+        name: tidied(name, value)
         for name, value in after.items()
         if name not in BASH_OWN and ENV_NAME.match(name) and before.get(name) != value
     }

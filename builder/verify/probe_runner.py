@@ -183,6 +183,16 @@ def environment_of(scripts: list[list[Any]], environment: dict[str, str]) -> dic
     return found
 
 
+def tidied(name: str, value: str) -> str:
+    """A search path (a variable named *PATH: PATH, PYTHONPATH, LD_LIBRARY_PATH, CMAKE_PREFIX_PATH) as
+    it is baked: without empty entries (each means the current directory) and each entry once, where
+    it first came (scripts that prepend to an empty variable leave a trailing ':'; two sourcings, a
+    second copy). The lookups it gives are the same but for the current directory's."""
+    if not name.endswith("PATH") or ":" not in value:
+        return value
+    return ":".join(dict.fromkeys(entry for entry in value.split(":") if entry))
+
+
 def without_toolkit(root: str) -> dict[str, str]:
     """This process's environment as it was before the scripts' values were baked in: every entry
     under the install root taken out of each variable (one left empty is dropped)."""
@@ -205,7 +215,7 @@ def set_env(probe: ProbeSpec) -> Outcome:
         return False, str(err)
     problems = []
     for var, value in sorted(sourced.items()):
-        if var in BASH_OWN or clean.get(var) == value or os.environ.get(var) == value:
+        if var in BASH_OWN or clean.get(var) == value or os.environ.get(var) == tidied(var, value):
             continue
         if var in os.environ:
             problems.append(f"{var} is {os.environ[var]} in ENV but {value} from the scripts")

@@ -26,10 +26,9 @@ from builder.plan import render
 from builder.plan.plan_model import EnvCapture
 from builder.store.cache import Cache
 from builder.verify import probes as probe_specs
+from builder.verify.probe_runner import BASH_OWN, tidied
 from tests.conftest import ROOT, TEST_PREFIX
 from tests.docker.conftest import plan_of, stackbuild
-
-BASH_OWN = {"PWD", "OLDPWD", "SHLVL", "_"}
 
 
 def _config_env(image: str) -> dict[str, str]:
@@ -66,7 +65,7 @@ def test_both_layouts_bake_what_set_env_sets_and_smoke(workspace: Path, stack: s
         check=True,
     ).stdout.decode()
     expected = dict(item.split("=", 1) for item in sourced.split("\0") if item)
-    expected = {k: v for k, v in expected.items() if k not in BASH_OWN}
+    expected = {k: tidied(k, v) for k, v in expected.items() if k not in BASH_OWN}  # search paths baked tidied
     assert {k: baked.get(k) for k in expected} == expected
     assert expected["ASCEND_TOOLKIT_HOME"] == (layout.install_dir if layout.name == "cann" else layout.home)
     assert expected["CMAKE_PREFIX_PATH"] == f"{expected['ASCEND_TOOLKIT_HOME']}/lib64/cmake"

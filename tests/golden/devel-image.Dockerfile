@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:241cf14b4e435fc0593474615beb523b0429dd050a7fc82c79406e1de7c469b1
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:1b7d010cdb95a612571d79b33e9332b978a8daff46bd8582023822187bd0e019
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:5acd23db5d394316c94174bcc5aac5fa13d7cb3e75ff0fa6434ddbb8807978f1
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:254d3a243daa3493622839773fb48d61247ef128bb40ac644e939e79699acc75
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:d3d44aed4c42a717a4d90fc430030a92592a6d46832ea2e56519fe661cc3f8cd
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:6077faf3a025cea968f337509b013c28b4f1d3379164a3356cf911bf55c4185b
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 FROM ${KERNELS_IMAGE} AS kernels

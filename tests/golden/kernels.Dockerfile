@@ -1,6 +1,6 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:241cf14b4e435fc0593474615beb523b0429dd050a7fc82c79406e1de7c469b1
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:1b7d010cdb95a612571d79b33e9332b978a8daff46bd8582023822187bd0e019
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:254d3a243daa3493622839773fb48d61247ef128bb40ac644e939e79699acc75
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:d3d44aed4c42a717a4d90fc430030a92592a6d46832ea2e56519fe661cc3f8cd
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${DEVKIT_IMAGE} AS devkit
 # stackbuild: component kernels (git master 2222222222222222222222222222222222222222).

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:c86acc88a7a7bfb239aeaa6f55d9c7ca7da6941fc22657edec08595981038df7
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:b55d18754be27df453c4eec3316e27b46b58f698cb09105747b144a84e3c17e5
-ARG DEVKIT_IMAGE=stackbuild/stage/devkit:1b7d010cdb95a612571d79b33e9332b978a8daff46bd8582023822187bd0e019
-ARG KERNELS_IMAGE=stackbuild/stage/kernels:5acd23db5d394316c94174bcc5aac5fa13d7cb3e75ff0fa6434ddbb8807978f1
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:2505e4a5b1c5de946196f16c36c09fca4cb4385189ec24d0592b44c781cb6706
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:f45baf2444809fa3b120242bd3ef67caf7c1350d91af0732680bd0fe985debaa
+ARG DEVKIT_IMAGE=stackbuild/stage/devkit:d3d44aed4c42a717a4d90fc430030a92592a6d46832ea2e56519fe661cc3f8cd
+ARG KERNELS_IMAGE=stackbuild/stage/kernels:6077faf3a025cea968f337509b013c28b4f1d3379164a3356cf911bf55c4185b
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 FROM ${DEVKIT_IMAGE} AS devkit

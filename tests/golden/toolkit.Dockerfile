@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:b55d18754be27df453c4eec3316e27b46b58f698cb09105747b144a84e3c17e5
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:f45baf2444809fa3b120242bd3ef67caf7c1350d91af0732680bd0fe985debaa
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh

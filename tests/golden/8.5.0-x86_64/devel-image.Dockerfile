@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:6f07ec89d04c8dd5fd7f12963c76481e10a9dfe2bca4f2c51040f2e381651a36
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:5c8f81bf294fc5386af1e77f1952eed8e247cc592b4960f352a02774c48915e1
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:7b64d8e519490d481afa28399641a864567168e9e7637ad910ad6a63473454b2
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:06f3c6368e4ae9bd95b284cef76a5e4024ae7cf0b1f0a2b5dc8f5f07ee58f757
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:0924c610ca9ffd0502f27f9afe6df0e5ec84e931314aba0d46b48b42e72cfb74
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:d9aa9e9670e42c017898b6d30e957ce1c2f60bd02c5f47d8c688e25d9468de14
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
 FROM ${CATLASS_IMAGE} AS catlass

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:2bf7b5a0eccfe54d1325ded1e7d946ba41027e24e62f39bd75f485edca65407a
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:7e0d4cc9cfa82f2e0fc8772b8b0b60cef728e3875bffaa9ade3f58730091f8da
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:5c8f81bf294fc5386af1e77f1952eed8e247cc592b4960f352a02774c48915e1
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:7b64d8e519490d481afa28399641a864567168e9e7637ad910ad6a63473454b2
+ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:3adee7b07e74dcbe6cb213c08ef2afc86f95660528a28f01ac56d8dfc5863252
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:695a84c15c015f6e1ba6d5dc3a9ee656195123936821cd3842ef579b9c5d2cda
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:0924c610ca9ffd0502f27f9afe6df0e5ec84e931314aba0d46b48b42e72cfb74
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:d9aa9e9670e42c017898b6d30e957ce1c2f60bd02c5f47d8c688e25d9468de14
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend

@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:6f07ec89d04c8dd5fd7f12963c76481e10a9dfe2bca4f2c51040f2e381651a36
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:06f3c6368e4ae9bd95b284cef76a5e4024ae7cf0b1f0a2b5dc8f5f07ee58f757
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component tilelang-ascend (git ascendc_pto 95acbd7f7283f57f228aa4d016742ea165c03b84).
 FROM toolkit

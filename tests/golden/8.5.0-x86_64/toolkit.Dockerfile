@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:7e0d4cc9cfa82f2e0fc8772b8b0b60cef728e3875bffaa9ade3f58730091f8da
+ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:695a84c15c015f6e1ba6d5dc3a9ee656195123936821cd3842ef579b9c5d2cda
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 # stackbuild: toolkit stage. Installs the pinned packages with CANN's flags and checks that the
 # installed version files report the pinned version. Its ENV is what the installed set_env.sh

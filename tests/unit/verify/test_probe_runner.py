@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from builder.execute import environment
 from builder.verify import probe_runner as runner
 from builder.verify.probes import RUNNER
 
@@ -83,6 +84,37 @@ def test_set_env_compares_the_image_env_with_what_the_scripts_set(
     assert runner.set_env(broken)[1].startswith(f"cannot source {root / 'missing.sh'}")
     optional = {"root": str(root), "scripts": [[str(root / "missing.sh"), False]]}
     assert runner.set_env(optional)[0]
+
+
+def test_search_paths_are_baked_without_empty_or_repeated_entries(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A script that prepends to an unset PYTHONPATH leaves a trailing ':' (the current directory on the
+    import path); sourced twice, LD_LIBRARY_PATH holds its entries twice. Baked, each is tidied, and
+    the set-env probe takes the tidied value as what the scripts set. Other variables are left as set."""
+    assert runner.tidied("PYTHONPATH", "/opt/a/python:") == "/opt/a/python"
+    assert runner.tidied("LD_LIBRARY_PATH", "/x:/y::/x:/z") == "/x:/y:/z"
+    assert runner.tidied("SB_NAMESPACE", "a::b") == "a::b"
+    output = "\n".join(
+        [
+            'stackbuild-env-before {"PATH": "/usr/bin"}',
+            'stackbuild-env-after {"PATH": "/t/bin:/usr/bin:/t/bin", "PYTHONPATH": "/t/py:", "SB_URL": "http://h:1"}',
+        ]
+    )
+    assert environment.set_by_scripts(output) == {
+        "PATH": "/t/bin:/usr/bin",
+        "PYTHONPATH": "/t/py",
+        "SB_URL": "http://h:1",
+    }
+    root = tmp_path / "Ascend"
+    root.mkdir()
+    script = root / "set_env.sh"
+    script.write_text(f'export PYTHONPATH="{root}/python:$PYTHONPATH"\n')
+    monkeypatch.setenv("PYTHONPATH", f"{root}/python")  # baked tidied: the scripts' own value ends in ':'
+    assert runner.set_env({"root": str(root), "scripts": [[str(script), True]]}) == (
+        True,
+        "ENV is what the scripts set",
+    )
 
 
 def test_imports_and_exists() -> None:
