@@ -197,7 +197,14 @@ class SbomArgs:
 )
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DoctorArgs:
-    stack: Annotated[str | None, positional("stack name or manifest (default: the host checks only)", nargs="?")]
+    stack: Annotated[
+        str | None,
+        positional(
+            "stack name or manifest, or an image tag a build printed (the host checked against the driver it "
+            "was certified for; default: the host checks only)",
+            nargs="?",
+        ),
+    ]
     json: Json
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from builder.engine import Engine, EngineError, EngineFacts, EngineUnavailable
+from builder.handoff.contents import Contents
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.layout import ASCEND_ROOT, CONTROL_DEVICES
@@ -48,6 +49,26 @@ def engine_check(connect: Callable[[], Engine]) -> tuple[Check, EngineFacts | No
         return Check("engine", "fail", err.problem, err.remedy), None
     detail = f"{about.product} {about.version} (API {about.api_version}), {about.storage_driver}, {about.builder}"
     return Check("engine", "ok", detail), about
+
+
+@dataclass(frozen=True)
+class Certified:
+    """What a host's NPU side is checked against: the stack's certified driver and firmware and its
+    chip (the driver package's name), from its manifest or from an image it built (its labels and lock)."""
+
+    name: str
+    driver: str | None  # "none": a CPU stack, any host runs it
+    firmware: str | None
+    chip: str
+
+    @classmethod
+    def of_manifest(cls, manifest: Manifest) -> Certified:
+        return cls(manifest.name, manifest.host.driver, manifest.host.firmware, manifest.toolkit.chip)
+
+    @classmethod
+    def of_image(cls, contents: Contents) -> Certified:
+        certified = contents.describe()["certified_host"]
+        return cls(contents.lock.stack, certified["driver"], certified["firmware"], contents.lock.toolkit.chip)
 
 
 def disk_checks(places: Mapping[str, Path], need_gb: float, subject: str) -> list[Check]:
@@ -105,33 +126,33 @@ def version_info(path: Path) -> dict[str, str]:
     return {key.strip(): value.strip() for key, sep, value in pairs if sep}
 
 
-def _driver_file(version: str, manifest: Manifest, arch: Arch) -> str:
+def _driver_file(version: str, stack: Certified, arch: Arch) -> str:
     """The driver package's name as Huawei spells it (the x86 one says x86-64)."""
     machine = "x86-64" if arch == Arch.X86_64 else arch.value
-    return f"Ascend-hdk-{manifest.toolkit.chip}-npu-driver_{version}_linux-{machine}.run"
+    return f"Ascend-hdk-{stack.chip}-npu-driver_{version}_linux-{machine}.run"
 
 
-def driver_check(root: Path, manifest: Manifest | None) -> Check:
+def driver_check(root: Path, stack: Certified | None) -> Check:
     path = root / ASCEND_ROOT.lstrip("/") / "driver" / "version.info"
     found = version_info(path).get("Version")
-    certified = manifest.host.driver if manifest else None
+    certified = stack.driver if stack else None
     if found is None:
-        package = _driver_file(certified, manifest, Arch.host()) if manifest and certified else "its package"
+        package = _driver_file(certified, stack, Arch.host()) if stack and certified else "its package"
         fix = f"install the NPU driver ({package} --full)"
         return Check("driver", "fail", f"no driver: {ASCEND_ROOT}/driver/version.info is missing", fix)
-    if manifest is None or certified is None or certified == "none":
+    if stack is None or certified is None or certified == "none":
         return Check("driver", "ok", f"driver {found} (no stack, or a CPU stack: any driver)")
     if found.lower() != certified.lower():
-        fix = f"install {_driver_file(certified, manifest, Arch.host())}, or use a stack certified for driver {found}"
-        return Check("driver", "fail", f"driver {found} installed, {manifest.name} is certified for {certified}", fix)
-    return Check("driver", "ok", f"driver {found}, as {manifest.name} is certified for")
+        fix = f"install {_driver_file(certified, stack, Arch.host())}, or use a stack certified for driver {found}"
+        return Check("driver", "fail", f"driver {found} installed, {stack.name} is certified for {certified}", fix)
+    return Check("driver", "ok", f"driver {found}, as {stack.name} is certified for")
 
 
 def _numbers(version: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", version)[:3])
 
 
-def firmware_check(root: Path, manifest: Manifest | None) -> Check:
+def firmware_check(root: Path, stack: Certified | None) -> Check:
     ascend = root / ASCEND_ROOT.lstrip("/")
     found = version_info(ascend / "firmware" / "version.info").get("Version")
     if found is None:
@@ -141,14 +162,14 @@ def firmware_check(root: Path, manifest: Manifest | None) -> Check:
             f"no firmware: {ASCEND_ROOT}/firmware/version.info is missing",
             "install the NPU firmware (Ascend-hdk-<chip>-npu-firmware_<ver>.run) after the driver",
         )
-    certified = manifest.host.firmware if manifest else None
-    if manifest is not None and certified:
+    certified = stack.firmware if stack else None
+    if stack is not None and certified:
         if found.lower() != certified.lower():
             fix = f"install firmware {certified}, or use a stack certified for firmware {found}"
             return Check(
-                "firmware", "fail", f"firmware {found} installed, {manifest.name} is certified for {certified}", fix
+                "firmware", "fail", f"firmware {found} installed, {stack.name} is certified for {certified}", fix
             )
-        return Check("firmware", "ok", f"firmware {found}, as {manifest.name} is certified for")
+        return Check("firmware", "ok", f"firmware {found}, as {stack.name} is certified for")
     # No certified firmware: the driver says which firmware it works with, e.g. [7.0.0,8.9.9].
     bounds = version_info(ascend / "driver" / "version.info").get("compatible_version_fw", "").strip("[]").split(",")
     if len(bounds) == 2 and not _numbers(bounds[0]) <= _numbers(found) <= _numbers(bounds[1]):
@@ -208,25 +229,25 @@ def kernel_headers_check(root: Path) -> Check:
     )
 
 
-def host_checks(root: Path, manifest: Manifest | None) -> list[Check]:
+def host_checks(root: Path, stack: Certified | None) -> list[Check]:
     present = npus(root)
-    simulated = manifest is not None and manifest.host.driver == "none"
+    simulated = stack is not None and stack.driver == "none"
     if not present and version_info(root / ASCEND_ROOT.lstrip("/") / "driver" / "version.info"):
         detail = "the NPU driver is installed but no /dev/davinci<N> exists: it is not loaded"
         return [Check("npu", "fail", detail, "reboot after installing the driver, then check `npu-smi info`")]
     if not present:
         detail = "no NPU on this host (no /dev/davinci<N>)"
-        if manifest is None or simulated:
-            which = f", as {manifest.name} is" if manifest else ""
+        if stack is None or simulated:
+            which = f", as {stack.name} is" if stack else ""
             return [Check("npu", "ok", f"{detail}: CPU stacks run here{which}")]
-        fix = f"run {manifest.name} on an Ascend host with driver {manifest.host.driver} (building works here)"
-        return [Check("npu", "fail", f"{detail}: {manifest.name} runs its kernels on one", fix)]
+        fix = f"run {stack.name} on an Ascend host with driver {stack.driver} (building works here)"
+        return [Check("npu", "fail", f"{detail}: {stack.name} runs its kernels on one", fix)]
     found = Check("npu", "ok", f"{len(present)} NPU(s): {', '.join(present.values())}")
     return [
         found,
         device_check(root, present),
-        driver_check(root, manifest),
-        firmware_check(root, manifest),
+        driver_check(root, stack),
+        firmware_check(root, stack),
         driver_user_check(root),
         kernel_headers_check(root),
     ]

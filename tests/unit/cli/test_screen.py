@@ -16,7 +16,7 @@ from builder.cli.screen import WIDTH, doctor_lines, plan_lines, show, tag_lines
 from builder.execute import chain
 from builder.execute.progress import Reporter
 from builder.handoff.contents import handing_over, read_contents, summary
-from builder.handoff.doctor import binfmt_checks, disk_checks, host_checks
+from builder.handoff.doctor import Certified, binfmt_checks, disk_checks, host_checks
 from builder.manifest import load
 from builder.model.arch import Arch
 from builder.plan.why import why
@@ -79,7 +79,7 @@ def test_builds_final_lines_plan_inspect_and_doctor_fit_100_columns(tmp_path: Pa
     checks = [
         *disk_checks({"cached inputs": tmp_path, "images": Path("/var/lib/docker")}, 40, manifest.name),
         *binfmt_checks(manifest),
-        *host_checks(tmp_path, manifest),
+        *host_checks(tmp_path, Certified.of_manifest(manifest)),
     ]
     fits(doctor_lines(checks, manifest.name))
 

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from builder.cli.context import Context
 from builder.engine import EngineError
 from builder.handoff.doctor import (
+    Certified,
     binfmt_checks,
     driver_check,
     firmware_check,
@@ -17,12 +19,14 @@ from builder.handoff.doctor import (
     registry_check,
 )
 from builder.manifest import load
-from builder.manifest.model import Manifest
+from builder.plan.labels import LOCK_IN_IMAGE
 from tests.conftest import ROOT
+from tests.fake_engine import FakeEngine
 from tests.helpers import ascend_host, run_cli
 
-REAL = load(ROOT / "stacks" / "8.5.0.yaml")  # certified for driver 25.5.0
-REFERENCE = load(ROOT / "stacks" / "reference.yaml")  # a CPU simulation: driver none
+REAL_MANIFEST = load(ROOT / "stacks" / "8.5.0.yaml")
+REAL = Certified.of_manifest(REAL_MANIFEST)  # certified for driver 25.5.0
+REFERENCE = Certified.of_manifest(load(ROOT / "stacks" / "reference.yaml"))  # a CPU simulation: driver none
 
 
 def certified_host(root: Path, driver: str = "25.5.0") -> Path:
@@ -41,8 +45,8 @@ def certified_host(root: Path, driver: str = "25.5.0") -> Path:
     return root
 
 
-def verdicts(root: Path, manifest: Manifest) -> dict[str, str]:
-    return {c.name: c.verdict for c in host_checks(root, manifest)}
+def verdicts(root: Path, stack: Certified) -> dict[str, str]:
+    return {c.name: c.verdict for c in host_checks(root, stack)}
 
 
 def test_a_certified_ascend_host_passes_every_host_check(tmp_path: Path) -> None:
@@ -90,12 +94,12 @@ def test_without_npus_a_cpu_stack_runs_and_a_real_one_cannot(tmp_path: Path) -> 
 
 
 def test_emulation_is_checked_for_each_foreign_architecture(tmp_path: Path) -> None:
-    checks = binfmt_checks(REAL, tmp_path)  # 8.5.0 lists both architectures: one is foreign here
+    checks = binfmt_checks(REAL_MANIFEST, tmp_path)  # 8.5.0 lists both architectures: one is foreign here
     assert [c.verdict for c in checks] == ["fail"]
     assert "python -m builder.hostsetup --foreign" in checks[0].remedy
     foreign = checks[0].detail.split()[0]
     (tmp_path / f"qemu-{foreign}").write_text("enabled\ninterpreter /usr/libexec/qemu-binfmt/x\n")
-    assert [c.verdict for c in binfmt_checks(REAL, tmp_path)] == ["ok"]
+    assert [c.verdict for c in binfmt_checks(REAL_MANIFEST, tmp_path)] == ["ok"]
 
 
 class Refusing:
@@ -130,3 +134,21 @@ def test_a_driver_installed_but_not_loaded_is_told_apart_from_no_npu(tmp_path: P
         node.unlink()
     (check,) = host_checks(root, REAL)
     assert check.verdict == "fail" and "installed but no /dev/davinci<N>" in check.detail and "reboot" in check.remedy
+
+
+def test_doctor_of_a_tag_checks_the_host_against_the_driver_the_image_was_built_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`stackbuild doctor TAG`, as the README's "what this host lacks to run it" suggests, from any
+    directory: the image's labels and carried lock say what it is certified for."""
+    image = "registry.example.com/team/8.5.0:8.5.0-910b-ubuntu22.04-py3.11-runtime-x86_64"
+    engine = FakeEngine(image_labels={image: {"org.stackbuild.host.driver": "25.5.0"}})
+    engine.image_files[image] = {LOCK_IN_IMAGE: (ROOT / "lockfiles" / "8.5.0.lock.json").read_bytes()}
+    monkeypatch.setattr(Context, "engine", lambda *_: engine)
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(certified_host(tmp_path / "host", driver="25.3.rc1")))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "doctor", image, "--json")
+    document = json.loads(out)
+    assert code == 1 and document["image"] == image and document["can_run"] is False, err
+    driver = next(c for c in document["checks"] if c["name"] == "driver")
+    assert driver["detail"] == "driver 25.3.rc1 installed, 8.5.0 is certified for 25.5.0"  # the image's stack
