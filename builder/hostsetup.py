@@ -35,6 +35,7 @@ FOREIGN_TOOLS = {
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
 DOCKER_SOCKET = Path("/var/run/docker.sock")
 DOCKERD_LOG = Path("/var/log/stackbuild-dockerd.log")
+APT_LOG = Path("/var/log/stackbuild-apt.log")
 
 
 class SetupError(Exception):
@@ -51,10 +52,18 @@ def apt_install(packages: list[str]) -> None:
             f"missing host packages {', '.join(packages)}: install them (apt-get install -y {' '.join(packages)}) "
             "or run this setup as root on Debian/Ubuntu"
         )
-    say(f"installing {', '.join(packages)} with apt-get")
+    say(f"installing {', '.join(packages)} with apt-get (its output kept in {APT_LOG}, shown if it fails)")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages], check=True, env=env)
+    with APT_LOG.open("a") as log:
+        for command in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", *packages]):
+            log.write(f"$ {' '.join(command)}\n")
+            log.flush()
+            # dpkg's progress and a package's own service start (a host whose policy-rc.d denies it says
+            # `invoke-rc.d: policy-rc.d denied execution of start.`; dockerd is started below) are not ours to print.
+            done = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            if done.returncode != 0:
+                tail = APT_LOG.read_text(errors="replace").splitlines()[-15:]
+                raise SetupError(f"`{' '.join(command)}` failed (exit code {done.returncode}):\n" + "\n".join(tail))
 
 
 def ensure_commands(commands: dict[str, str]) -> None:
@@ -112,7 +121,10 @@ def ensure_docker() -> None:
         if time.monotonic() > deadline:
             raise SetupError(f"dockerd did not come up within 60 s: see {DOCKERD_LOG}")
         time.sleep(0.5)
-    say("Docker engine started")
+    say(
+        "Docker engine started: dockerd in the background, not a service, so it is gone after a reboot (run this "
+        "setup again, or `systemctl enable --now docker` where systemd runs)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

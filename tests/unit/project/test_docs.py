@@ -43,3 +43,10 @@ def test_the_readme_stays_short_and_every_link_in_the_docs_leads_somewhere() -> 
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
             if "://" not in target:
                 assert (page.parent / target).exists(), f"{page.relative_to(ROOT)}: link to {target} leads nowhere"
+
+
+def test_the_readme_shows_no_image_id_a_reader_would_compare_with_their_own() -> None:
+    """Image ids follow the lock and the image prefix: one written in the README goes stale with the next
+    relock and reads like a reproducibility bug to a newcomer whose build prints another."""
+    readme = (ROOT / "README.md").read_text()
+    assert not re.findall(r"(?m)^    \S+:\S+  [0-9a-f]{12}  ", readme)
