@@ -19,6 +19,7 @@ from typing import IO, NoReturn
 
 from builder.engine import (
     NO_DEVICES,
+    Attach,
     BuildFailed,
     BuildSpec,
     CacheMount,
@@ -217,14 +218,14 @@ class FakeEngine:
         *,
         access: DeviceAccess = NO_DEVICES,
         network: bool = True,
-        interactive: bool = False,
+        attach: Attach = "none",
     ) -> list[str]:
         flags = [*(f"--device={d}" for d in access.devices), *(f"--ro={p}" for p in access.read_only_mounts)]
         return [
             "fake-run",
             *flags,
             *([] if network else ["--offline"]),
-            *(["-t"] if interactive else []),
+            *({"none": [], "stdin": ["-i"], "terminal": ["-t"]}[attach]),
             image,
             *command,
         ]

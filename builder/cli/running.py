@@ -12,7 +12,7 @@ from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
 from builder.cli.image_commands import ContainerArgs, RunArgs
 from builder.cli.stack_commands import ShellArgs
-from builder.engine import DeviceAccess, launcher
+from builder.engine import Attach, DeviceAccess, launcher
 from builder.execute import chain
 from builder.execute.debug import last_failure, rerun_line
 from builder.execute.shell_state import make_failed_state
@@ -35,8 +35,10 @@ def _command(args: ContainerArgs) -> list[str]:
 def _start(image: str, command: list[str], access: DeviceAccess, only_print: bool, network: bool = True) -> int:
     """The engine's client started on image (this process replaced), or its line printed."""
     engine = launcher()
-    interactive = sys.stdin.isatty() and sys.stdout.isatty()  # a terminal both ways: give the container one
-    line = engine.launch_line(image, command, access=access, network=network, interactive=interactive)
+    # A terminal both ways: the container gets one. Otherwise it gets this standard input (commands piped
+    # in run). What is printed is what would start here.
+    attach: Attach = "terminal" if sys.stdin.isatty() and sys.stdout.isatty() else "stdin"
+    line = engine.launch_line(image, command, access=access, network=network, attach=attach)
     if only_print:
         print(shlex.join(line))
         return 0

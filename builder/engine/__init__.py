@@ -11,6 +11,7 @@ from __future__ import annotations
 from builder.engine.overlay import LayerDirs
 from builder.engine.protocol import (
     NO_DEVICES,
+    Attach,
     BuildEngine,
     BuildFailed,
     BuildSpec,
@@ -29,6 +30,7 @@ from builder.model.settings import RegistryCredentials
 
 __all__ = [
     "NO_DEVICES",
+    "Attach",
     "BuildEngine",
     "BuildFailed",
     "BuildSpec",

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from builder.engine.protocol import NO_DEVICES, DeviceAccess, EngineError
+from builder.engine.protocol import NO_DEVICES, Attach, DeviceAccess, EngineError
 
 CLIENT = "docker"
 
@@ -36,9 +36,9 @@ class DockerLauncher:
         *,
         access: DeviceAccess = NO_DEVICES,
         network: bool = True,
-        interactive: bool = False,
+        attach: Attach = "none",
     ) -> list[str]:
-        options = ["-it"] if interactive else []
+        options = {"none": [], "stdin": ["-i"], "terminal": ["-it"]}[attach]
         options += [] if network else ["--network", "none"]
         return [CLIENT, "run", "--rm", *options, *run_flags(access), image, *command]
 

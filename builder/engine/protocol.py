@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, NoReturn, Protocol
+from typing import IO, Literal, NoReturn, Protocol
 
 from builder.engine.overlay import LayerDirs
 from builder.model.arch import Arch
@@ -161,6 +161,9 @@ class Engine(Protocol):
         ...
 
 
+Attach = Literal["none", "stdin", "terminal"]
+
+
 class Launcher(Protocol):
     """How a person starts an image on the engine with its own client: `stackbuild run` and `shell`,
     and the lines stackbuild prints to type. Nothing here needs the engine to answer."""
@@ -172,11 +175,11 @@ class Launcher(Protocol):
         *,
         access: DeviceAccess = NO_DEVICES,
         network: bool = True,
-        interactive: bool = False,
+        attach: Attach = "none",
     ) -> list[str]:
         """The command line that runs command (none: the image's own) in a container of image removed
-        when it ends, given access, with no network unless network, attached to this terminal when
-        interactive."""
+        when it ends, given access, with no network unless network; attach: what of this process the
+        container gets: nothing, its standard input (commands piped in reach the command), or its terminal."""
         ...
 
     def launch(self, line: Sequence[str]) -> NoReturn:

@@ -82,13 +82,14 @@ class StageImages:
         try:
             return self.engine.build(context, log.write, spec)
         except BuildFailed as err:
-            # A failed RUN can be looked at where it failed; other failures (COPY, the engine) cannot.
-            debug = ""
-            if (command := failed_command(str(err))) is not None:
-                record_failure(self.cache, self.plan, stage, str(err), command)
-                debug = shell_hint(self.plan, stage)
             # apt's or dpkg's words, or the build step's own and its output's: not the command stackbuild ran
             reason = install_failure(err.log_tail) or step_failure(err.log_tail) or str(err)
+            # A failed RUN can be looked at where it failed, `shell` saying what `build` said; other
+            # failures (COPY, the engine) cannot.
+            debug = ""
+            if (command := failed_command(str(err))) is not None:
+                record_failure(self.cache, self.plan, stage, reason, command)
+                debug = shell_hint(self.plan, stage)
             raise log.failed(reason, log_tail=err.log_tail[-15:], cause=diagnose(err.log_tail), debug=debug) from err
 
     def _environment(self, stage: Stage, built: str, log: StageLog) -> str:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import itertools
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
+from builder.engine.docker_launch import DockerLauncher
 from tests.helpers import ascend_host, run_cli
 
 IMAGE = "stackbuild/reference:8.5.0-910b-debian12-py3.11-x86_64"
@@ -56,7 +58,8 @@ def test_one_picked_npu_gives_exactly_the_canonical_flags(
     monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(ascend_host(tmp_path)))
     code, out, err = run_cli(capsys, "run", "--print", "--device", "0", IMAGE, "--", "npu-smi", "info")
     assert code == 0, err
-    assert out.strip() == f"docker run --rm {CANONICAL} {IMAGE} npu-smi info"
+    # -i: the test's standard input is no terminal, and what is printed is what would start here.
+    assert out.strip() == f"docker run --rm -i {CANONICAL} {IMAGE} npu-smi info"
     assert err == ""
 
 
@@ -67,7 +70,7 @@ def test_every_npu_by_default(
     code, out, _ = run_cli(capsys, "run", "--print", IMAGE)
     assert code == 0
     both = CANONICAL.replace("--device /dev/davinci0", "--device /dev/davinci0 --device /dev/davinci1")
-    assert out.strip() == f"docker run --rm {both} {IMAGE}"
+    assert out.strip() == f"docker run --rm -i {both} {IMAGE}"
 
 
 def test_no_npu_means_no_flags_and_says_so(
@@ -77,7 +80,7 @@ def test_no_npu_means_no_flags_and_says_so(
     monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(host))
     code, out, err = run_cli(capsys, "run", "--print", IMAGE)
     assert code == 0
-    assert out.strip() == f"docker run --rm {IMAGE}"
+    assert out.strip() == f"docker run --rm -i {IMAGE}"
     assert "no NPU on this host" in err
 
 
@@ -88,3 +91,18 @@ def test_a_device_the_host_lacks_is_one_line(
     code, out, err = run_cli(capsys, "run", "--print", "--device", "5", IMAGE)
     assert code == 2 and out == ""
     assert err.strip() == "stackbuild: error: --device 5: this host has no /dev/davinci5 (it has: 0, 1)"
+
+
+def test_commands_piped_in_reach_the_container_and_a_terminal_gets_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`echo make | stackbuild shell STACK STAGE` ran nothing before: the container had no standard input."""
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(tmp_path))  # no NPU
+    started: list[list[str]] = []
+    monkeypatch.setattr(DockerLauncher, "launch", lambda self, line: started.append(list(line)))
+    run_cli(capsys, "run", IMAGE, "--", "bash")
+    assert started[-1][:4] == ["docker", "run", "--rm", "-i"] and "-it" not in started[-1]
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    run_cli(capsys, "run", IMAGE, "--", "bash")
+    assert started[-1][:4] == ["docker", "run", "--rm", "-it"]

@@ -73,7 +73,7 @@ def test_last_tag_time_reads_docker_s_rfc3339_with_nanoseconds_and_never_tagged(
 
 def test_the_docker_run_line_puts_its_options_before_the_image_and_the_command_after() -> None:
     access = DeviceAccess(devices=("/dev/davinci0",), read_only_mounts=("/usr/local/dcmi",))
-    line = launcher().launch_line("img:1", ["bash", "-c", "x"], access=access, network=False, interactive=True)
+    line = launcher().launch_line("img:1", ["bash", "-c", "x"], access=access, network=False, attach="terminal")
     assert line == [
         *("docker", "run", "--rm", "-it", "--network", "none"),
         *("--device", "/dev/davinci0", "-v", "/usr/local/dcmi:/usr/local/dcmi:ro"),

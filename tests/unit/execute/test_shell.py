@@ -4,11 +4,12 @@ before the step that ran it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from builder.engine import buildkit
+from builder.engine import BuildFailed, BuildSpec, buildkit
 from builder.execute.debug import FAILED_COMMAND, cut_before, last_failure, rerun_line
 from builder.execute.stage import StageRunner
 from builder.execute.stage_log import StageFailed
@@ -64,3 +65,23 @@ def test_a_multi_line_step_quoted_by_buildkit_is_found_again() -> None:
     found = FAILED_COMMAND.search(message)
     assert found is not None and found.group(1) == ran
     assert cut_before(toolkit, found.group(1)) == toolkit[:start]
+
+
+def test_shell_is_told_the_failed_step_as_build_headlines_it_not_the_engines_message(tmp_path: Path) -> None:
+    """The record `shell` reads names the build step and the compiler's line, as `build`'s headline does."""
+    plan, cache = golden_plan(), Cache(tmp_path / "cache")
+    stage = plan.stages["base-devel"]
+    tail = [
+        "main.c:3:1: error: expected ';' before '}' token",
+        "stackbuild: kernels: build step 1/1: make failed (exit code 2)",
+    ]
+
+    class FailingStep(FakeEngine):
+        def build(self, context: Path, log: Callable[[str], None], spec: BuildSpec) -> str:
+            raise BuildFailed("The command '/bin/sh -c make' returned a non-zero code: 2", tail)
+
+    with pytest.raises(StageFailed) as failed:
+        StageRunner(plan, FailingStep(), cache, tmp_path / "logs")(stage, lambda state, note="": None)
+    failure = last_failure(cache, plan, stage)
+    assert failure is not None and failure.reason == failed.value.reason
+    assert "returned a non-zero code" not in failure.reason and "main.c:3:1: error" in failure.reason
