@@ -206,8 +206,10 @@ class FakeEngine:
             return RunResult(0, f"stackbuild-env-before {{}}\nstackbuild-env-after {json.dumps(self.script_env)}")
         return RunResult(0, self.smoke_output)
 
+    runtimes: tuple[str, ...] = ("runc",)  # the daemon's container runtimes, as its info lists them
+
     def about(self) -> EngineFacts:
-        return EngineFacts("Fake", "1.0", "0.1", "memory", "the fake's builds", None)
+        return EngineFacts("Fake", "1.0", "0.1", "memory", "the fake's builds", None, self.runtimes)
 
     launched: list[list[str]] = field(default_factory=list)
 

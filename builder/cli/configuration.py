@@ -22,6 +22,7 @@ def resolve(environ: Mapping[str, str], project: Path, site_config: Path | None 
         builder=_builder(environ),
         credentials=_credentials(environ),
         image_prefix=_image_prefix(environ),
+        visible_devices=environ.get("ASCEND_VISIBLE_DEVICES"),
     )
 
 

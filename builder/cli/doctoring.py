@@ -18,6 +18,7 @@ from builder.handoff.doctor import (
     engine_check,
     host_checks,
     registry_check,
+    runtime_check,
 )
 from builder.model.arch import Arch
 from builder.model.settings import login_for
@@ -41,6 +42,7 @@ def cmd_doctor(ctx: Context, args: DoctorArgs) -> int:
     need = NEED_GB[manifest.toolkit.vendor] if manifest else max(NEED_GB.values())
     checks = [
         engine,
+        runtime_check(about),
         *disk_checks(places, need, manifest.name if manifest else "the largest stack"),
         *binfmt_checks(manifest),
         registry_check(ctx.site().cache_registry, lambda host: RegistryClient(host, login_for(login, host))),

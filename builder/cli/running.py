@@ -12,19 +12,32 @@ from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
 from builder.cli.image_commands import ContainerArgs, RunArgs
 from builder.cli.stack_commands import ShellArgs
-from builder.engine import Attach, DeviceAccess, launcher
+from builder.engine import Attach, DeviceAccess, EngineError, launcher
 from builder.execute import chain
 from builder.execute.debug import last_failure, rerun_line
 from builder.execute.shell_state import make_failed_state
 from builder.model.errors import InputError, StackbuildError
-from builder.verify.host import HostAccess, host_access
+from builder.verify.host import ASCEND_RUNTIME, HostAccess, host_access, runtime_access
 
 
 def _access(ctx: Context, devices: list[int]) -> HostAccess:
-    access = host_access(ctx.settings.host_root, devices)
+    """The NPUs a container gets: through the Ascend Docker Runtime where the engine has it (the caller's
+    ASCEND_VISIBLE_DEVICES, else the picked ones, else all), else as device nodes and driver paths."""
+    if ASCEND_RUNTIME in _runtimes(ctx):
+        access = runtime_access(ctx.settings.host_root, devices, ctx.settings.visible_devices)
+    else:
+        access = host_access(ctx.settings.host_root, devices)
     for note in access.notes:
         say(f"[stackbuild] note: {note}")
     return access
+
+
+def _runtimes(ctx: Context) -> tuple[str, ...]:
+    """The engine's container runtimes; none when it does not answer (the line is still printed)."""
+    try:
+        return ctx.engine().about().runtimes
+    except EngineError:
+        return ()
 
 
 def _command(args: ContainerArgs) -> list[str]:

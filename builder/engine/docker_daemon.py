@@ -73,6 +73,7 @@ class DockerDaemon:
             str(info.get("Driver", "?")),
             builder,
             Path(root) if root else None,
+            tuple(sorted(info.get("Runtimes") or {})),
         )
 
     @functools.cached_property

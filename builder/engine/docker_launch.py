@@ -18,7 +18,9 @@ def run_flags(access: DeviceAccess) -> list[str]:
     """access as `docker run` flags: --device per node, -v per host path, read-only (CANN's own line
     mounts the driver writable, and a root container given the host's npu-smi or driver libraries
     writable could replace them for the host: issue 48)."""
-    flags = []
+    flags = ["--runtime", access.runtime] if access.runtime else []
+    for name, value in access.environment:
+        flags += ["-e", f"{name}={value}"]
     for dev in access.devices:
         flags += ["--device", dev]
     for path in access.read_only_mounts:

@@ -67,10 +67,14 @@ class RunResult:
 
 @dataclass(frozen=True)
 class DeviceAccess:
-    """Host devices and read-only host paths a container gets (the NPU and its driver)."""
+    """Host devices and read-only host paths a container gets (the NPU and its driver), or the container
+    runtime that gives them itself and the environment that tells it which (the Ascend Docker Runtime's
+    ASCEND_VISIBLE_DEVICES)."""
 
     devices: tuple[str, ...] = ()
     read_only_mounts: tuple[str, ...] = ()
+    runtime: str = ""  # "": the engine's default
+    environment: tuple[tuple[str, str], ...] = ()
 
 
 NO_DEVICES = DeviceAccess()
@@ -97,6 +101,7 @@ class EngineFacts:
     storage_driver: str
     builder: str  # what stage builds go through
     root: Path | None  # where it keeps its images, as it names the place (None: it does not say)
+    runtimes: tuple[str, ...] = ()  # the container runtimes it has registered (runc; ascend, MindCluster's)
 
 
 class Engine(Protocol):

@@ -19,7 +19,7 @@ from builder.handoff.contents import Contents
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.layout import ASCEND_ROOT, CONTROL_DEVICES
-from builder.verify.host import npus
+from builder.verify.host import ASCEND_RUNTIME, npus
 
 Verdict = Literal["ok", "warn", "fail", "skip"]
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
@@ -49,6 +49,15 @@ def engine_check(connect: Callable[[], Engine]) -> tuple[Check, EngineFacts | No
         return Check("engine", "fail", err.problem, err.remedy), None
     detail = f"{about.product} {about.version} (API {about.api_version}), {about.storage_driver}, {about.builder}"
     return Check("engine", "ok", detail), about
+
+
+def runtime_check(about: EngineFacts | None) -> Check:
+    """How `run` and `shell` give a container the NPUs: the Ascend Docker Runtime where the engine has it."""
+    if about is None:
+        return Check("runtime", "skip", "no engine to ask")
+    if ASCEND_RUNTIME in about.runtimes:
+        return Check("runtime", "ok", "the Ascend Docker Runtime: run gives it ASCEND_VISIBLE_DEVICES")
+    return Check("runtime", "ok", f"{', '.join(about.runtimes) or 'the default'}: run gives device nodes and paths")
 
 
 @dataclass(frozen=True)

@@ -43,3 +43,5 @@ class Settings:
     builder: str = "auto"  # one of BUILDERS
     credentials: RegistryCredentials | None = None
     image_prefix: str = DEFAULT_PREFIX  # every image name stackbuild gives starts with it (builder.model.names)
+    # The caller's ASCEND_VISIBLE_DEVICES: the NPUs `run` and `shell` give through the Ascend Docker Runtime.
+    visible_devices: str | None = None

@@ -5,7 +5,7 @@ for /dev and /usr/local/Ascend: the settings' host_root)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +14,8 @@ from builder.model.errors import InputError
 from builder.model.layout import CONTROL_DEVICES, DRIVER_MOUNTS
 
 NPU_DEVICE = re.compile(r"davinci(\d+)")
+ASCEND_RUNTIME = "ascend"  # the Ascend Docker Runtime's name in the engine's runtimes
+VISIBLE_DEVICES = re.compile(r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*")  # ASCEND_VISIBLE_DEVICES: 0,1 or 0-3
 
 
 @dataclass(frozen=True)
@@ -21,12 +23,15 @@ class HostAccess:
     devices: tuple[str, ...]  # device nodes, as paths on the host
     mounts: tuple[str, ...]  # driver paths, mounted at the same place
     notes: tuple[str, ...] = ()
+    visible: str = ""  # the NPUs the Ascend Docker Runtime gives (it mounts nodes and driver itself); "": none
 
     @property
     def access(self) -> DeviceAccess:
         """What a container gets of them: CANN's canonical `docker run` gives each node and driver path,
         but mounts the driver writable; here every one is read-only (a root container given the host's
         npu-smi or driver libraries writable could replace them for the host: issue 48)."""
+        if self.visible:
+            return DeviceAccess(runtime=ASCEND_RUNTIME, environment=(("ASCEND_VISIBLE_DEVICES", self.visible),))
         return DeviceAccess(self.devices, self.mounts)
 
 
@@ -37,16 +42,40 @@ def npus(root: Path) -> dict[int, str]:
     return dict(sorted(found.items()))
 
 
+NO_NPU = "no NPU on this host (no /dev/davinci<N>): the container gets no devices"
+
+
+def _chosen(present: Mapping[int, str], picked: Sequence[int]) -> list[int]:
+    """The picked NPU numbers (none picked: every one), each one this host has."""
+    if missing := [n for n in picked if n not in present]:
+        have = ", ".join(str(n) for n in present)
+        raise InputError(f"--device {missing[0]}: this host has no /dev/davinci{missing[0]} (it has: {have})")
+    return list(picked or present)
+
+
+def runtime_access(root: Path, picked: Sequence[int] = (), visible: str | None = None) -> HostAccess:
+    """The NPUs as the Ascend Docker Runtime takes them (MindCluster's: it adds the nodes and mounts the
+    driver itself): ASCEND_VISIBLE_DEVICES, the caller's own (visible), else the picked numbers, else
+    every NPU this host has; nothing when it has none."""
+    if visible is not None:
+        if not VISIBLE_DEVICES.fullmatch(visible):
+            raise InputError(
+                f"ASCEND_VISIBLE_DEVICES={visible[:40]!r}: say NPU numbers and ranges (0,1 or 0-3), or unset it"
+            )
+        return HostAccess((), (), visible=visible)
+    present = npus(root)
+    if not present:
+        return HostAccess((), (), (NO_NPU,))
+    return HostAccess((), (), visible=",".join(str(n) for n in _chosen(present, picked)))
+
+
 def host_access(root: Path, picked: Sequence[int] = ()) -> HostAccess:
     """The NPUs (all, or the picked numbers), the control nodes and the driver paths this host has;
     nothing at all when it has no NPU, with a note saying so."""
     present = npus(root)
     if not present:
-        return HostAccess((), (), ("no NPU on this host (no /dev/davinci<N>): the container gets no devices",))
-    if missing := [n for n in picked if n not in present]:
-        have = ", ".join(str(n) for n in present)
-        raise InputError(f"--device {missing[0]}: this host has no /dev/davinci{missing[0]} (it has: {have})")
-    chosen = [present[n] for n in (picked or present)]
+        return HostAccess((), (), (NO_NPU,))
+    chosen = [present[n] for n in _chosen(present, picked)]
     notes = []
     control = [d for d in CONTROL_DEVICES if (root / d.lstrip("/")).exists()]
     if lacking := [d for d in CONTROL_DEVICES if d not in control]:

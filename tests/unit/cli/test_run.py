@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from builder.cli.context import Context
 from builder.engine.docker_launch import DockerLauncher
+from tests.fake_engine import FakeEngine
 from tests.helpers import ascend_host, run_cli
 
 IMAGE = "stackbuild/reference:8.5.0-910b-debian12-py3.11-x86_64"
@@ -106,3 +108,27 @@ def test_commands_piped_in_reach_the_container_and_a_terminal_gets_one(
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     run_cli(capsys, "run", IMAGE, "--", "bash")
     assert started[-1][:4] == ["docker", "run", "--rm", "-it"]
+
+
+def test_where_the_engine_has_the_ascend_runtime_run_gives_it_the_callers_visible_devices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MindCluster's Ascend Docker Runtime adds the nodes and mounts the driver itself: `run` names it
+    and ASCEND_VISIBLE_DEVICES (the caller's, else the picked NPUs, else all) instead of device flags."""
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(ascend_host(tmp_path)))  # NPUs 0 and 1
+    engine = FakeEngine(runtimes=("ascend", "runc"))
+    monkeypatch.setattr(Context, "engine", lambda *_: engine)
+    monkeypatch.setenv("ASCEND_VISIBLE_DEVICES", "1")
+    out = run_cli(capsys, "run", "--print", IMAGE, "--", "npu-smi", "info")[1]
+    assert out.strip() == f"docker run --rm -i --runtime ascend -e ASCEND_VISIBLE_DEVICES=1 {IMAGE} npu-smi info"
+    monkeypatch.delenv("ASCEND_VISIBLE_DEVICES")
+    assert "-e ASCEND_VISIBLE_DEVICES=0,1 " in run_cli(capsys, "run", "--print", IMAGE)[1]
+    assert "-e ASCEND_VISIBLE_DEVICES=0 " in run_cli(capsys, "run", "--print", "--device", "0", IMAGE)[1]
+    engine.runtimes = ("runc",)  # without it: the device form, as CANN's own lines give it
+    assert run_cli(capsys, "run", "--print", "--device", "0", IMAGE)[1].strip() == (
+        f"docker run --rm -i {CANONICAL} {IMAGE}"
+    )
+    monkeypatch.setenv("ASCEND_VISIBLE_DEVICES", "0;rm -rf /")
+    engine.runtimes = ("ascend",)
+    code, _, err = run_cli(capsys, "run", "--print", IMAGE)
+    assert code == 2 and "ASCEND_VISIBLE_DEVICES='0;rm -rf /': say NPU numbers and ranges" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from builder.cli.context import Context
-from builder.engine import EngineError
+from builder.engine import EngineError, EngineFacts
 from builder.handoff.doctor import (
     Certified,
     binfmt_checks,
@@ -17,6 +18,7 @@ from builder.handoff.doctor import (
     firmware_check,
     host_checks,
     registry_check,
+    runtime_check,
 )
 from builder.manifest import load
 from builder.plan.labels import LOCK_IN_IMAGE
@@ -152,3 +154,11 @@ def test_doctor_of_a_tag_checks_the_host_against_the_driver_the_image_was_built_
     assert code == 1 and document["image"] == image and document["can_run"] is False, err
     driver = next(c for c in document["checks"] if c["name"] == "driver")
     assert driver["detail"] == "driver 25.3.rc1 installed, 8.5.0 is certified for 25.5.0"  # the image's stack
+
+
+def test_doctor_says_whether_run_goes_through_the_ascend_docker_runtime() -> None:
+    with_it = EngineFacts("Docker", "20.10", "1.41", "overlay2", "BuildKit", None, ("ascend", "runc"))
+    assert runtime_check(with_it).detail == "the Ascend Docker Runtime: run gives it ASCEND_VISIBLE_DEVICES"
+    without = dataclasses.replace(with_it, runtimes=("runc",))
+    assert runtime_check(without).detail == "runc: run gives device nodes and paths"
+    assert runtime_check(None).verdict == "skip"
