@@ -127,6 +127,15 @@ class RunArgs:
     ]
     device: Devices
     print: PrintOnly
+    format: Annotated[
+        str,
+        option(
+            choices=("line", "k8s"),
+            default="line",
+            help="with --print: the engine's run line (default), or a Kubernetes Pod and the smoke's Job (YAML) "
+            "asking the Ascend device plugin for --device's count of NPUs (default 1)",
+        ),
+    ]
 
 
 # What run and shell share: the command, which NPUs, and printing the docker run line instead.

@@ -16,6 +16,9 @@ from builder.engine import Attach, DeviceAccess, EngineError, launcher
 from builder.execute import chain
 from builder.execute.debug import last_failure, rerun_line
 from builder.execute.shell_state import make_failed_state
+from builder.handoff import kubernetes
+from builder.handoff.contents import read_contents
+from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.verify.host import ASCEND_RUNTIME, HostAccess, host_access, runtime_access
 
@@ -59,6 +62,12 @@ def _start(image: str, command: list[str], access: DeviceAccess, only_print: boo
 
 
 def cmd_run(ctx: Context, args: RunArgs) -> int:
+    if args.format == "k8s":
+        if not args.print:
+            raise InputError("--format k8s writes manifests for a cluster: give --print with it")
+        contents = read_contents(ctx.engine(), args.image, Arch.host())
+        print(kubernetes.manifests(contents, _command(args), len(args.device) or 1), end="")
+        return 0
     return _start(args.image, _command(args), _access(ctx, args.device).access, args.print)
 
 
