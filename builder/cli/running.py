@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import Path
 
 from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
 from builder.cli.image_commands import ContainerArgs, RunArgs
-from builder.cli.stack_commands import ShellArgs
+from builder.cli.stack_commands import DevcontainerArgs, ShellArgs
 from builder.engine import Attach, DeviceAccess, EngineError, launcher
 from builder.execute import chain
 from builder.execute.debug import last_failure, rerun_line
 from builder.execute.shell_state import make_failed_state
-from builder.handoff import kubernetes
+from builder.handoff import devcontainer, kubernetes
 from builder.handoff.contents import read_contents
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
@@ -101,3 +102,17 @@ def cmd_shell(ctx: Context, args: ShellArgs) -> int:
     command = _command(args) or ["/bin/bash"]
     # As the stage was built: no network unless it declares it.
     return _start(image, command, _access(ctx, args.device).access, args.print, network=stage.network)
+
+
+def cmd_devcontainer(ctx: Context, args: DevcontainerArgs) -> int:
+    request = ctx.request(args.stack, target_arch(args.arch))
+    plan = chain.plan(request, say)
+    image = plan.final_tags["devel-image"]
+    target = (args.output or Path.cwd()) / ".devcontainer" / "devcontainer.json"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(devcontainer.text(f"{plan.stack} devel", image, _access(ctx, args.device).access))
+    except OSError as err:
+        raise InputError(f"-o {target.parent.parent}: cannot write there: {err.strerror or err}") from err
+    say(f"[stackbuild] {target}: {image} (build it first: `stackbuild build {args.stack}`)")
+    return 0

@@ -276,3 +276,21 @@ class VerifyArgs:
             help="also push both builds' stages there and compare their manifest digests",
         ),
     ]
+
+
+@DECLARED.command(
+    "devcontainer",
+    task=BUILD,
+    summary="write .devcontainer/devcontainer.json for the stack's devel image",
+    help="write .devcontainer/devcontainer.json (VS Code, the devcontainers CLI) for the stack's devel image, "
+    "with this host's NPUs and driver paths as `run` gives them",
+    example="stackbuild devcontainer reference -o ~/work/kernels",
+    runs="running.cmd_devcontainer",
+    uses_cache=True,
+)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DevcontainerArgs:
+    stack: DefaultStack
+    arch: StageArch
+    output: Annotated[Path | None, output_option("the folder to open in the editor (default: the current directory)")]
+    device: Devices
