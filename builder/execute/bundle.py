@@ -33,6 +33,7 @@ from builder.lock.locked import SHA256, Lock
 from builder.manifest.types import GitUrl
 from builder.model.errors import InputError, StackbuildError
 from builder.model.say import Say
+from builder.plan.compile_cache import CompileCache
 from builder.plan.plan_model import Plan
 from builder.store.cache import Cache
 from builder.store.files import CHUNK, sha256_file
@@ -116,6 +117,9 @@ def _fill(
                     obtained = item.obtain()  # a signed zip is fetched and verified here, before it is carried
                     carried = cache.blob(item.pinned_sha256) if item.pinned_sha256 else obtained
                     _add_blob(staging, files, carried, f"{plan.arch} {stage.name}: {item.arcname}")
+            if isinstance(stage.compile_cache, CompileCache):  # the tool a build mounts, in no stage's context
+                for deb in stage.compile_cache.tool:
+                    _add_blob(staging, files, cache.blob(deb.sha256), f"{plan.arch} compile cache: {deb.file}")
     say(f"[stackbuild] vendor: {len(files)} files")
     commits = []
     for url, fetch_url, commit in git_sources(lock, site):

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from builder.execute.bundle import git_sources
+from builder.lock.system import every_deb
 from builder.plan.plan_model import Plan
 from builder.plan.prepare import Request
 from builder.store.cache import Cache
@@ -45,7 +46,7 @@ def record_run(plan: Plan, request: Request) -> None:
     section = lock.section(arch)
     blobs = {p.sha256 for p in section.packages} | {t.sha256 for t in section.base.values()}
     system = section.system
-    blobs |= {d.sha256 for d in [*system.stack, *system.runtime, *system.devel()]}
+    blobs |= {d.sha256 for d in every_deb(system)}  # the compile cache's too: gc --inputs keeps them
     blobs |= {w.sha256 for wheels in section.python.values() for w in wheels}
     mirrors = {cache.git_mirror(fetch_url).name for _, fetch_url, _ in git_sources(lock, request.site)}
     record = {

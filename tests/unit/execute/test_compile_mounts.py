@@ -12,13 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from builder.execute import compile_mounts
+from builder.execute import bundle, compile_mounts
 from builder.execute.stage_image import StageImages
 from builder.handoff.gc import collect, find_garbage
+from builder.inputs.site import SiteConfig
+from builder.lock import io as lock_io
 from builder.lock.locked import LockedDeb
+from builder.lock.system import every_deb
+from builder.model.arch import Arch
 from builder.plan.compile_cache import WRAPPER, CompileCache, cache_dir
 from builder.plan.plan_model import Plan
 from builder.store.cache import Cache
+from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
 from tests.unit.plan.test_compile_cache import reference_plan
 
@@ -135,3 +140,21 @@ def test_gc_keeps_the_compile_caches_unless_told_and_touches_no_other_prefixs(tm
     cleared = find_garbage(engine, cache, keep=1, inputs=False, image_prefix="team", each_compile_cache=True)
     collect(engine, cache, cleared)
     assert set(engine.build_mounts) == {"theirs"} and engine.removed == ["team/compile-cache/ccache:1"]
+
+
+def test_the_tool_travels_in_a_vendor_bundle_and_counts_as_used_by_a_build(tmp_path: Path) -> None:
+    """An offline machine builds from the bundle alone, the tool image too; gc --inputs keeps its .debs."""
+    cache = Cache(tmp_path / "cache")
+    plan = _with_a_tool_at_hand(reference_plan(tmp_path), cache, tmp_path)
+    plan = dataclasses.replace(plan, stages={n: dataclasses.replace(s, context=()) for n, s in plan.stages.items()})
+    use = plan.stages["runtime"].compile_cache
+    assert isinstance(use, CompileCache)
+    locked = lock_io.read(ROOT / "lockfiles" / "reference.lock.json")
+    staging = tmp_path / "bundle"
+    staging.mkdir()
+    files = bundle._fill(
+        staging, [plan], locked, ROOT / "lockfiles" / "reference.lock.json", SiteConfig(), cache, print
+    )
+    assert f"blobs/{use.tool[0].sha256}" in files["files"]
+    system = locked.section(Arch.X86_64).system
+    assert {d.sha256 for d in system.compile_cache} <= {d.sha256 for d in every_deb(system)}
