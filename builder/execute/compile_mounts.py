@@ -44,8 +44,8 @@ def recipe(plan: Plan, use: CompileCache, base_image: str) -> ToolRecipe:
     dockerfile = templates.get_template("compile-cache-tool.Dockerfile.j2").render(base_image=base_image, **values)
     # The unpacking base is not in the key: dpkg-deb -x gives the same files on any.
     made_by = dockerfile.replace(base_image, "")
-    key = digest({"debs": [d.sha256 for d in use.tool], "config": config, "run": run, "dockerfile": made_by})
-    key = digest({"tool": key, "arch": plan.arch.value})
+    debs = [d.sha256 for d in use.tool]
+    key = digest({"debs": debs, "config": config, "run": run, "dockerfile": made_by, "arch": plan.arch.value})
     return ToolRecipe(f"{repository(prefix, TOOLS, 'ccache')}:{key}", dockerfile, config, run)
 
 
