@@ -1036,7 +1036,8 @@ def compile_plot(results: Results, units: int, out: Path) -> None:
     axes.set_ylabel("wall time (s), median")
     axes.set_title(f"Touch one source of a {units}-unit C++ component (small stack with it)")
     axes.grid(True, axis="y", alpha=0.3)
-    axes.legend(fontsize=8)
+    if axes.get_legend_handles_labels()[0]:  # none when the scenarios stopped before any of these
+        axes.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(out, dpi=100)
 
