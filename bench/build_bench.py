@@ -325,7 +325,8 @@ class Bench:
         """Not timed, after a touch repetition: what its edits replaced, on every side (stackbuild's stage
         images of earlier keys, the peers' untagged images, BuildKit's records this repetition did not
         use). At 4 GiB each repetition adds a toolkit's worth of each; kept, they fill the disk."""
-        keep = {stage.tag() for name in (stack, SMALL) for stage in plan_of(self.root, name).order()}
+        locked = [name for name in (stack, SMALL) if (self.root / "lockfiles" / f"{name}.lock.json").is_file()]
+        keep = {stage.tag() for name in locked for stage in plan_of(self.root, name).order()}
         for tag in self.engine.tags(repository(PREFIX, STAGES, "*")) - keep:
             self.engine.remove(tag)
         # Rounded up, and a second more: a record this repetition used in its first instant stays.
