@@ -27,8 +27,6 @@ from builder.verify.probes import RUNNER
 
 # A rendered stage's parents header: `ARG <PARENT>_IMAGE=<tag>` and `FROM ${<PARENT>_IMAGE} AS <parent>`.
 PARENT_HEADER = re.compile(r"^(ARG [A-Z0-9_]+_IMAGE=|FROM \$\{[A-Z0-9_]+_IMAGE\} AS |# stackbuild: parent stages)")
-INNER_STAGE = re.compile(r"^FROM \S+ AS (\S+)$")
-FROM_STAGE = re.compile(r"^(COPY --from=)([^ ]+)")
 SOURCE = re.compile(r'^(COPY|ADD) (\["[^"]+"|[^ \[]+)')
 BIND_SOURCE = re.compile(r"(--mount=type=bind,(?:[^ ]*,)?source=)([^, ]+)")  # a bind mount of the stage's context
 # Runs the probes as stackbuild does (one runner, every probe), then fails unless each passed.
@@ -88,21 +86,24 @@ def _context(stage: Stage, cache: Cache, into: Path, probes: bool) -> None:
 
 
 def _stage_text(stage: Stage, env: Mapping[str, str], probes: bool) -> str:
-    # A stage's own inner stages (the runtime image's cann-runtime): named apart in this file.
-    inner = {
-        match[1]: f"{stage.name}--{match[1]}"
-        for line in stage.dockerfile.splitlines()
-        if not PARENT_HEADER.match(line) and (match := INNER_STAGE.match(line))
-    }
     lines = []
+    # A stage's own stages (the runtime image's `cann-runtime`, which installs CANN's runtime subset):
+    # named after the stage here, so that no two stages of this file share a name.
+    own = {
+        words[3]: f"{stage.name}-{words[3]}"
+        for line in stage.dockerfile.splitlines()
+        if not PARENT_HEADER.match(line) and len(words := line.split()) == 4 and words[0] == "FROM"
+    }
     for line in stage.dockerfile.splitlines():
         if PARENT_HEADER.match(line):  # the parents are this file's stages of the same names
             continue
         if line.startswith("FROM "):
             words = line.split()
-            line = f"FROM {inner.get(words[1], words[1])} AS {inner.get(words[-1], stage.name)}"
-        elif line.startswith("COPY --from="):  # from another stage of this file, by the same name
-            line = FROM_STAGE.sub(lambda m: f"{m.group(1)}{inner.get(m.group(2), m.group(2))}", line, count=1)
+            line = f"FROM {own.get(words[1], words[1])} AS {own.get(words[-1], stage.name)}"
+        elif line.startswith("COPY --from="):
+            # From another stage of this file, by the same name, or from one of its own.
+            source = line.split()[1].removeprefix("--from=")
+            line = line.replace(f"--from={source} ", f"--from={own.get(source, source)} ", 1)
         elif match := SOURCE.match(line):
             source = match.group(2)
             moved = f'["{stage.name}/{source[2:]}' if source.startswith('["') else f"{stage.name}/{source}"
