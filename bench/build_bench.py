@@ -44,7 +44,7 @@ scratch files under the cache's tmp directory, sampled during each build; hard l
 cache's blobs are not new disk), and whether both sides give the same /opt/stack tree.
 
     python bench/build_bench.py [--repeat 3] [--sizes 0.25,1,4] [--second-gib 1] [--markdown] [--plot FILE]
-        [--compile-units 256] [--compile-seed 54] [--compile-plot FILE] [--only-compile]
+        [--compile-units 256] [--compile-seed 54] [--compile-plot FILE] [--only compile]
 """
 
 from __future__ import annotations
@@ -707,14 +707,14 @@ def main() -> int:
                         help="the heavy C++ component's translation units (0: skip the compile scenarios)")  # fmt: skip
     parser.add_argument("--compile-seed", type=int, default=heavy_component.SEED, help="the seed its sources come from")
     parser.add_argument("--compile-plot", type=Path, help="write a PNG of the touch-one-source times per side")
-    parser.add_argument("--only-compile", action="store_true", help="the compile scenarios alone (nothing else)")
+    parser.add_argument("--only", choices=("compile",), help="those scenarios alone (compile: the compile scenarios)")
     args = parser.parse_args()
     cli = buildkit.find_cli()
     if cli is None:
         sys.exit("bench: no docker CLI with BuildKit here (install docker.io)")
-    if args.only_compile and args.compile_units < 1:
-        parser.error("--only-compile needs --compile-units of at least 1")
-    asked = [] if args.only_compile else sorted(float(s) for s in args.sizes.split(",") if s.strip())
+    if args.only == "compile" and args.compile_units < 1:
+        parser.error("--only compile needs --compile-units of at least 1")
+    asked = [] if args.only == "compile" else sorted(float(s) for s in args.sizes.split(",") if s.strip())
     sizes, disk_note = sizes_that_fit(asked, free_gib(connect(builder="buildkit")))
     if disk_note:
         say(disk_note)
@@ -727,7 +727,7 @@ def main() -> int:
         if args.compile_units:
             prepare_compiling(root, args.compile_units, args.compile_seed)
         bench = Bench(root, cli)
-        small = None if args.only_compile else small_and_second(bench, args.repeat)
+        small = None if args.only == "compile" else small_and_second(bench, args.repeat)
         stopped = sweep_and_compile(bench, sizes, small.second if small else {}, args)
         bench.make_cold()
         report(bench, small, sizes, "; ".join(filter(None, (disk_note, stopped))), args)
@@ -1015,30 +1015,28 @@ def plot(results: Results, sizes: list[float], out: Path) -> None:
 
 
 def compile_plot(results: Results, units: int, out: Path) -> None:
-    """The touch-one-source times per side, a bar each (median, the runs as dots), each side's cold
-    build beside it for scale."""
+    """The touch-one-source times per side: a bar each (the median), each run a dot; each side's cold
+    build (median) under its name, for scale."""
     import matplotlib  # the bench session installs it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(8, 5))
-    for x, side in enumerate(COMPILE_SIDES):
+    names = []
+    for x, (side, name) in enumerate(COMPILE_SIDES.items()):
+        names.append(f"{name}\n(cold {fmt(results.median(side, COMPILE, 'cold'))} s)")
         touched = results.median(side, COMPILE, "touch one source")
-        cold = results.median(side, COMPILE, "cold")
-        if cold is not None:
-            axes.bar(x + 0.2, cold, 0.35, color="lightgray", edgecolor="gray", label="cold" if x == 0 else None)
-        if touched is not None:
-            axes.bar(x - 0.2, touched, 0.35, color="tab:blue", label="touch one source" if x == 0 else None)
-            axes.annotate(f"{touched:.1f} s", (x - 0.2, touched), ha="center", va="bottom", fontsize=9)
-            runs = [took.wall for took in results.times[(side, COMPILE, "touch one source")]]
-            axes.plot([x - 0.2] * len(runs), runs, "k.", markersize=4)
-    axes.set_xticks(range(len(COMPILE_SIDES)), list(COMPILE_SIDES.values()))
-    axes.set_ylabel("wall time (s), median")
-    axes.set_title(f"Touch one source of a {units}-unit C++ component (small stack with it)")
+        if touched is None:
+            continue
+        axes.bar(x, touched, 0.6, color="tab:blue")
+        runs = [took.wall for took in results.times[(side, COMPILE, "touch one source")]]
+        axes.plot([x] * len(runs), runs, "k.", markersize=5)
+        axes.annotate(f"{touched:.2f} s", (x, max(runs)), xytext=(0, 4), textcoords="offset points", ha="center")
+    axes.set_xticks(range(len(names)), names)
+    axes.set_ylabel("wall time (s): the median, and each run")
+    axes.set_title(f"Touch one source of the generated {units}-unit C++ component (small stack with it)")
     axes.grid(True, axis="y", alpha=0.3)
-    if axes.get_legend_handles_labels()[0]:  # none when the scenarios stopped before any of these
-        axes.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(out, dpi=100)
 
