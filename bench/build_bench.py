@@ -961,6 +961,12 @@ def compile_lines(results: Results, args: argparse.Namespace) -> list[str]:
     ]
     lines += ["", "The heavy component's own stage in those builds (its log: context ready to image built):", ""]
     lines += table(("scenario", "stackbuild (s)", "stackbuild, cache off (s)"), rows, args.markdown)
+    if COMPILE in results.rss_kb:
+        lines += [
+            "",
+            f"stackbuild on that stack: peak RSS {results.rss_kb[COMPILE] / 1024:.0f} MiB, peak temporary disk "
+            f"{results.disk.get(COMPILE, 0) / 2**20:.1f} MiB",
+        ]
     return lines + compile_findings(results, stage)
 
 
