@@ -44,7 +44,7 @@ scratch files under the cache's tmp directory, sampled during each build; hard l
 cache's blobs are not new disk), and whether both sides give the same /opt/stack tree.
 
     python bench/build_bench.py [--repeat 3] [--sizes 0.25,1,4] [--second-gib 1] [--markdown] [--plot FILE]
-        [--compile-units 256] [--compile-seed 54] [--compile-plot FILE] [--only compile]
+        [--compile-units 224] [--compile-seed 54] [--compile-plot FILE] [--only compile]
 """
 
 from __future__ import annotations
