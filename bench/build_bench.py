@@ -291,7 +291,7 @@ class Bench:
         return timed(all_levels)
 
     def build_classic(self, context: Path, base_image: str) -> Took:
-        command = ["docker", "build", "-q", "-f", str(context / "baseline.Dockerfile")]
+        command = [self.cli, "build", "-q", "-f", str(context / "baseline.Dockerfile")]
         command += ["--build-arg", f"BASE={base_image}", "-t", CLASSIC, str(context)]
         return timed(lambda: sh(*command, env={"DOCKER_BUILDKIT": "0"}))
 
