@@ -6,16 +6,21 @@ runs independent stages in parallel. It is made from stackbuild's own rendered s
 sides run the same commands on the same bases with the same inputs, and each stage runs
 stackbuild's probes as a RUN step (the peer checks what stackbuild checks). Only the bases
 stay stackbuild's images, prepared before timing on both sides.
+
+Also the expert peer of the compile scenarios (expert): one component alone, as an expert writes its
+Dockerfile for a compile cache, FROM the same devel base.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from builder.inputs.contexts import write_context
+from builder.lock.locked import LockedDeb
 from builder.plan.plan_model import Plan, Stage
 from builder.store.cache import Cache
 from builder.verify.probes import RUNNER
@@ -33,6 +38,23 @@ CHECK = (
     "bad = [a['message'] for a in answers if not a['ok']]; "
     "sys.exit('probe failed: ' + '; '.join(bad) if bad else 0)"
 )
+
+# The expert's Dockerfile: the compiler and ccache installed from the lock's .debs in an earlier step,
+# then the component built in one RUN through ccache, its cache kept by BuildKit outside the image (a
+# cache mount, where ccache looks by default). Nothing else is cached. The bench's one addition is
+# ccache's statistics zeroed before make and printed after, to read its hits as stackbuild's are.
+EXPERT_DOCKERFILE = """\
+FROM {base}
+COPY debs/ /tmp/debs/
+RUN dpkg -i /tmp/debs/*.deb && rm -rf /tmp/debs
+COPY {name}/ /opt/stack/{name}/
+WORKDIR /opt/stack/{name}
+RUN --mount=type=cache,target=/root/.cache/ccache ccache --zero-stats >/dev/null \\
+ && {build} CXX="ccache g++" CC="ccache gcc" \\
+ && ccache --print-stats | awk -F '\\t' '{{ n[$1] = $2 }} END {{ printf \\
+    "expert: compile cache: %d hits, %d misses\\n", n["direct_cache_hit"] + n["preprocessed_cache_hit"], \\
+    n["cache_miss"] }}'
+"""
 
 
 def compose(
@@ -65,13 +87,23 @@ def _context(stage: Stage, cache: Cache, into: Path, probes: bool) -> None:
 
 def _stage_text(stage: Stage, env: Mapping[str, str], probes: bool) -> str:
     lines = []
+    # A stage's own stages (the runtime image's `cann-runtime`, which installs CANN's runtime subset):
+    # named after the stage here, so that no two stages of this file share a name.
+    own = {
+        words[3]: f"{stage.name}-{words[3]}"
+        for line in stage.dockerfile.splitlines()
+        if not PARENT_HEADER.match(line) and len(words := line.split()) == 4 and words[0] == "FROM"
+    }
     for line in stage.dockerfile.splitlines():
         if PARENT_HEADER.match(line):  # the parents are this file's stages of the same names
             continue
         if line.startswith("FROM "):
-            line = f"FROM {line.split()[1]} AS {stage.name}"
+            words = line.split()
+            line = f"FROM {own.get(words[1], words[1])} AS {own.get(words[-1], stage.name)}"
         elif line.startswith("COPY --from="):
-            pass  # from another stage of this file, by the same name
+            # From another stage of this file, by the same name, or from one of its own.
+            source = line.split()[1].removeprefix("--from=")
+            line = line.replace(f"--from={source} ", f"--from={own.get(source, source)} ", 1)
         elif match := SOURCE.match(line):
             source = match.group(2)
             moved = f'["{stage.name}/{source[2:]}' if source.startswith('["') else f"{stage.name}/{source}"
@@ -88,3 +120,14 @@ def _stage_text(stage: Stage, env: Mapping[str, str], probes: bool) -> str:
             f'RUN cd {stage.probe_workdir} && python3 -c "{CHECK}" && rm -rf /tmp/peer-probes',
         ]
     return "\n".join(lines) + "\n"
+
+
+def expert(base: str, debs: Sequence[LockedDeb], cache: Cache, component: Path, build: str, out: Path) -> None:
+    """The expert peer's context in out: its Dockerfile FROM base, the .debs (from the cache, by sha256)
+    and a copy of the component's tree (component), built by the one command build (make -j)."""
+    (out / "debs").mkdir(parents=True)
+    for deb in debs:
+        shutil.copyfile(cache.blob(deb.sha256), out / "debs" / deb.file)
+    shutil.copytree(component, out / component.name)
+    dockerfile = EXPERT_DOCKERFILE.format(base=base, name=component.name, build=build)
+    (out / "Dockerfile").write_text(dockerfile)
