@@ -89,7 +89,7 @@ def test_whether_a_cache_is_used_changes_no_stage_key_and_no_dockerfile(tmp_path
 
 def test_only_a_stack_with_a_cache_has_the_compiler_wrappers(tmp_path: Path) -> None:
     reference, golden = reference_plan(tmp_path).stages, golden_plan().stages
-    assert f'COPY ["compilers/", "{WRAPPERS}/"]' in reference["toolkit"].dockerfile
+    assert f"mkdir -p {WRAPPERS} && cp /mnt/* {WRAPPERS}/" in reference["toolkit"].dockerfile
     wrappers = {path for path, _ in reference["toolkit"].files if path.startswith("compilers/")}
     assert wrappers == {f"compilers/{n}" for n in ("cc", "c++", "gcc", "g++")}
     assert "compilers" not in golden["toolkit"].dockerfile
