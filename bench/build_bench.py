@@ -89,6 +89,17 @@ WITH_RSS = (
     "import gc; gc.disable(); import resource, sys; from builder.cli import main; code = main(sys.argv[1:]); "
     "print(f'bench-maxrss-kb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr); sys.exit(code)"
 )
+# With --logs: every stage log line stamped with the seconds since the bench started the process
+# (BENCH_STARTED, time.time()), so one build's stages can be laid on one clock.
+STAMPED = (
+    "import gc; gc.disable(); import os, time; import builder.execute.stage_log as stage_log; "
+    "started = float(os.environ['BENCH_STARTED']); "
+    "plain = stage_log.line_writer; "
+    "stamped = lambda log: (lambda write: lambda line: write(f'[{time.time() - started:7.2f}] {line}'))(plain(log)); "
+    "import builder.execute.stage as a, builder.execute.stage_image as b, builder.execute.stage_registry as c; "
+    "a.line_writer = b.line_writer = c.line_writer = stamped; "
+)
+STAMP = r"(?:\[ *[\d.]+\] )?"  # a stage log line's stamp (STAMPED), when it has one
 # Left out: what differs between any two builds of one side (pip stamps .pyc files with the install
 # time, makeself .run archives carry their build date, CMake's logs their timings).
 UNSTABLE = "! -name '*.pyc' ! -name '*.run' ! -path '*/CMakeFiles/*'"
@@ -203,6 +214,19 @@ class Bench:
         self.cache = Cache(cache_root(os.environ))
         self.results = Results()
         self.env: dict[str, dict[str, str]] = {}  # what the environment scripts set, by stage (read_env)
+        # --logs: each build's stamped logs kept under logs/<NNN>-<what>-<side> (log_dir)
+        self.logs: Path | None = None
+        self.what = "build"  # what the builds now are, in their logs' names
+        self.kept = 0
+
+    def log_dir(self, side: str) -> Path | None:
+        """Where the next build of side keeps its logs (None: not kept)."""
+        if self.logs is None:
+            return None
+        self.kept += 1
+        where = self.logs / f"{self.kept:03d}-{re.sub(r'[^a-z0-9.]+', '-', self.what.lower())}-{side}"
+        where.mkdir(parents=True)
+        return where
 
     def read_env(self, stack: str) -> None:
         """What the environment scripts set in each stage of stack's build that has them (the same at
@@ -214,8 +238,16 @@ class Bench:
 
     def run_stackbuild(self, stack: str, *args: str, size: float = 0.0) -> Took:
         peak, took = [0], list[Took]()
+        keep = self.log_dir("stackbuild") if args[:1] == ("build",) else None
+        code = (STAMPED if keep else "") + WITH_RSS
+        since = time.time()
         with measuring(took), sampling_disk(self.cache.root / "tmp", peak):
-            run = sh(sys.executable, "-c", WITH_RSS, "--root", str(self.root), *args, stack, env=STACKBUILD_ENV)
+            env = {**STACKBUILD_ENV, "BENCH_STARTED": repr(time.time())}
+            run = sh(sys.executable, "-c", code, "--root", str(self.root), *args, stack, env=env)
+        if keep:  # the stage logs this build wrote (a stage found by its tag writes none)
+            for log in (self.root / ".stackbuild" / "logs" / stack / Arch.host().value).glob("*.log"):
+                if log.stat().st_mtime >= since:
+                    shutil.copy2(log, keep / log.name)
         if match := re.search(r"bench-maxrss-kb (\d+)", run.stderr):
             self.results.rss_kb[size] = max(self.results.rss_kb.get(size, 0), int(match.group(1)))
         self.results.disk[size] = max(self.results.disk.get(size, 0), peak[0])
@@ -225,10 +257,17 @@ class Bench:
         return self.run_stackbuild(stack, "build", "--no-smoke", size=size)
 
     def build_peer(self, context: Path, tag: str) -> Took:
+        keep = self.log_dir(tag.rpartition("/")[2])
+
         def both() -> None:
+            started = time.time()
             for target in ("devel-image", "runtime-image"):
                 env = {"DOCKER_BUILDKIT": "1"}
-                sh(self.cli, "build", "-q", "--target", target, "-t", f"{tag}:{target}", str(context), env=env)
+                if keep is None:
+                    sh(self.cli, "build", "-q", "--target", target, "-t", f"{tag}:{target}", str(context), env=env)
+                    continue
+                command = [self.cli, "build", "--progress", "plain", "--target", target, "-t", f"{tag}:{target}"]
+                stamped(keep / f"{target}.log", started, *command, str(context), env=env)
 
         return timed(both)
 
@@ -335,6 +374,20 @@ class Bench:
         return dag, hand
 
 
+def stamped(log: Path, started: float, *cmd: str, env: dict[str, str]) -> None:
+    """cmd run as sh runs it, each line of its output written to log stamped with the seconds since
+    started (time.time()), as it comes (BuildKit's plain progress: when each step starts and ends)."""
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}
+        )
+        assert process.stdout is not None
+        for line in process.stdout:
+            out.write(f"[{time.time() - started:7.2f}] {line}")
+        if process.wait() != 0:
+            sys.exit(f"bench: {' '.join(cmd[:5])}... failed: see {log}")
+
+
 def installer_blobs(root: Path, stack: str) -> set[str]:
     path = root / "lockfiles" / f"{stack}.lock.json"
     if not path.is_file():
@@ -375,9 +428,9 @@ def stage_times(root: Path, stack: str, since: float) -> dict[str, StageTimes]:
         if log.stat().st_mtime < since:
             continue
         text = log.read_text()
-        marks = dict(re.findall(r"^# (context ready|image built|built and probed) in ([\d.]+)s", text, re.M))
-        normalised = re.search(r"^# normalised to \S+ in ([\d.]+)s", text, re.M)
-        told = re.search(r"^# as built for .* in ([\d.]+)s$", text, re.M)
+        marks = dict(re.findall(rf"^{STAMP}# (context ready|image built|built and probed) in ([\d.]+)s", text, re.M))
+        normalised = re.search(rf"^{STAMP}# normalised to \S+ in ([\d.]+)s", text, re.M)
+        told = re.search(rf"^{STAMP}# as built for .* in ([\d.]+)s$", text, re.M)
         if len(marks) == 3:
             ready, built, probed = (float(marks[k]) for k in ("context ready", "image built", "built and probed"))
             normalise = float(normalised[1]) if normalised else 0.0
@@ -537,6 +590,42 @@ def sweep_point(bench: Bench, size: float, repeat: int) -> None:
     bench.make_cold()
 
 
+def touch_toolkit_only(bench: Bench, size: float, repeat: int) -> None:
+    """--only touch-toolkit: that scenario alone at one size, every side built once first (not timed)."""
+    stack = stack_name(size)
+    say(f"{size:g} GiB: locking (packs the padded toolkit, not timed)")
+    bench.lock(stack)
+    dag, hand = bench.peers(stack)
+    sides = {"dag": (dag, f"{PEER}-{stack}"), "hand": (hand, f"{HAND}-{stack}")}
+    bench.what = f"{size:g}gib first build"
+    for context, tag in sides.values():
+        bench.build_peer(context, tag)
+    bench.build_stackbuild(stack, size)
+    for n in range(repeat):
+        say(f"{size:g} GiB: touch-toolkit, repetition {n + 1}/{repeat}")
+        bench.what = f"{size:g}gib touch toolkit {n + 1}"
+        started = time.monotonic()
+        touch_toolkit(bench, stack, size, sides)
+        bench.drop_superseded(stack, time.monotonic() - started)
+    bench.make_cold()
+
+
+def report_touch_toolkit(results: Results, sizes: list[float], markdown: bool) -> None:
+    header = ("toolkit", "stackbuild (s)", "DAG peer (s)", "ratio", "hand-written (s)", "ratio")
+    header += ("stackbuild (CPU s)", "DAG peer (CPU s)", "hand-written (CPU s)", "each side's runs (s)")
+    rows = []
+    for size in sizes:
+        sb, dag, hand = (results.median(side, size, "touch toolkit") for side in ("stackbuild", "dag", "hand"))
+        busy = (fmt(results.median(side, size, "touch toolkit", busy=True)) for side in ("stackbuild", "dag", "hand"))
+        runs = "; ".join(
+            " ".join(f"{t.wall:.2f}" for t in results.times.get((side, size, "touch toolkit"), []))
+            for side in ("stackbuild", "dag", "hand")
+        )
+        rows.append((f"{size:g} GiB", fmt(sb), fmt(dag), ratio(sb, dag), fmt(hand), ratio(sb, hand), *busy, runs))
+    print("\n".join(["Touch toolkit (one payload file edited, the installer packed again before timing):", ""]))
+    print("\n".join(table(header, rows, markdown)))
+
+
 def second_machine(bench: Bench, stack: str, repeat: int) -> list[float]:
     """Daemon B, a second Docker daemon with an empty image store, builds the stack from a loopback
     registry that this daemon (A) filled with every stage: the wall times of B's builds."""
@@ -570,6 +659,17 @@ def main() -> int:
     parser.add_argument("--second-gib", type=float, default=1.0, help="the second machine's heavy run (0: skip it)")
     parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     parser.add_argument("--plot", type=Path, help="write a PNG of time against toolkit size (needs matplotlib)")
+    parser.add_argument(
+        "--only",
+        choices=["touch-toolkit"],
+        help="one scenario alone at each of --sizes (no small stack, no second machine): touch-toolkit",
+    )
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        help="keep each build's logs here, lines stamped with the seconds since it started: stackbuild's "
+        "stage logs, the peers' BuildKit progress (plain)",
+    )
     args = parser.parse_args()
     cli = buildkit.find_cli()
     if cli is None:
@@ -578,7 +678,8 @@ def main() -> int:
     sizes, disk_note = sizes_that_fit(asked, free_gib(connect(builder="buildkit")))
     if disk_note:
         say(disk_note)
-    if args.second_gib and args.second_gib not in sizes and sizes:  # set against that size's cold build
+    # Set against that size's cold build (--only builds none).
+    if args.second_gib and args.second_gib not in sizes and sizes and not args.only:
         built = ", ".join(f"{size:g}" for size in sizes)
         parser.error(f"--second-gib {args.second_gib:g} is not a size the sweep builds ({built}); 0 skips it")
     with tempfile.TemporaryDirectory(prefix="stackbuild-bench.") as tmp:
@@ -589,6 +690,16 @@ def main() -> int:
         bench.lock(SMALL)
         bench.build_stackbuild(SMALL, 0.0)
         bench.read_env(SMALL)
+        bench.logs = args.logs
+        if args.only == "touch-toolkit":
+            try:
+                for size in sizes:
+                    touch_toolkit_only(bench, size, args.repeat)
+            finally:
+                bench.forget({sha for size in sizes for sha in installer_blobs(root, stack_name(size))})
+                bench.make_cold()
+            report_touch_toolkit(bench.results, sizes, args.markdown)
+            return 0
         bench.results.per_build = bench.per_build(plan_of(root, SMALL).stages["base-devel"].tag())
         same, path, times = small_stack(bench, args.repeat)
         say(f"second machine, small stack ({args.repeat}x)")
