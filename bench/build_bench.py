@@ -460,18 +460,21 @@ def stack_name(size: float) -> str:
     return SMALL if not size else f"bench{int(size * 1024)}m"
 
 
-def prepare(root: Path, sizes: list[float]) -> None:
+def prepare(root: Path, sizes: list[float], manifest: Path = ROOT / "stacks" / "reference.yaml") -> None:
+    """The stacks under root: the manifest (one of the reference manifests) as the small stack and
+    padded to each size."""
     stacks = root / "stacks"
     shutil.copytree(
         ROOT / "stacks" / "reference", stacks / "reference", ignore=shutil.ignore_patterns("build", "__pycache__")
     )
-    text = (ROOT / "stacks" / "reference.yaml").read_text()  # locked for this host's architecture alone
+    text = manifest.read_text()  # locked for this host's architecture alone
     for size in [0.0, *sizes]:
-        padded = text.replace("name: reference", f"name: {stack_name(size)}")
+        padded = re.sub(r"^name: .*$", f"name: {stack_name(size)}", text, count=1, flags=re.M)
         if size:
-            # On pack.py's command lines only (sign.py, which wraps the .run, takes no --pad-mb).
-            pack = "reference/toolkit/pack.py "
-            padded = padded.replace(pack, f"{pack}--pad-mb {int(size * 1024)} ")
+            # On the toolkit's pack.py command lines only: not the ops package's (`pack.py --kind ops`, which
+            # would double the size and the runtime image's install), nor sign.py's (it takes no --pad-mb).
+            pack = "reference/toolkit/pack.py --arch "
+            padded = padded.replace(pack, f"reference/toolkit/pack.py --pad-mb {int(size * 1024)} --arch ")
         (stacks / f"{stack_name(size)}.yaml").write_text(padded)
 
 
@@ -652,7 +655,7 @@ def second_machine(bench: Bench, stack: str, repeat: int) -> list[float]:
     return times
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3, help="repetitions per scenario (medians reported)")
     parser.add_argument("--sizes", default="0.25,1,4", help="toolkit sizes of the sweep in GiB ('' skips it)")
@@ -670,7 +673,20 @@ def main() -> int:
         help="keep each build's logs here, lines stamped with the seconds since it started: stackbuild's "
         "stage logs, the peers' BuildKit progress (plain)",
     )
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=ROOT / "stacks" / "reference.yaml",
+        help="with --only: the reference manifest to build (stacks/reference-8.3.yaml: the pre-8.5 layout)",
+    )
     args = parser.parse_args()
+    if args.manifest != parser.get_default("manifest") and not args.only:
+        parser.error("--manifest goes with --only (the small stack's classic peer installs reference's toolkit)")
+    return args
+
+
+def main() -> int:
+    args = arguments()
     cli = buildkit.find_cli()
     if cli is None:
         sys.exit("bench: no docker CLI with BuildKit here (install docker.io)")
@@ -681,10 +697,10 @@ def main() -> int:
     # Set against that size's cold build (--only builds none).
     if args.second_gib and args.second_gib not in sizes and sizes and not args.only:
         built = ", ".join(f"{size:g}" for size in sizes)
-        parser.error(f"--second-gib {args.second_gib:g} is not a size the sweep builds ({built}); 0 skips it")
+        sys.exit(f"bench: --second-gib {args.second_gib:g} is not a size the sweep builds ({built}); 0 skips it")
     with tempfile.TemporaryDirectory(prefix="stackbuild-bench.") as tmp:
         root = Path(tmp)
-        prepare(root, sizes)
+        prepare(root, sizes, args.manifest)
         bench = Bench(root, cli)
         say("locking and building once (bases, not timed)")
         bench.lock(SMALL)

@@ -65,13 +65,23 @@ def _context(stage: Stage, cache: Cache, into: Path, probes: bool) -> None:
 
 def _stage_text(stage: Stage, env: Mapping[str, str], probes: bool) -> str:
     lines = []
+    # A stage's own stages (the runtime image's `cann-runtime`, which installs CANN's runtime subset):
+    # named after the stage here, so that no two stages of this file share a name.
+    own = {
+        words[3]: f"{stage.name}-{words[3]}"
+        for line in stage.dockerfile.splitlines()
+        if not PARENT_HEADER.match(line) and len(words := line.split()) == 4 and words[0] == "FROM"
+    }
     for line in stage.dockerfile.splitlines():
         if PARENT_HEADER.match(line):  # the parents are this file's stages of the same names
             continue
         if line.startswith("FROM "):
-            line = f"FROM {line.split()[1]} AS {stage.name}"
+            words = line.split()
+            line = f"FROM {own.get(words[1], words[1])} AS {own.get(words[-1], stage.name)}"
         elif line.startswith("COPY --from="):
-            pass  # from another stage of this file, by the same name
+            # From another stage of this file, by the same name, or from one of its own.
+            source = line.split()[1].removeprefix("--from=")
+            line = line.replace(f"--from={source} ", f"--from={own.get(source, source)} ", 1)
         elif match := SOURCE.match(line):
             source = match.group(2)
             moved = f'["{stage.name}/{source[2:]}' if source.startswith('["') else f"{stage.name}/{source}"
