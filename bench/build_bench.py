@@ -72,6 +72,7 @@ from builder.engine import buildkit, connect  # noqa: E402
 from builder.engine.docker_engine import DockerEngine  # noqa: E402
 from builder.execute import chain, environment  # noqa: E402
 from builder.execute.chain import Request  # noqa: E402
+from builder.inputs import signed  # noqa: E402
 from builder.inputs.site import SiteConfig  # noqa: E402
 from builder.model.arch import Arch  # noqa: E402
 from builder.model.names import repository  # noqa: E402
@@ -389,11 +390,16 @@ def stamped(log: Path, started: float, *cmd: str, env: dict[str, str]) -> None:
 
 
 def installer_blobs(root: Path, stack: str) -> set[str]:
+    """The cache blobs of the stack's packages as locked now: each package's, and the `.run` unwrapped
+    from a signed catalog zip (the reference's since 8.5.0), which the cache keeps as a blob of its own."""
     path = root / "lockfiles" / f"{stack}.lock.json"
     if not path.is_file():
         return set()
     locked = lock.read(path)
-    return {p.sha256 for section in locked.architectures.values() for p in section.packages}
+    packages = {p.sha256 for section in locked.architectures.values() for p in section.packages}
+    records = Cache(cache_root(os.environ)).records
+    unwrapped = {str(record["run"]) for sha in packages if (record := records.read(signed.RECORDS, sha)) is not None}
+    return packages | unwrapped
 
 
 def plan_of(root: Path, stack: str) -> Plan:
