@@ -8,8 +8,9 @@ process's wall time:
 - the small stack: cold (stage images removed and BuildKit's cache pruned, the same way for every
   side), no-op, touch one harness source;
 - a size sweep: the toolkit padded to each of --sizes GiB (0.25, 1 and 4 by default; the top point
-  is 2 GiB when the disk has not room for 4), cold, touch-harness and touch-toolkit (one file of
-  its installer's payload; the installer is packed again before timing, for every side);
+  lowered to the whole GiB the disk has room for, at least 1), cold, touch-harness and touch-toolkit
+  (one file of its installer's payload; the installer is packed again before timing, an edit of its
+  own for each side: BuildKit would find another side's steps on the same bytes);
 - a second machine (an empty second daemon) building from a loopback registry this one filled,
   for the small stack and at --second-gib GiB;
 - compiling (issue 54): the stack with a generated heavy C++ component added (bench/heavy_component.py,
@@ -45,6 +46,7 @@ cache's blobs are not new disk), and whether both sides give the same /opt/stack
 
     python bench/build_bench.py [--repeat 3] [--sizes 0.25,1,4] [--second-gib 1] [--markdown] [--plot FILE]
         [--compile-units 224] [--compile-seed 54] [--compile-plot FILE] [--only compile]
+    python bench/build_bench.py --only touch-toolkit --sizes 1 [--manifest stacks/reference-8.3.yaml] [--logs DIR]
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ from builder.engine import buildkit, connect  # noqa: E402
 from builder.engine.docker_engine import DockerEngine  # noqa: E402
 from builder.execute import chain, environment  # noqa: E402
 from builder.execute.chain import Request  # noqa: E402
+from builder.inputs import signed  # noqa: E402
 from builder.inputs.site import SiteConfig  # noqa: E402
 from builder.model.arch import Arch  # noqa: E402
 from builder.model.names import repository  # noqa: E402
@@ -108,13 +111,29 @@ WITH_RSS = (
     "import gc; gc.disable(); import resource, sys; from builder.cli import main; code = main(sys.argv[1:]); "
     "print(f'bench-maxrss-kb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr); sys.exit(code)"
 )
+# With --logs: every stage log line stamped with the seconds since the bench started the process
+# (BENCH_STARTED, time.time()), so one build's stages can be laid on one clock.
+STAMPED = (
+    "import gc; gc.disable(); import os, time; import builder.execute.stage_log as stage_log; "
+    "started = float(os.environ['BENCH_STARTED']); "
+    "plain = stage_log.line_writer; "
+    "stamped = lambda log: (lambda write: lambda line: write(f'[{time.time() - started:7.2f}] {line}'))(plain(log)); "
+    "import builder.execute.stage as a, builder.execute.stage_image as b, builder.execute.stage_registry as c; "
+    "a.line_writer = b.line_writer = c.line_writer = stamped; "
+)
+STAMP = r"(?:\[ *[\d.]+\] )?"  # a stage log line's stamp (STAMPED), when it has one
 # Left out: what differs between any two builds of one side (pip stamps .pyc files with the install
 # time, makeself .run archives carry their build date, CMake's logs their timings).
 UNSTABLE = "! -name '*.pyc' ! -name '*.run' ! -path '*/CMakeFiles/*'"
 # As a user runs it: Python caches bytecode (this machine's environment turns that off).
 STACKBUILD_ENV = {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": ""}
 TREE_DIGEST = f"cd /opt/stack && find . -type f {UNSTABLE} -print0 | sort -z | xargs -0 sha256sum | sha256sum"
-GIB_OF_DISK_PER_TOOLKIT_GIB = 7.5  # the issue's estimate: 4 GiB needs about 30 GB on both sides together
+# Measured (bench/RESULTS.md, "The touch-toolkit gap"): at 1 GiB on the reference (8.5 layout) the
+# touch-toolkit repetitions took 19 GiB of free disk at their peak (each side's own installer, its
+# install and its runtime image's install of it; stackbuild's images and the peers' BuildKit records),
+# given back when the point ended. The issue's earlier estimate (7.5, on the layout whose runtime image
+# copied the toolkit's libraries alone) no longer holds.
+GIB_OF_DISK_PER_TOOLKIT_GIB = 20
 SAMPLE_SECONDS = 0.2
 # The bench's stackbuild processes inherit this environment: their image names start with this.
 PREFIX = resolve(os.environ, ROOT).image_prefix
@@ -226,6 +245,19 @@ class Bench:
         self.cache = Cache(cache_root(os.environ))
         self.results = Results()
         self.env: dict[str, dict[str, str]] = {}  # what the environment scripts set, by stage (read_env)
+        # --logs: each build's stamped logs kept under logs/<NNN>-<what>-<side> (log_dir)
+        self.logs: Path | None = None
+        self.what = "build"  # what the builds now are, in their logs' names
+        self.kept = 0
+
+    def log_dir(self, side: str) -> Path | None:
+        """Where the next build of side keeps its logs (None: not kept)."""
+        if self.logs is None:
+            return None
+        self.kept += 1
+        where = self.logs / f"{self.kept:03d}-{re.sub(r'[^a-z0-9.]+', '-', self.what.lower())}-{side}"
+        where.mkdir(parents=True)
+        return where
 
     def read_env(self, stack: str) -> None:
         """What the environment scripts set in each stage of stack's build that has them (the same at
@@ -237,8 +269,16 @@ class Bench:
 
     def run_stackbuild(self, stack: str, *args: str, size: float = 0.0) -> Took:
         peak, took = [0], list[Took]()
+        keep = self.log_dir("stackbuild") if args[:1] == ("build",) else None
+        code = (STAMPED if keep else "") + WITH_RSS
+        since = time.time()
         with measuring(took), sampling_disk(self.cache.root / "tmp", peak):
-            run = sh(sys.executable, "-c", WITH_RSS, "--root", str(self.root), *args, stack, env=STACKBUILD_ENV)
+            env = {**STACKBUILD_ENV, "BENCH_STARTED": repr(time.time())}
+            run = sh(sys.executable, "-c", code, "--root", str(self.root), *args, stack, env=env)
+        if keep:  # the stage logs this build wrote (a stage found by its tag writes none)
+            for log in (self.root / ".stackbuild" / "logs" / stack / Arch.host().value).glob("*.log"):
+                if log.stat().st_mtime >= since:
+                    shutil.copy2(log, keep / log.name)
         if match := re.search(r"bench-maxrss-kb (\d+)", run.stderr):
             self.results.rss_kb[size] = max(self.results.rss_kb.get(size, 0), int(match.group(1)))
         self.results.disk[size] = max(self.results.disk.get(size, 0), peak[0])
@@ -257,10 +297,17 @@ class Bench:
         return took[0], (int(found[-1][0]), int(found[-1][1])) if found else None
 
     def build_peer(self, context: Path, tag: str) -> Took:
+        keep = self.log_dir(tag.rpartition("/")[2])
+
         def both() -> None:
+            started = time.time()
             for target in ("devel-image", "runtime-image"):
                 env = {"DOCKER_BUILDKIT": "1"}
-                sh(self.cli, "build", "-q", "--target", target, "-t", f"{tag}:{target}", str(context), env=env)
+                if keep is None:
+                    sh(self.cli, "build", "-q", "--target", target, "-t", f"{tag}:{target}", str(context), env=env)
+                    continue
+                command = [self.cli, "build", "--progress", "plain", "--target", target, "-t", f"{tag}:{target}"]
+                stamped(keep / f"{target}.log", started, *command, str(context), env=env)
 
         return timed(both)
 
@@ -361,20 +408,41 @@ class Bench:
 
     def peers(self, stack: str) -> tuple[Path, Path]:
         """The DAG peer's and the hand-written peer's contexts for the stack as locked now."""
-        plan = plan_of(self.root, stack)
-        dag, hand = self.root / "peers" / stack / "dag", self.root / "peers" / stack / "hand"
-        shutil.rmtree(self.root / "peers" / stack, ignore_errors=True)
-        dag_peer.compose(plan, self.cache, dag, self.env, probes=True)
-        dag_peer.compose(plan, self.cache, hand, self.env, probes=False)
-        return dag, hand
+        return self.peer(stack, "dag"), self.peer(stack, "hand")
+
+    def peer(self, stack: str, side: str) -> Path:
+        """One peer's context (side: dag or hand) for the stack as locked now, in place of its last."""
+        context = self.root / "peers" / stack / side
+        shutil.rmtree(context, ignore_errors=True)
+        dag_peer.compose(plan_of(self.root, stack), self.cache, context, self.env, probes=side == "dag")
+        return context
+
+
+def stamped(log: Path, started: float, *cmd: str, env: dict[str, str]) -> None:
+    """cmd run as sh runs it, each line of its output written to log stamped with the seconds since
+    started (time.time()), as it comes (BuildKit's plain progress: when each step starts and ends)."""
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}
+        )
+        assert process.stdout is not None
+        for line in process.stdout:
+            out.write(f"[{time.time() - started:7.2f}] {line}")
+        if process.wait() != 0:
+            sys.exit(f"bench: {' '.join(cmd[:5])}... failed: see {log}")
 
 
 def installer_blobs(root: Path, stack: str) -> set[str]:
+    """The cache blobs of the stack's packages as locked now: each package's, and the `.run` unwrapped
+    from a signed catalog zip (the reference's since 8.5.0), which the cache keeps as a blob of its own."""
     path = root / "lockfiles" / f"{stack}.lock.json"
     if not path.is_file():
         return set()
     locked = lock.read(path)
-    return {p.sha256 for section in locked.architectures.values() for p in section.packages}
+    packages = {p.sha256 for section in locked.architectures.values() for p in section.packages}
+    records = Cache(cache_root(os.environ)).records
+    unwrapped = {str(record["run"]) for sha in packages if (record := records.read(signed.RECORDS, sha)) is not None}
+    return packages | unwrapped
 
 
 def plan_of(root: Path, stack: str) -> Plan:
@@ -409,9 +477,9 @@ def stage_times(root: Path, stack: str, since: float) -> dict[str, StageTimes]:
         if log.stat().st_mtime < since:
             continue
         text = log.read_text()
-        marks = dict(re.findall(r"^# (context ready|image built|built and probed) in ([\d.]+)s", text, re.M))
-        normalised = re.search(r"^# normalised to \S+ in ([\d.]+)s", text, re.M)
-        told = re.search(r"^# as built for .* in ([\d.]+)s$", text, re.M)
+        marks = dict(re.findall(rf"^{STAMP}# (context ready|image built|built and probed) in ([\d.]+)s", text, re.M))
+        normalised = re.search(rf"^{STAMP}# normalised to \S+ in ([\d.]+)s", text, re.M)
+        told = re.search(rf"^{STAMP}# as built for .* in ([\d.]+)s$", text, re.M)
         if len(marks) == 3:
             ready, built, probed = (float(marks[k]) for k in ("context ready", "image built", "built and probed"))
             normalise = float(normalised[1]) if normalised else 0.0
@@ -441,18 +509,21 @@ def stack_name(size: float) -> str:
     return SMALL if not size else f"bench{int(size * 1024)}m"
 
 
-def prepare(root: Path, sizes: list[float]) -> None:
+def prepare(root: Path, sizes: list[float], manifest: Path = ROOT / "stacks" / "reference.yaml") -> None:
+    """The stacks under root: the manifest (one of the reference manifests) as the small stack and
+    padded to each size."""
     stacks = root / "stacks"
     shutil.copytree(
         ROOT / "stacks" / "reference", stacks / "reference", ignore=shutil.ignore_patterns("build", "__pycache__")
     )
-    text = (ROOT / "stacks" / "reference.yaml").read_text()  # locked for this host's architecture alone
+    text = manifest.read_text()  # locked for this host's architecture alone
     for size in [0.0, *sizes]:
-        padded = text.replace("name: reference", f"name: {stack_name(size)}")
+        padded = re.sub(r"^name: .*$", f"name: {stack_name(size)}", text, count=1, flags=re.M)
         if size:
-            # On pack.py's command lines only (sign.py, which wraps the .run, takes no --pad-mb).
-            pack = "reference/toolkit/pack.py "
-            padded = padded.replace(pack, f"{pack}--pad-mb {int(size * 1024)} ")
+            # On the toolkit's pack.py command lines only: not the ops package's (`pack.py --kind ops`, which
+            # would double the size and the runtime image's install), nor sign.py's (it takes no --pad-mb).
+            pack = "reference/toolkit/pack.py --arch "
+            padded = padded.replace(pack, f"reference/toolkit/pack.py --pad-mb {int(size * 1024)} --arch ")
         (stacks / f"{stack_name(size)}.yaml").write_text(padded)
 
 
@@ -469,12 +540,15 @@ def prepare_compiling(root: Path, units: int, seed: int) -> None:
 
 
 def sizes_that_fit(asked: list[float], free_gib: float) -> tuple[list[float], str]:
-    """The sweep's sizes, the top one lowered to 2 GiB when the disk cannot hold it (and why)."""
+    """The sweep's sizes, the top one lowered to the most whole GiB the disk holds (at least 1) when it
+    cannot hold it (and why)."""
     top = max(asked, default=0.0)
-    if top > 2 and free_gib < GIB_OF_DISK_PER_TOOLKIT_GIB * top:
-        kept = sorted({*(s for s in asked if s < top), 2.0})
-        need = GIB_OF_DISK_PER_TOOLKIT_GIB * top
-        return kept, f"{free_gib:.0f} GiB free, short of the {need:.0f} GiB a {top:g} GiB point needs: 2 GiB is the top"
+    need = GIB_OF_DISK_PER_TOOLKIT_GIB * top
+    if top > 1 and free_gib < need:
+        lowered = float(max(1, min(math.ceil(top) - 1, math.floor(free_gib / GIB_OF_DISK_PER_TOOLKIT_GIB))))
+        kept = sorted({*(s for s in asked if s < lowered), lowered})
+        short = f"{free_gib:.0f} GiB free, short of the {need:.0f} GiB a {top:g} GiB point needs"
+        return kept, f"{short}: {lowered:g} GiB is the top"
     return asked, ""
 
 
@@ -542,13 +616,23 @@ def small_stack(bench: Bench, repeat: int) -> tuple[bool, list[str], dict[str, S
 
 
 def touch_toolkit(bench: Bench, stack: str, size: float, sides: dict[str, tuple[Path, str]]) -> None:
-    """One edit to the toolkit's payload, packed again (not timed), then each side rebuilt."""
+    """An edit to the toolkit's payload for each side, each packed (not timed), then each side rebuilt.
+
+    Each side builds an installer no other side has built. BuildKit keys a step by the content of the
+    files it mounts or copies, not by where they are: given the same installer, the hand-written peer's
+    install steps were the DAG peer's, built a moment before (CACHED in its progress), and the peers'
+    runtime image took its copy of the toolkit's tree from stackbuild's (bench/RESULTS.md, "The
+    touch-toolkit gap"). The peers' edits come first and stackbuild's last: the stack stays locked
+    as stackbuild built it, and each peer's context keeps its own installer for the touches after."""
+    for side in sides:
+        touch(bench.root / "stacks" / TOOLKIT_SOURCE)
+        bench.lock(stack)
+        bench.peer(stack, side)
     touch(bench.root / "stacks" / TOOLKIT_SOURCE)
     bench.lock(stack)
-    contexts = dict(zip(("dag", "hand"), bench.peers(stack), strict=True))
     bench.results.add("stackbuild", size, "touch toolkit", bench.build_stackbuild(stack, size))
-    for side, (_, tag) in sides.items():
-        bench.results.add(side, size, "touch toolkit", bench.build_peer(contexts[side], tag))
+    for side, (context, tag) in sides.items():
+        bench.results.add(side, size, "touch toolkit", bench.build_peer(context, tag))
 
 
 def sweep_point(bench: Bench, size: float, repeat: int) -> None:
@@ -670,6 +754,42 @@ def compile_stack(bench: Bench, units: int, repeat: int) -> None:
     bench.make_cold()
 
 
+def touch_toolkit_only(bench: Bench, size: float, repeat: int) -> None:
+    """--only touch-toolkit: that scenario alone at one size, every side built once first (not timed)."""
+    stack = stack_name(size)
+    say(f"{size:g} GiB: locking (packs the padded toolkit, not timed)")
+    bench.lock(stack)
+    dag, hand = bench.peers(stack)
+    sides = {"dag": (dag, f"{PEER}-{stack}"), "hand": (hand, f"{HAND}-{stack}")}
+    bench.what = f"{size:g}gib first build"
+    for context, tag in sides.values():
+        bench.build_peer(context, tag)
+    bench.build_stackbuild(stack, size)
+    for n in range(repeat):
+        say(f"{size:g} GiB: touch-toolkit, repetition {n + 1}/{repeat}")
+        bench.what = f"{size:g}gib touch toolkit {n + 1}"
+        started = time.monotonic()
+        touch_toolkit(bench, stack, size, sides)
+        bench.drop_superseded(stack, time.monotonic() - started)
+    bench.make_cold()
+
+
+def report_touch_toolkit(results: Results, sizes: list[float], markdown: bool) -> None:
+    header = ("toolkit", "stackbuild (s)", "DAG peer (s)", "ratio", "hand-written (s)", "ratio")
+    header += ("stackbuild (CPU s)", "DAG peer (CPU s)", "hand-written (CPU s)", "each side's runs (s)")
+    rows = []
+    for size in sizes:
+        sb, dag, hand = (results.median(side, size, "touch toolkit") for side in ("stackbuild", "dag", "hand"))
+        busy = (fmt(results.median(side, size, "touch toolkit", busy=True)) for side in ("stackbuild", "dag", "hand"))
+        runs = "; ".join(
+            " ".join(f"{t.wall:.2f}" for t in results.times.get((side, size, "touch toolkit"), []))
+            for side in ("stackbuild", "dag", "hand")
+        )
+        rows.append((f"{size:g} GiB", fmt(sb), fmt(dag), ratio(sb, dag), fmt(hand), ratio(sb, hand), *busy, runs))
+    print("\n".join(["Touch toolkit (one payload file edited, the installer packed again before timing):", ""]))
+    print("\n".join(table(header, rows, markdown)))
+
+
 def second_machine(bench: Bench, stack: str, repeat: int) -> list[float]:
     """Daemon B, a second Docker daemon with an empty image store, builds the stack from a loopback
     registry that this daemon (A) filled with every stage: the wall times of B's builds."""
@@ -696,7 +816,7 @@ def second_machine(bench: Bench, stack: str, repeat: int) -> list[float]:
     return times
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3, help="repetitions per scenario (medians reported)")
     parser.add_argument("--sizes", default="0.25,1,4", help="toolkit sizes of the sweep in GiB ('' skips it)")
@@ -707,26 +827,65 @@ def main() -> int:
                         help="the heavy C++ component's translation units (0: skip the compile scenarios)")  # fmt: skip
     parser.add_argument("--compile-seed", type=int, default=heavy_component.SEED, help="the seed its sources come from")
     parser.add_argument("--compile-plot", type=Path, help="write a PNG of the touch-one-source times per side")
-    parser.add_argument("--only", choices=("compile",), help="those scenarios alone (compile: the compile scenarios)")
+    parser.add_argument(
+        "--only",
+        choices=["compile", "touch-toolkit"],
+        help="those scenarios alone (no small stack, no second machine): compile (the compile scenarios), "
+        "touch-toolkit (that scenario at each of --sizes)",
+    )
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        help="keep each build's logs here, lines stamped with the seconds since it started: stackbuild's "
+        "stage logs, the peers' BuildKit progress (plain)",
+    )
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=ROOT / "stacks" / "reference.yaml",
+        help="with --only: the reference manifest to build (stacks/reference-8.3.yaml: the pre-8.5 layout)",
+    )
     args = parser.parse_args()
+    if args.only == "compile" and args.compile_units < 1:
+        parser.error("--only compile needs --compile-units of at least 1")
+    if args.manifest != parser.get_default("manifest") and not args.only:
+        parser.error("--manifest goes with --only (the small stack's classic peer installs reference's toolkit)")
+    return args
+
+
+def main() -> int:
+    args = arguments()
     cli = buildkit.find_cli()
     if cli is None:
         sys.exit("bench: no docker CLI with BuildKit here (install docker.io)")
-    if args.only == "compile" and args.compile_units < 1:
-        parser.error("--only compile needs --compile-units of at least 1")
     asked = [] if args.only == "compile" else sorted(float(s) for s in args.sizes.split(",") if s.strip())
     sizes, disk_note = sizes_that_fit(asked, free_gib(connect(builder="buildkit")))
     if disk_note:
         say(disk_note)
-    if args.second_gib and args.second_gib not in sizes and sizes:  # set against that size's cold build
+    # Set against that size's cold build (--only builds none).
+    if args.second_gib and args.second_gib not in sizes and sizes and not args.only:
         built = ", ".join(f"{size:g}" for size in sizes)
-        parser.error(f"--second-gib {args.second_gib:g} is not a size the sweep builds ({built}); 0 skips it")
+        sys.exit(f"bench: --second-gib {args.second_gib:g} is not a size the sweep builds ({built}); 0 skips it")
     with tempfile.TemporaryDirectory(prefix="stackbuild-bench.") as tmp:
         root = Path(tmp)
-        prepare(root, sizes)
-        if args.compile_units:
+        prepare(root, sizes, args.manifest)
+        if args.compile_units and args.only != "touch-toolkit":
             prepare_compiling(root, args.compile_units, args.compile_seed)
         bench = Bench(root, cli)
+        bench.logs = args.logs
+        if args.only == "touch-toolkit":
+            say("locking and building once (bases, not timed)")
+            bench.lock(SMALL)
+            bench.build_stackbuild(SMALL, 0.0)
+            bench.read_env(SMALL)
+            try:
+                for size in sizes:
+                    touch_toolkit_only(bench, size, args.repeat)
+            finally:
+                bench.forget({sha for size in sizes for sha in installer_blobs(root, stack_name(size))})
+                bench.make_cold()
+            report_touch_toolkit(bench.results, sizes, args.markdown)
+            return 0
         small = None if args.only == "compile" else small_and_second(bench, args.repeat)
         stopped = sweep_and_compile(bench, sizes, small.second if small else {}, args)
         bench.make_cold()
