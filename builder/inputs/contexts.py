@@ -145,9 +145,10 @@ def _whole(source: Path, arcname: str) -> Callable[[tarfile.TarInfo], tarfile.Ta
 
 
 def _unchanged(path: Path, cache: Cache) -> Path:
-    """path, hashed again if it is a cache blob: linked into the context, a blob changed since it was
+    """path, checked again if it is a cache blob: linked into the context, a blob changed since it was
     checked (written through a link, edited) would be built from under a name it no longer holds."""
-    if cache.holds_blob(path) and (actual := sha256_file(path)) != path.name:
+    if cache.holds_blob(path) and not cache.blob_intact(path):
+        actual = sha256_file(path)
         raise StackbuildError(
             f"cached file {path} holds sha256 {actual}, not its name: remove it (`stackbuild gc --verify` "
             "removes every such file) and build again"

@@ -4,7 +4,8 @@ blobs/sha256/<hex>        downloads, generated packages, base tarballs (content-
 tmp/                      partial files; a blob enters blobs/ only once its sha256 is checked (each
                           directory flocked by its process while in use: scratch.ScratchSpace.sweep
                           removes the rest)
-records/<kind>/.../*.json small records (base bootstraps, last builds, smoke passes: records.RecordStore)
+records/<kind>/.../*.json small records (base bootstraps, last builds, smoke passes, blobs found
+                          intact: records.RecordStore)
 locks/<name>.lock         file locks: one build at a time does a given stage, download or bootstrap
                           (file_locks.FileLocks)
 git/<url hash>.git        mirrors of git sources
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 from builder.model.errors import StackbuildError
@@ -27,6 +29,13 @@ from builder.store.scratch import ScratchSpace
 
 class CacheError(StackbuildError):
     pass
+
+
+INTACT = "blob-checks"  # records of a blob's file status when its content was last found to be its name
+# A file changed since it was checked is told by its status only if the change can be told from the
+# check in time: the kernel dates files by a clock that advances in ticks, so a status is remembered
+# only once its change time is older than this (git's "racy" index entries, the same rule).
+SETTLED_SECONDS = 1.0
 
 
 class Cache:
@@ -51,6 +60,20 @@ class Cache:
     def holds_blob(self, path: Path) -> bool:
         """Whether path is one of this cache's blobs (named by its sha256)."""
         return path.parent == self.root / "blobs" / "sha256"
+
+    def blob_intact(self, path: Path) -> bool:
+        """Whether the blob at path holds the content its name says. Hashed again only when its
+        (device, inode, size, mtime, ctime) differ from the last time it was found so: a write
+        through a link changes its mtime and ctime, and no call sets a ctime back."""
+        status = path.stat()
+        seen = [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns]
+        if self.records.read(INTACT, path.name) == {"status": seen}:
+            return True
+        if sha256_file(path) != path.name:
+            return False
+        if time.time_ns() - status.st_ctime_ns > SETTLED_SECONDS * 1e9:
+            self.records.write({"status": seen}, INTACT, path.name)
+        return True
 
     def add_file(self, source: Path, expected_sha256: str | None = None) -> str:
         """Copy a local file into the cache after checking it; its sha256."""
