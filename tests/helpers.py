@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import http.server
 import itertools
+import json
 import os
 import shutil
 import socket
@@ -330,3 +331,19 @@ def ascend_host(root: Path, npus: int = 2) -> Path:
         (root / file).parent.mkdir(parents=True, exist_ok=True)
         (root / file).write_text("x")
     return root
+
+
+CDI_KIND = "vendor.example/npu"  # not a vendor's: the reader keys on the device nodes, not on a kind
+
+
+def cdi_host(root: Path, devices: list[dict[str, object]], kind: str = CDI_KIND, where: str = "etc/cdi") -> Path:
+    """A spec file under root as a CDI-enabled host has one: one device per entry."""
+    (root / where).mkdir(parents=True, exist_ok=True)
+    spec = {"cdiVersion": "0.6.0", "kind": kind, "devices": devices}
+    (root / where / "npus.json").write_text(json.dumps(spec))
+    return root
+
+
+def npu(name: str, *numbers: int) -> dict[str, object]:
+    nodes = [{"path": f"/dev/davinci{n}"} for n in numbers] + [{"path": "/dev/davinci_manager"}]
+    return {"name": name, "containerEdits": {"deviceNodes": nodes}}

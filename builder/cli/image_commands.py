@@ -130,10 +130,11 @@ class RunArgs:
     format: Annotated[
         str,
         option(
-            choices=("line", "k8s"),
+            choices=("line", "k8s", "cdi"),
             default="line",
-            help="with --print: the engine's run line (default), or a Kubernetes Pod and the smoke's Job (YAML) "
-            "asking the Ascend device plugin for --device's count of NPUs (default 1)",
+            help="with --print: the engine's run line (default), a Kubernetes Pod and the smoke's Job (YAML) "
+            "asking the Ascend device plugin for --device's count of NPUs (default 1), or the run line naming "
+            "the NPUs by the host's CDI spec (for Docker 25 or later)",
         ),
     ]
 

@@ -21,6 +21,7 @@ from builder.handoff import devcontainer, kubernetes
 from builder.handoff.contents import read_contents
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
+from builder.verify.cdi import CDI_DOCKER, cdi_access, npu_devices
 from builder.verify.host import ASCEND_RUNTIME, HostAccess, host_access, runtime_access
 
 
@@ -33,6 +34,9 @@ def _access(ctx: Context, devices: list[int]) -> HostAccess:
         access = host_access(ctx.settings.host_root, devices)
     for note in access.notes:
         say(f"[stackbuild] note: {note}")
+    if specs := sorted({d.spec for d in npu_devices(ctx.settings.host_root)}):
+        say(f"[stackbuild] note: a CDI spec names this host's NPUs ({', '.join(specs)}): `stackbuild run --print "
+            f"--format cdi` gives the line for {CDI_DOCKER}")  # fmt: skip
     return access
 
 
@@ -69,6 +73,11 @@ def cmd_run(ctx: Context, args: RunArgs) -> int:
         contents = read_contents(ctx.engine(), args.image, Arch.host())
         print(kubernetes.manifests(contents, _command(args), len(args.device) or 1), end="")
         return 0
+    if args.format == "cdi":  # this engine cannot run it (Docker 20.10): printed for one that can
+        if not args.print:
+            raise InputError(f"--format cdi is a line for {CDI_DOCKER}: give --print with it")
+        say(f"[stackbuild] note: this line needs {CDI_DOCKER}")
+        return _start(args.image, _command(args), cdi_access(ctx.settings.host_root, args.device), only_print=True)
     return _start(args.image, _command(args), _access(ctx, args.device).access, args.print)
 
 

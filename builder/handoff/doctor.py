@@ -19,6 +19,7 @@ from builder.handoff.contents import Contents
 from builder.manifest.model import Manifest
 from builder.model.arch import Arch
 from builder.model.layout import ASCEND_ROOT, CONTROL_DEVICES
+from builder.verify.cdi import CDI_DOCKER, npu_devices
 from builder.verify.host import ASCEND_RUNTIME, npus
 
 Verdict = Literal["ok", "warn", "fail", "skip"]
@@ -259,4 +260,15 @@ def host_checks(root: Path, stack: Certified | None) -> list[Check]:
         firmware_check(root, stack),
         driver_user_check(root),
         kernel_headers_check(root),
+        cdi_check(root),
     ]
+
+
+def cdi_check(root: Path) -> Check:
+    """Whether a CDI spec names the NPUs: the form `run --print --format cdi` gives, for another engine."""
+    devices = npu_devices(root)
+    if not devices:
+        return Check("cdi", "ok", "no CDI spec names the NPUs (run gives device nodes, or the Ascend Docker Runtime)")
+    specs = ", ".join(sorted({d.spec for d in devices}))
+    names = ", ".join(d.qualified for d in devices)
+    return Check("cdi", "ok", f"{names} ({specs}): `run --print --format cdi` for {CDI_DOCKER}")

@@ -14,7 +14,7 @@ import pytest
 from builder.cli.context import Context
 from builder.engine.docker_launch import DockerLauncher
 from tests.fake_engine import FakeEngine
-from tests.helpers import ascend_host, run_cli
+from tests.helpers import CDI_KIND, ascend_host, cdi_host, npu, run_cli
 
 IMAGE = "stackbuild/reference:8.5.0-910b-debian12-py3.11-x86_64"
 # The canonical flags for /dev/davinci0, in the facts' order.
@@ -132,3 +132,27 @@ def test_where_the_engine_has_the_ascend_runtime_run_gives_it_the_callers_visibl
     engine.runtimes = ("ascend",)
     code, _, err = run_cli(capsys, "run", "--print", IMAGE)
     assert code == 2 and "ASCEND_VISIBLE_DEVICES='0;rm -rf /': say NPU numbers and ranges" in err
+
+
+def test_where_a_cdi_spec_names_the_npus_print_offers_the_cdi_form(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Docker 25 or later runs `--device <kind>=<name>`; 20.10 cannot, so it is printed only."""
+    root = ascend_host(tmp_path)  # NPUs 0 and 1
+    cdi_host(root, [npu("0", 0), npu("1", 1)])
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(root))
+    monkeypatch.setattr(Context, "engine", lambda *_: FakeEngine(runtimes=("runc",)))
+    code, out, err = run_cli(capsys, "run", "--print", IMAGE)
+    assert (
+        code == 0
+        and out.strip()
+        == f"docker run --rm -i {CANONICAL.replace('davinci0', 'davinci0 --device /dev/davinci1', 1)} {IMAGE}"
+    )
+    assert "a CDI spec names this host's NPUs (/etc/cdi/npus.json): `stackbuild run --print --format cdi`" in err
+    code, out, err = run_cli(
+        capsys, "run", "--print", "--format", "cdi", "--device", "1", IMAGE, "--", "npu-smi", "info"
+    )
+    assert code == 0 and out.strip() == f"docker run --rm -i --device {CDI_KIND}=1 {IMAGE} npu-smi info"
+    assert "this line needs Docker 25 or later with CDI enabled" in err
+    code, _, err = run_cli(capsys, "run", "--format", "cdi", IMAGE)
+    assert code == 2 and "--format cdi is a line for Docker 25 or later" in err

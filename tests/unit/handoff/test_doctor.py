@@ -14,6 +14,7 @@ from builder.engine import EngineError, EngineFacts
 from builder.handoff.doctor import (
     Certified,
     binfmt_checks,
+    cdi_check,
     driver_check,
     firmware_check,
     host_checks,
@@ -24,7 +25,7 @@ from builder.manifest import load
 from builder.plan.labels import LOCK_IN_IMAGE
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
-from tests.helpers import ascend_host, run_cli
+from tests.helpers import CDI_KIND, ascend_host, cdi_host, npu, run_cli
 
 REAL_MANIFEST = load(ROOT / "stacks" / "8.5.0.yaml")
 REAL = Certified.of_manifest(REAL_MANIFEST)  # certified for driver 25.5.0
@@ -59,7 +60,16 @@ def test_a_certified_ascend_host_passes_every_host_check(tmp_path: Path) -> None
         "firmware": "ok",
         "driver user": "ok",
         "kernel headers": "ok",
+        "cdi": "ok",
     }
+
+
+def test_doctor_says_which_cdi_devices_name_the_npus(tmp_path: Path) -> None:
+    root = certified_host(tmp_path)
+    assert cdi_check(root).detail.startswith("no CDI spec names the NPUs")
+    cdi_host(root, [npu("0", 0)])
+    detail = cdi_check(root).detail
+    assert detail.startswith(f"{CDI_KIND}=0 (/etc/cdi/npus.json): `run --print --format cdi` for Docker 25 or later")
 
 
 def test_a_driver_the_stack_is_not_certified_for_names_both_versions(tmp_path: Path) -> None:
