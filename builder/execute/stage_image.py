@@ -12,6 +12,7 @@ from pathlib import Path
 
 from builder.engine import BuildEngine, BuildFailed, BuildSpec, EngineError
 from builder.execute import compile_mounts, environment
+from builder.execute.checkout_paths import in_checkout
 from builder.execute.debug import failed_command, record_failure
 from builder.execute.stage_checks import drop, shell_hint
 from builder.execute.stage_log import StageLog, line_writer
@@ -82,15 +83,17 @@ class StageImages:
         try:
             return self.engine.build(context, log.write, spec)
         except BuildFailed as err:
-            # apt's or dpkg's words, or the build step's own and its output's: not the command stackbuild ran
-            reason = install_failure(err.log_tail) or step_failure(err.log_tail) or str(err)
+            # apt's or dpkg's words, or the build step's own and its output's: not the command stackbuild ran;
+            # a source file named where the user edits it
+            tail = in_checkout(err.log_tail, stage)
+            reason = install_failure(tail) or step_failure(tail) or str(err)
             # A failed RUN can be looked at where it failed, `shell` saying what `build` said; other
             # failures (COPY, the engine) cannot.
             debug = ""
             if (command := failed_command(str(err))) is not None:
                 record_failure(self.cache, self.plan, stage, reason, command)
                 debug = shell_hint(self.plan, stage)
-            raise log.failed(reason, log_tail=err.log_tail[-15:], cause=diagnose(err.log_tail), debug=debug) from err
+            raise log.failed(reason, log_tail=tail[-15:], cause=diagnose(err.log_tail), debug=debug) from err
 
     def _environment(self, stage: Stage, built: str, log: StageLog) -> str:
         """The built image with the environment its scripts set (stages that have a EnvCapture)."""

@@ -140,6 +140,22 @@ def test_failing_command_probe_and_build_step(workspace: Path) -> None:
     assert "likely cause: CMAKE_PREFIX_PATH lacks the toolkit's lib64/cmake" in run.stderr
 
 
+def test_a_compile_error_names_the_source_file_where_the_user_edits_it(workspace: Path) -> None:
+    """The compiler sees the copy under /opt/stack/runtime/; the headline and the log tail name the
+    checkout's file (issue 55: error lines named the path inside the container)."""
+    source = workspace / "stacks" / "reference" / "runtime" / "src" / "runtime.c"
+    old = source.read_text()
+    source.write_text(old + "\nint stackbuild_broken(void) { return stackbuild_undeclared; }\n")
+    try:
+        run = stackbuild(workspace, "build", "reftest", "--no-smoke")
+    finally:
+        source.write_text(old)
+    assert run.returncode == 1, run.stderr[-3000:]
+    headline = next(line for line in run.stderr.splitlines() if "stage runtime failed" in line)
+    assert f"{source}:" in headline and "stackbuild_undeclared" in headline, headline
+    assert "/opt/stack/runtime/src/runtime.c" not in run.stderr
+
+
 def test_build_steps_are_scripts_comments_and_lines_are_harmless(workspace: Path) -> None:
     """A trailing shell comment no longer hides later steps or the artifact checks; a multi-line script runs."""
     run = build_variant(
