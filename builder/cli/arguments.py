@@ -120,6 +120,18 @@ Engines = Annotated[
         "default DOCKER_HOST or the local engine)",
     ),
 ]
+PlannedEngines = Annotated[
+    list[str],
+    option(
+        "--engine",
+        action="append",
+        default=[],
+        type=engine_option,
+        help="a Docker engine the build would use (repeatable, as build takes them): say which build the "
+        "stages, natively or under emulation; the first is asked what is cached (default DOCKER_HOST or the "
+        "local engine)",
+    ),
+]
 CacheFrom = Annotated[
     str | None,
     option(
