@@ -107,6 +107,37 @@ def test_jobs_are_per_engine_routed_to(tmp_path: Path) -> None:
     assert (aarch64.max_active, x86.max_active) == (0, 1)
 
 
+def aarch64_plan() -> Plan:
+    """The golden plan for aarch64: the platform is in every key, so none is the x86_64 plan's."""
+    plan = plan_without_contexts()
+    stages = {
+        name: dataclasses.replace(stage, inputs=dataclasses.replace(stage.inputs, platform=Arch.AARCH64.platform))
+        for name, stage in plan.stages.items()
+    }
+    return dataclasses.replace(plan, arch=Arch.AARCH64, stages=stages)
+
+
+def test_a_publish_builds_each_architecture_on_its_own_engines(tmp_path: Path) -> None:
+    """publish's builds, one per architecture with the same engines (chain.published): each plan's stages
+    on the engine of its architecture, the finals of both on the first, which pushes them."""
+    shared: dict[str, str] = {}
+    x86, arm = (FakeEngine(registry=shared, parents_must_exist=True, arch=arch) for arch in (Arch.X86_64, Arch.AARCH64))
+    options = BuildOptions(
+        jobs=1,
+        live=False,
+        log_dir=tmp_path / "logs",
+        registry=RegistryCache(push_to="127.0.0.1:5000/cache"),
+        more_engines=(("arm", arm),),
+        engine_name="x86",
+    )
+    plans = [plan_without_contexts(), aarch64_plan()]
+    for plan in plans:
+        execute(find_cached(plan, x86), x86, Cache(tmp_path / "cache"), options, print)
+        assert all(plan.stages[final].tag() in x86.tagged for final in FINALS)
+    assert built_on(x86) == built_on(arm) == set(plans[0].stages)  # each engine built its architecture's stages
+    assert all(s.tag() not in arm.tagged for s in plans[0].order())  # and none of the other's
+
+
 def test_with_no_engine_of_its_architecture_every_engine_builds_under_emulation(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
