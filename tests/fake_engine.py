@@ -25,6 +25,7 @@ from builder.engine import (
     CacheMount,
     DeviceAccess,
     EngineFacts,
+    EngineUnavailable,
     ImageFacts,
     RunResult,
 )
@@ -207,9 +208,13 @@ class FakeEngine:
         return RunResult(0, self.smoke_output)
 
     runtimes: tuple[str, ...] = ("runc",)  # the daemon's container runtimes, as its info lists them
+    arch: Arch | None = field(default_factory=Arch.host)  # the machine it says it runs on
+    unanswered: bool = False  # about() fails, as a daemon that does not answer
 
     def about(self) -> EngineFacts:
-        return EngineFacts("Fake", "1.0", "0.1", "memory", "the fake's builds", None, self.runtimes)
+        if self.unanswered:
+            raise EngineUnavailable("cannot ask the engine about itself: fake", "start it")
+        return EngineFacts("Fake", "1.0", "0.1", "memory", "the fake's builds", None, self.runtimes, self.arch)
 
     launched: list[list[str]] = field(default_factory=list)
 

@@ -115,9 +115,21 @@ Engines = Annotated[
         action="append",
         default=[],
         type=engine_option,
-        help="a Docker engine to build on (repeatable: independent stages are spread over them, sharing "
-        "images through the registry cache, so --cache-to is needed; the first holds the results; "
-        "default DOCKER_HOST or the local engine)",
+        help="a Docker engine to build on (repeatable: independent stages are spread over those that report "
+        "the build's architecture, else over all under emulation, sharing images through the registry cache, "
+        "so --cache-to is needed; the first holds the results; default DOCKER_HOST or the local engine)",
+    ),
+]
+PlannedEngines = Annotated[
+    list[str],
+    option(
+        "--engine",
+        action="append",
+        default=[],
+        type=engine_option,
+        help="a Docker engine the build would use (repeatable, as build takes them): say which build the "
+        "stages, natively or under emulation; the first is asked what is cached (default DOCKER_HOST or the "
+        "local engine)",
     ),
 ]
 CacheFrom = Annotated[

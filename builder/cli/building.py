@@ -9,7 +9,7 @@ from pathlib import Path
 from builder import lock as lock_io
 from builder.cli.arguments import target_arch
 from builder.cli.context import Context, say
-from builder.cli.engines import build_options
+from builder.cli.engines import build_options, named_engines
 from builder.cli.readiness import refuse_unsupported, run_compat, steps_needed
 from builder.cli.screen import compile_cache_lines, final_lines, plan_lines, show
 from builder.cli.stack_commands import BuildArgs, PlanArgs, RenderArgs, SmokeArgs
@@ -52,7 +52,9 @@ def cmd_render(ctx: Context, args: RenderArgs) -> int:
 
 def cmd_plan(ctx: Context, args: PlanArgs) -> int:
     request, staged = _plan(ctx, args)
-    engine = ctx.engine()
+    engines = named_engines(ctx, args.engine)
+    engine = engines[0][1]
+    routing = chain.routing(staged, engines)
     work = chain.cached(staged, engine)
     caches = {state.component: state for state in chain.compile_caches(staged, engine)}
     cache = request.cache
@@ -70,9 +72,9 @@ def cmd_plan(ctx: Context, args: PlanArgs) -> int:
     ]
     if args.json:
         document = {"stack": staged.stack, "arch": args.arch, "stages": rows, "drift": list(staged.drift)}
-        print(json.dumps(document | {"tags": dict(staged.final_tags)}, indent=2))
+        print(json.dumps(document | {"tags": dict(staged.final_tags), "routing": routing.as_json()}, indent=2))
         return 0
-    show([*plan_lines(staged, rows), *compile_cache_lines(list(caches.values()))])
+    show([*plan_lines(staged, rows), *compile_cache_lines(list(caches.values())), routing.line()])
     return 0
 
 

@@ -1,10 +1,11 @@
 """The engine a build runs on and the build's options, from --jobs, --engine, --cache-from/--cache-to
-and the site config: what build and publish (two command families, which import no other) share."""
+and the site config: what build, publish and plan (command families, which import no other) share."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 
 from builder.cli.context import Context, say
 from builder.cli.image_commands import PublishArgs
@@ -24,15 +25,24 @@ def build_options(ctx: Context, args: BuildArgs | PublishArgs) -> tuple[BuildEng
             "[stackbuild] note: tcp:// engines without DOCKER_TLS_VERIFY=1 are spoken to unencrypted "
             "(registry logins too)"
         )
-    first, more = (args.engine[0], args.engine[1:]) if args.engine else (None, [])
+    (first_name, first), *more = named_engines(ctx, args.engine)
     options = BuildOptions(
         jobs=args.jobs,
         live=sys.stderr.isatty(),
         log_dir=ctx.log_dir(),
         registry=registry,
-        more_engines=tuple((url, ctx.engine(url)) for url in more),
-        engine_name=first or os.environ.get("DOCKER_HOST") or "the local engine",
+        more_engines=tuple(more),
+        engine_name=first_name,
         devices=npu_devices(ctx.settings.host_root),
         compile_cache=not args.no_compile_cache,
     )
-    return ctx.engine(first), options
+    return first, options
+
+
+def named_engines(ctx: Context, urls: Sequence[str]) -> list[tuple[str, BuildEngine]]:
+    """The engines --engine names (none: DOCKER_HOST's, else the local one), each with the name a build
+    shows it by; the first is the one the build reports to."""
+    first, more = (urls[0], urls[1:]) if urls else (None, [])
+    return [(first or os.environ.get("DOCKER_HOST") or "the local engine", ctx.engine(first))] + [
+        (url, ctx.engine(url)) for url in more
+    ]

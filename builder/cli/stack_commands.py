@@ -19,6 +19,7 @@ from builder.cli.arguments import (
     Jobs,
     Json,
     NoCompileCache,
+    PlannedEngines,
     PrintOnly,
     Stack,
     StageArch,
@@ -149,6 +150,7 @@ class PlanArgs:
     stack: DefaultStack
     arch: StageArch
     json: Json
+    engine: PlannedEngines
 
 
 @DECLARED.command(

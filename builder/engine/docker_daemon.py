@@ -14,6 +14,7 @@ import docker.errors
 import requests
 
 from builder.engine.protocol import EngineFacts, EngineUnavailable
+from builder.model.arch import Arch
 
 # Doctor's fix for a Docker that is not there, not running or without BuildKit.
 START = "python -m builder.hostsetup --docker (installs docker.io and starts dockerd)"
@@ -59,8 +60,8 @@ class DockerDaemon:
         return result
 
     def facts(self, builder: str) -> EngineFacts:
-        """The engine's version, API version, storage driver and data root, with the builder stage
-        builds go through: the Engine's about()."""
+        """The engine's version, API version, storage driver, data root and architecture, with the
+        builder stage builds go through: the Engine's about()."""
         try:
             version, info = self.client.version(), self.client.info()
         except (docker.errors.DockerException, requests.RequestException) as err:
@@ -74,6 +75,7 @@ class DockerDaemon:
             builder,
             Path(root) if root else None,
             tuple(sorted(info.get("Runtimes") or {})),
+            Arch.of_machine(str(info.get("Architecture", ""))),
         )
 
     @functools.cached_property

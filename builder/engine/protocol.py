@@ -93,7 +93,7 @@ class ImageFacts:
 
 @dataclass(frozen=True)
 class EngineFacts:
-    """What the engine says of itself (for `stackbuild doctor`)."""
+    """What the engine says of itself (for `stackbuild doctor`, and which stages a build sends it)."""
 
     product: str  # e.g. Docker
     version: str
@@ -102,6 +102,7 @@ class EngineFacts:
     builder: str  # what stage builds go through
     root: Path | None  # where it keeps its images, as it names the place (None: it does not say)
     runtimes: tuple[str, ...] = ()  # the container runtimes it has registered (runc; ascend, MindCluster's)
+    arch: Arch | None = None  # the machine it runs on, as it says (None: one stackbuild builds none of)
 
 
 class Engine(Protocol):

@@ -24,6 +24,7 @@ from builder.execute.compile_mounts import CacheState
 from builder.execute.history import record_run
 from builder.execute.pipeline import BuildOptions, Tagged, Work, execute, find_cached, smoke, tag_finals
 from builder.execute.provenance import provenance, write_provenance
+from builder.execute.routing import Routing, route
 from builder.inputs.project import origin_of
 from builder.lock import io as lock_io
 from builder.lock.locked import Lock
@@ -59,6 +60,7 @@ __all__ = [
     "prepared",
     "published",
     "refuse_unresolved",
+    "routing",
     "smoked",
 ]
 
@@ -87,6 +89,12 @@ def prepared(request: Request, say: Say) -> tuple[Inputs, Plan]:
 def cached(planned: Plan, engine: Engine) -> Work:
     """Which stages the engine has (by key) and which are to build."""
     return find_cached(planned, engine)
+
+
+def routing(planned: Plan, engines: Sequence[tuple[str, Engine]]) -> Routing:
+    """Which of the engines (name, engine; the first the one the build reports to) would build the plan's
+    stages: those of its architecture, else all of them under emulation."""
+    return route(planned.arch, engines)
 
 
 def compile_caches(planned: Plan, engine: BuildEngine) -> list[CacheState]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from builder.engine import BuildEngine, Engine, EngineError
 from builder.execute.pool import EnginePool
 from builder.execute.progress import Reporter
+from builder.execute.routing import Routing, route
 from builder.execute.scheduler import schedule
 from builder.execute.stage import StageRunner
 from builder.execute.stage_registry import Answer, RegistryCache, asked_at_once
@@ -37,8 +38,9 @@ class BuildOptions:
     live: bool
     log_dir: Path
     registry: RegistryCache = field(default_factory=RegistryCache)
-    # More engines to spread the stages over (name, engine), sharing images through the registry cache;
-    # engine_name names the first (the one the build is given).
+    # More engines to spread the stages over (name, engine), sharing images through the registry cache,
+    # those of the plan's architecture only when there are any; engine_name names the first (the one
+    # the build is given).
     more_engines: tuple[tuple[str, BuildEngine], ...] = ()
     engine_name: str = "the local engine"
     devices: tuple[str, ...] = ()  # the host's NPU device nodes a smoke gets (none: its launch is skipped)
@@ -97,7 +99,9 @@ def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions
     if plan.drift:
         say("[stackbuild] note: what the working tree holds is built, not what is locked (--frozen refuses)")
     build_one = StageRunner(plan, engine, cache, options.log_dir, options.registry, compile_cache=options.compile_cache)
-    pool = _pool(build_one, options)
+    routing = route(plan.arch, [(options.engine_name, engine), *options.more_engines])
+    say(f"[stackbuild] {routing.line()}")
+    pool = _pool(build_one, options, routing)
     outcomes: dict[str, str] = {}  # each stage built here: built or pulled, as it finished
     try:
         if options.registry.pull_from and not pool:  # a pool's engines find in the cache what the others push meanwhile
@@ -115,7 +119,7 @@ def execute(work: Work, engine: BuildEngine, cache: Cache, options: BuildOptions
                     plan,
                     work.to_build,
                     runner,
-                    options.jobs * (1 + len(options.more_engines)),
+                    options.jobs * len(routing.eligible),
                     reporter,
                     why=lambda stage: why(cache, plan, stage),
                     on_built=lambda stage: record_build(cache, plan, stage),
@@ -171,7 +175,7 @@ def _unreported(state: str, note: str = "") -> None:
     """The finals' moves between engines: their stage logs say it; the display keeps their outcome."""
 
 
-def _pool(first: StageRunner, options: BuildOptions) -> EnginePool | None:
+def _pool(first: StageRunner, options: BuildOptions, routing: Routing) -> EnginePool | None:
     if not options.more_engines:
         return None
     if not options.registry.push_to:
@@ -183,7 +187,7 @@ def _pool(first: StageRunner, options: BuildOptions) -> EnginePool | None:
     shared = options.registry.push_to
     first = dataclasses.replace(first, registry=RegistryCache(pull_from=shared, push_to=shared))
     more = [dataclasses.replace(first, engine=e, pulled=set(), pending=set()) for _, e in options.more_engines]
-    return EnginePool([first, *more], [options.engine_name, *(name for name, _ in options.more_engines)])
+    return EnginePool([first, *more], routing)
 
 
 def tag_finals(built: StagesBuilt, engine: Engine) -> Tagged:

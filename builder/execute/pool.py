@@ -2,8 +2,9 @@
 the registry stage cache (each stage is pushed once its probes pass; an engine that lacks a
 parent pulls it from there, probed, before building on it).
 
-The first engine is the one the build reports to: the final images end up there for the tags and
-the smoke."""
+Stages go to the engines of the plan's architecture when the pool has one, else to every engine,
+under emulation (`routing`). The first engine is the one the build reports to, whatever its
+architecture: the final images end up there for the tags and the smoke."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 
+from builder.execute.routing import Routing
 from builder.execute.stage import Run, StageRunner, TaggedParents
 from builder.execute.stage_log import StageFailed, StageSkipped, StateReport
 from builder.plan.plan_model import Stage
@@ -44,11 +46,11 @@ class _OnEngine:
 
 
 class EnginePool:
-    """build_one over several engines: each stage goes to the least busy one, preferring the engine
-    that built most of its parents (they need no transfer)."""
+    """build_one over several engines: each stage goes to the least busy engine routing gives it,
+    preferring the one that built most of its parents (they need no transfer)."""
 
-    def __init__(self, runners: Sequence[StageRunner], names: Sequence[str]) -> None:
-        self.runners, self.names = list(runners), list(names)
+    def __init__(self, runners: Sequence[StageRunner], routing: Routing) -> None:
+        self.runners, self.routing = list(runners), routing
         self.busy: Counter[int] = Counter()
         self.assigned: dict[str, int] = {}  # stage -> the engine it was given this run
         self.guard = threading.Lock()
@@ -56,7 +58,7 @@ class EnginePool:
     def _pick(self, stage: Stage) -> int:
         with self.guard:
             local = Counter(self.assigned[p] for p in stage.parents if p in self.assigned)
-            index = min(range(len(self.runners)), key=lambda i: (self.busy[i], -local[i], i))
+            index = min(self.routing.eligible, key=lambda i: (self.busy[i], -local[i], i))
             self.busy[index] += 1
             self.assigned[stage.name] = index
             return index
@@ -66,7 +68,7 @@ class EnginePool:
         runner = self.runners[index]
         run = run or TaggedParents()
         try:
-            report("building", f"on {self.names[index]}")
+            report("building", f"on {self.routing.engines[index].name} ({self.routing.how()})")
             with self.guard:  # a parent built here this run may be pending: its children start from it here
                 here = frozenset(p for p in stage.parents if self.assigned.get(p) == index)
             missing = [p for p in stage.parents if p not in here and not runner.engine.image_id(self._tag(p))]

@@ -48,7 +48,11 @@ def engine_check(connect: Callable[[], Engine]) -> tuple[Check, EngineFacts | No
         about = connect().about()
     except EngineUnavailable as err:
         return Check("engine", "fail", err.problem, err.remedy), None
-    detail = f"{about.product} {about.version} (API {about.api_version}), {about.storage_driver}, {about.builder}"
+    machine = about.arch or "a machine stackbuild builds none of"
+    detail = (
+        f"{about.product} {about.version} (API {about.api_version}) on {machine}, "
+        f"{about.storage_driver}, {about.builder}"
+    )
     return Check("engine", "ok", detail), about
 
 

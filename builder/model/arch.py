@@ -5,6 +5,9 @@ from __future__ import annotations
 import platform
 from enum import Enum
 
+# The machine names uname, Go and Docker give each architecture (Docker's `info` says uname's).
+_MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+
 
 class Arch(str, Enum):
     X86_64 = "x86_64"
@@ -31,7 +34,13 @@ class Arch(str, Enum):
     @classmethod
     def host(cls) -> Arch:
         machine = platform.machine()
-        return cls({"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine))
+        return cls(_MACHINES.get(machine, machine))
+
+    @classmethod
+    def of_machine(cls, machine: str) -> Arch | None:
+        """The architecture a machine name (uname's, Go's, Docker's) means; None for one stackbuild builds none of."""
+        named = _MACHINES.get(machine.lower())
+        return cls(named) if named else None
 
 
 ARCHITECTURES = tuple(a.value for a in Arch)

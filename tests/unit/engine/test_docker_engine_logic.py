@@ -1,6 +1,6 @@
 """The Docker engine's pure parts, no daemon: how a registry transfer's failure is classified and
 retried as the policy says, how Docker's LastTagTime reads, the `docker run` line people start images
-with, and what a daemon that does not answer says to do."""
+with, what a daemon that does not answer says to do, and the architecture one reports."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from builder.engine import (
 )
 from builder.engine.docker_daemon import DockerDaemon
 from builder.handoff.doctor import engine_check
+from builder.model.arch import Arch
 from builder.model.retry import RetryPolicy
 
 QUICK = RetryPolicy(attempts=3, backoff=0.001)
@@ -111,3 +112,29 @@ def test_a_socket_this_user_may_not_use_says_to_join_dockers_group(monkeypatch: 
     with pytest.raises(EngineUnavailable) as info:
         DockerDaemon()
     assert info.value.remedy == "usermod -aG docker $USER (then log in again), or run as root"
+
+
+class _Answering:
+    """A docker-py client whose daemon runs on machine (its info's Architecture, uname's name)."""
+
+    def __init__(self, machine: str) -> None:
+        self.machine = machine
+
+    def ping(self) -> bool:
+        return True
+
+    def version(self) -> dict[str, str]:
+        return {"Version": "20.10.24", "ApiVersion": "1.41"}
+
+    def info(self) -> dict[str, object]:
+        return {"Driver": "overlay2", "DockerRootDir": "/var/lib/docker", "Architecture": self.machine}
+
+
+@pytest.mark.parametrize(
+    ("machine", "arch"), [("x86_64", Arch.X86_64), ("aarch64", Arch.AARCH64), ("arm64", Arch.AARCH64), ("s390x", None)]
+)
+def test_a_daemon_reports_its_architecture_as_stackbuild_names_it(
+    monkeypatch: pytest.MonkeyPatch, machine: str, arch: Arch | None
+) -> None:
+    monkeypatch.setattr(docker, "from_env", lambda **_: _Answering(machine))
+    assert DockerDaemon().facts("BuildKit").arch == arch

@@ -214,7 +214,8 @@ def test_the_fake_engine_serves_doctor_and_run_and_shell(
 
     code, out, _ = run_cli(capsys, "doctor", "--json")
     engine = next(c for c in json.loads(out)["checks"] if c["name"] == "engine")
-    assert (engine["verdict"], engine["detail"]) == ("ok", "Fake 1.0 (API 0.1), memory, the fake's builds")
+    detail = f"Fake 1.0 (API 0.1) on {fake.arch}, memory, the fake's builds"
+    assert (engine["verdict"], engine["detail"]) == ("ok", detail)
 
     code, out, _ = run_cli(capsys, "run", "--print", IMAGE, "--", "id")
     line = shlex.split(out)
