@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import docker
 import pytest
@@ -111,3 +113,26 @@ def test_a_socket_this_user_may_not_use_says_to_join_dockers_group(monkeypatch: 
     with pytest.raises(EngineUnavailable) as info:
         DockerDaemon()
     assert info.value.remedy == "usermod -aG docker $USER (then log in again), or run as root"
+
+
+def test_a_container_given_npus_gets_the_hosts_npu_group() -> None:
+    """The smoke's and probes' containers (docker-py) add the groups as `docker run --group-add` does."""
+    from builder.engine.docker_containers import container
+
+    created: dict[str, Any] = {}
+
+    class Made:
+        def remove(self, force: bool) -> None: ...
+
+    class Containers:
+        def create(self, image: str, command: list[str], **options: Any) -> Made:
+            created.update(options)
+            return Made()
+
+    client: Any = SimpleNamespace(containers=Containers())
+    with container(client, "img", ["true"], None, DeviceAccess(devices=("/dev/davinci0",), groups=(1234,))):
+        pass
+    assert created["group_add"] == ["1234"] and created["devices"] == ["/dev/davinci0:/dev/davinci0"]
+    with container(client, "img", ["true"], None, DeviceAccess()):
+        pass
+    assert created["group_add"] is None
