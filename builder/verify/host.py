@@ -18,6 +18,7 @@ NPU_DEVICE = re.compile(r"davinci(\d+)")
 ASCEND_RUNTIME = "ascend"  # the Ascend Docker Runtime's name in the engine's runtimes
 VISIBLE_DEVICES = re.compile(r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*")  # ASCEND_VISIBLE_DEVICES: 0,1 or 0-3
 DRIVER_USER = "HwHiAiUser"  # the user and group the driver installer runs the driver as
+DECIMAL_ID = re.compile(r"[0-9]{1,10}")  # a UID or GID as /etc/passwd and /etc/group write it (ASCII only)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def host_ids(root: Path, name: str) -> tuple[int | None, int | None]:
         path = root / "etc" / table
         for line in path.read_text(errors="replace").splitlines() if path.is_file() else []:
             fields = line.split(":")
-            if len(fields) > index and fields[0] == name and fields[index].isdigit():
+            if len(fields) > index and fields[0] == name and DECIMAL_ID.fullmatch(fields[index]):
                 return int(fields[index])
         return None
 

@@ -142,6 +142,8 @@ def test_run_adds_the_hosts_npu_group_so_an_image_running_as_a_user_opens_them(
     own: the nodes' group, else (nodes root's) the host's HwHiAiUser group, given with --group-add."""
     host = ascend_host(tmp_path)
     monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(host))
+    (host / "etc" / "group").write_text("root:x:0:\nHwHiAiUser:x:\u00b2:\n")  # not a GID: never on the line
+    assert "--group-add" not in run_cli(capsys, "run", "--print", "--device", "0", IMAGE)[1]
     (host / "etc" / "group").write_text("root:x:0:\nHwHiAiUser:x:1234:\n")
     line = run_cli(capsys, "run", "--print", "--device", "0", IMAGE)[1].strip()
     assert line == f"docker run --rm -i {CANONICAL} --group-add 1234 {IMAGE}"
