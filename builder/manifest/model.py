@@ -86,9 +86,19 @@ class RunUser(Model):
     """The user the final images run as: a passwd entry, its group of the same name and a home, made
     in each final image with fixed IDs (the host's driver user's, so files and devices agree)."""
 
-    name: str = Field(description="the user and its group, e.g. HwHiAiUser (the NPU driver's run user)")
-    uid: StrictInt = Field(description=f"its UID, 1 to {MAX_ID}: the host's `id -u HwHiAiUser`, often 1000")
-    gid: StrictInt = Field(description=f"its group's GID, 1 to {MAX_ID}: the host's `id -g HwHiAiUser`")
+    # Checked by the validators below (their messages say the fix); the schema says the same for editors.
+    name: str = Field(
+        description="the user and its group, e.g. HwHiAiUser (the NPU driver's run user)",
+        json_schema_extra={"pattern": f"^{USER_NAME.pattern}$"},
+    )
+    uid: StrictInt = Field(
+        description=f"its UID, 1 to {MAX_ID}: the host's `id -u HwHiAiUser`, often 1000",
+        json_schema_extra={"minimum": 1, "maximum": MAX_ID},
+    )
+    gid: StrictInt = Field(
+        description=f"its group's GID, 1 to {MAX_ID}: the host's `id -g HwHiAiUser`",
+        json_schema_extra={"minimum": 1, "maximum": MAX_ID},
+    )
 
     @field_validator("name")
     @classmethod
