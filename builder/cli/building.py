@@ -21,6 +21,7 @@ from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.plan.plan_model import Plan
 from builder.plan.why import why
+from builder.verify.host import npu_group
 from builder.verify.smoke import SmokeResult, npu_devices, run_smoke, smoke_log, smoke_report
 
 
@@ -124,7 +125,7 @@ def cmd_build(ctx: Context, args: BuildArgs) -> int:
     show(final_lines(engine, built))
     if args.no_smoke:
         return 0
-    outcome = chain.smoked(built, options.devices)
+    outcome = chain.smoked(built, options.devices, options.device_groups)
     log = smoke_log(options.log_dir, loaded.name, str(built.request.arch))
     return _report_smoke(outcome, built.tagged.tags["runtime-image"], loaded.smoke.command, log)
 
@@ -132,7 +133,8 @@ def cmd_build(ctx: Context, args: BuildArgs) -> int:
 def cmd_smoke(ctx: Context, args: SmokeArgs) -> int:
     engine = ctx.engine()
     smoke = ctx.load(args.stack)[0].smoke if args.stack else _carried_smoke(engine, args.image)
-    outcome = run_smoke(engine, args.image, smoke, npu_devices(ctx.settings.host_root))
+    root = ctx.settings.host_root
+    outcome = run_smoke(engine, args.image, smoke, npu_devices(root), npu_group(root))
     print(outcome.output.rstrip())
     return _report_smoke(outcome, args.image, smoke.command, ctx.error_log_dir() / "smoke.log")
 

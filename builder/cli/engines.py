@@ -13,6 +13,7 @@ from builder.cli.stack_commands import BuildArgs
 from builder.engine import BuildEngine
 from builder.execute.chain import BuildOptions
 from builder.execute.stage_registry import RegistryCache
+from builder.verify.host import npu_group
 from builder.verify.smoke import npu_devices
 
 
@@ -34,6 +35,7 @@ def build_options(ctx: Context, args: BuildArgs | PublishArgs) -> tuple[BuildEng
         more_engines=tuple(more),
         engine_name=first_name,
         devices=npu_devices(ctx.settings.host_root),
+        device_groups=npu_group(ctx.settings.host_root),
         compile_cache=not args.no_compile_cache,
     )
     return first, options

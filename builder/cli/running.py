@@ -22,7 +22,7 @@ from builder.handoff.contents import read_contents
 from builder.model.arch import Arch
 from builder.model.errors import InputError, StackbuildError
 from builder.verify.cdi import CDI_DOCKER, cdi_access, npu_devices
-from builder.verify.host import ASCEND_RUNTIME, HostAccess, host_access, runtime_access
+from builder.verify.host import ASCEND_RUNTIME, HostAccess, host_access, npu_group, runtime_access
 
 
 def _access(ctx: Context, devices: list[int]) -> HostAccess:
@@ -71,7 +71,8 @@ def cmd_run(ctx: Context, args: RunArgs) -> int:
         if not args.print:
             raise InputError("--format k8s writes manifests for a cluster: give --print with it")
         contents = read_contents(ctx.engine(), args.image, Arch.host())
-        print(kubernetes.manifests(contents, _command(args), len(args.device) or 1), end="")
+        groups = npu_group(ctx.settings.host_root)
+        print(kubernetes.manifests(contents, _command(args), len(args.device) or 1, groups), end="")
         return 0
     if args.format == "cdi":  # this engine cannot run it (Docker 20.10): printed for one that can
         if not args.print:
@@ -120,7 +121,8 @@ def cmd_devcontainer(ctx: Context, args: DevcontainerArgs) -> int:
     target = (args.output or Path.cwd()) / ".devcontainer" / "devcontainer.json"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(devcontainer.text(f"{plan.stack} devel", image, _access(ctx, args.device).access))
+        access = _access(ctx, args.device).access
+        target.write_text(devcontainer.text(f"{plan.stack} devel", image, access, request.manifest.run_user))
     except OSError as err:
         raise InputError(f"-o {target.parent.parent}: cannot write there: {err.strerror or err}") from err
     say(f"[stackbuild] {target}: {image} (build it first: `stackbuild build {args.stack}`)")

@@ -58,6 +58,14 @@ class NewArgs:
         ),
     ]
     name: Annotated[str | None, option(help="stack name (default: VERSION-CHIP)")]
+    user: Annotated[
+        str | None,
+        option(
+            metavar="NAME:UID:GID",
+            help="who the images run as: a user made in them (default HwHiAiUser:1000:1000, CANN's driver user; "
+            "this host's: `id HwHiAiUser`), or root (--from: that stack's)",
+        ),
+    ]
     output: Annotated[Path | None, output_option("file to write (default stacks/<name>.yaml)")]
 
 

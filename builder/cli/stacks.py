@@ -86,6 +86,8 @@ def cmd_new(ctx: Context, args: NewArgs) -> int:
     else:
         template, origin = new.packaged_template(args.version), "stackbuild's template"
     data = new.new_manifest(template, args.version, args.chip, name)
+    if args.user is not None:
+        data["user"] = new.user_entry(args.user)
     out = args.output or ctx.root / "stacks" / f"{name}.yaml"
     new.write_manifest(data, out, f"{origin} and the CANN {args.version} catalog")
     try:

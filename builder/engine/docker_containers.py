@@ -41,6 +41,7 @@ def container(
             network_disabled=True,
             devices=[f"{d}:{d}" for d in access.devices],
             mounts=[docker.types.Mount(p, p, type="bind", read_only=True) for p in access.read_only_mounts],
+            group_add=[str(g) for g in access.groups] or None,
             detach=True,
         )
     except (docker.errors.DockerException, requests.RequestException) as err:

@@ -17,7 +17,7 @@ CLIENT = "docker"
 def run_flags(access: DeviceAccess) -> list[str]:
     """access as `docker run` flags: --device per node, -v per host path, read-only (CANN's own line
     mounts the driver writable, and a root container given the host's npu-smi or driver libraries
-    writable could replace them for the host: issue 48)."""
+    writable could replace them for the host: issue 48), --group-add per group."""
     flags = ["--runtime", access.runtime] if access.runtime else []
     for name, value in access.environment:
         flags += ["-e", f"{name}={value}"]
@@ -25,6 +25,8 @@ def run_flags(access: DeviceAccess) -> list[str]:
         flags += ["--device", dev]
     for path in access.read_only_mounts:
         flags += ["-v", f"{path}:{path}:ro"]
+    for group in access.groups:
+        flags += ["--group-add", str(group)]
     return flags
 
 

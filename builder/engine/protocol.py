@@ -75,6 +75,7 @@ class DeviceAccess:
     read_only_mounts: tuple[str, ...] = ()
     runtime: str = ""  # "": the engine's default
     environment: tuple[tuple[str, str], ...] = ()
+    groups: tuple[int, ...] = ()  # supplementary groups (the host's NPU group: a non-root image opens them)
 
 
 NO_DEVICES = DeviceAccess()

@@ -130,10 +130,10 @@ def build(request: Request, engine: BuildEngine, options: BuildOptions, provenan
     return Built(request, tagged, engine, took, written)
 
 
-def smoked(built: Built, devices: tuple[str, ...]) -> SmokeResult:
+def smoked(built: Built, devices: tuple[str, ...], groups: tuple[int, ...] = ()) -> SmokeResult:
     """The stack's smoke command in the runtime image just built, given the host's NPU devices (a recorded
     pass is not run again)."""
-    return smoke(built.tagged, built.request.manifest.smoke, built.engine, built.request.cache, devices)
+    return smoke(built.tagged, built.request.manifest.smoke, built.engine, built.request.cache, devices, groups)
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def published(to: Destination, engine: BuildEngine, options: BuildOptions, prove
         name = request.manifest.name
         say(f"[stackbuild] publish: building {name} for {request.arch} from its lock (frozen)")
         done = built[request.arch] = build(request, engine, options, provenance_dir, say)
-        outcome = smoked(done, options.devices)
+        outcome = smoked(done, options.devices, options.device_groups)
         log = smoke_log(options.log_dir, name, str(request.arch))
         for line in smoke_report(outcome, done.tagged.tags["runtime-image"], request.manifest.smoke.command, log):
             say(line)

@@ -44,6 +44,7 @@ class BuildOptions:
     more_engines: tuple[tuple[str, BuildEngine], ...] = ()
     engine_name: str = "the local engine"
     devices: tuple[str, ...] = ()  # the host's NPU device nodes a smoke gets (none: its launch is skipped)
+    device_groups: tuple[int, ...] = ()  # the host's NPU group, added with them (a user image opens them)
     compile_cache: bool = True  # component builds mount their compile cache where they have one (--no-compile-cache)
 
 
@@ -196,13 +197,15 @@ def tag_finals(built: StagesBuilt, engine: Engine) -> Tagged:
     return Tagged(built, dict(built.plan.final_tags))
 
 
-def smoke(tagged: Tagged, spec: Smoke, engine: Engine, cache: Cache, devices: tuple[str, ...]) -> SmokeResult:
+def smoke(
+    tagged: Tagged, spec: Smoke, engine: Engine, cache: Cache, devices: tuple[str, ...], groups: tuple[int, ...] = ()
+) -> SmokeResult:
     """Smoke the runtime image once per image key (a recorded pass is not run again)."""
     # A pass counts for this image and this smoke command: a new command or expectation runs again.
     key = digest({"image": tagged.built.plan.stages["runtime-image"].key, "smoke": spec.model_dump(mode="json")})
     if cache.records.read("smoke", key) is not None:
         return SmokeResult(True, True, "launch: passed (recorded for this image key)", "")
-    outcome = run_smoke(engine, tagged.tags["runtime-image"], spec, devices)
+    outcome = run_smoke(engine, tagged.tags["runtime-image"], spec, devices, groups)
     if outcome.passed:
         cache.records.write({"output": outcome.output}, "smoke", key)
     return outcome

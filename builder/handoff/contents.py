@@ -16,10 +16,19 @@ from builder.inputs.bootstrap import Flavor
 from builder.inputs.source_kinds import kind_of
 from builder.lock import io as lock_io
 from builder.lock.locked import Lock
-from builder.manifest.model import Smoke
+from builder.manifest.model import RunUser, Smoke
 from builder.model.arch import ARCHITECTURES, Arch
 from builder.model.errors import StackbuildError
-from builder.plan.labels import COMPONENT_LABEL, LOCK_IN_IMAGE, SMOKE_COMMAND, SMOKE_EXPECT, SMOKE_NEEDS_DEVICE
+from builder.plan.labels import (
+    COMPONENT_LABEL,
+    LOCK_IN_IMAGE,
+    SMOKE_COMMAND,
+    SMOKE_EXPECT,
+    SMOKE_NEEDS_DEVICE,
+    USER_GID,
+    USER_NAME,
+    USER_UID,
+)
 
 ARCH_LABEL = "org.stackbuild.arch"
 PLAIN_WORD = re.compile(r"[\w./,:=+@%-]+")
@@ -56,6 +65,16 @@ class Contents:
             expect=self.labels.get(SMOKE_EXPECT, ""),
             needs_device=self.labels.get(SMOKE_NEEDS_DEVICE) == "true",
         )
+
+    def run_user(self) -> RunUser | None:
+        """The user the image runs as (None: root, or built before images named theirs)."""
+        if (name := self.labels.get(USER_NAME)) is None:
+            return None
+        uid, gid = self.labels.get(USER_UID, ""), self.labels.get(USER_GID, "")
+        try:
+            return RunUser(name=name, uid=int(uid), gid=int(gid))
+        except ValueError as err:  # pydantic's ValidationError is one
+            raise StackbuildError(f"{self.image}: its user labels are not a user ({name!r} {uid!r}:{gid!r})") from err
 
     def components(self) -> dict[str, dict[str, Any]]:
         """Each component's source: repository and commit, or the tree hash of a path source."""

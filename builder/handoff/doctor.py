@@ -16,15 +16,14 @@ from typing import Literal, Protocol
 
 from builder.engine import Engine, EngineError, EngineFacts, EngineUnavailable
 from builder.handoff.contents import Contents
-from builder.manifest.model import Manifest
+from builder.manifest.model import Manifest, RunUser
 from builder.model.arch import Arch
 from builder.model.layout import ASCEND_ROOT, CONTROL_DEVICES
 from builder.verify.cdi import CDI_DOCKER, npu_devices
-from builder.verify.host import ASCEND_RUNTIME, npus
+from builder.verify.host import ASCEND_RUNTIME, DRIVER_USER, host_ids, npu_group, npus
 
 Verdict = Literal["ok", "warn", "fail", "skip"]
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
-DRIVER_USER = "HwHiAiUser"  # the user and group the driver installer runs the driver as
 GB = 1e9
 
 
@@ -74,15 +73,18 @@ class Certified:
     driver: str | None  # "none": a CPU stack, any host runs it
     firmware: str | None
     chip: str
+    user: RunUser | None = None  # who its images run as (None: root)
 
     @classmethod
     def of_manifest(cls, manifest: Manifest) -> Certified:
-        return cls(manifest.name, manifest.host.driver, manifest.host.firmware, manifest.toolkit.chip)
+        host = manifest.host
+        return cls(manifest.name, host.driver, host.firmware, manifest.toolkit.chip, manifest.run_user)
 
     @classmethod
     def of_image(cls, contents: Contents) -> Certified:
         certified = contents.describe()["certified_host"]
-        return cls(contents.lock.stack, certified["driver"], certified["firmware"], contents.lock.toolkit.chip)
+        lock = contents.lock
+        return cls(lock.stack, certified["driver"], certified["firmware"], lock.toolkit.chip, contents.run_user())
 
 
 def disk_checks(places: Mapping[str, Path], need_gb: float, subject: str) -> list[Check]:
@@ -229,6 +231,23 @@ def driver_user_check(root: Path) -> Check:
     return Check("driver user", "fail", f"no user or group {DRIVER_USER}: the driver installer needs them", fix)
 
 
+def run_user_check(root: Path, user: RunUser) -> Check:
+    """The images' run user against the host's driver user: the same IDs, or what differs and what `run`
+    does about it (the NPU group added), with the manifest line that matches this host."""
+    uid, gid = host_ids(root, DRIVER_USER)
+    theirs = f"{user.name} {user.uid}:{user.gid}"
+    if uid is None or gid is None:
+        detail = f"the images run as {theirs}; this host has no {DRIVER_USER} to compare with"
+        return Check("image user", "warn", detail, "install the NPU driver (it runs as HwHiAiUser), then check again")
+    if (uid, gid) == (user.uid, user.gid):
+        return Check("image user", "ok", f"the images run as {theirs}, this host's {DRIVER_USER} IDs")
+    group = npu_group(root)
+    opens = f"`run` adds group {group[0]} so the NPUs open" if group else "no NPU group to add: the NPUs are root's"
+    detail = f"the images run as {theirs}, this host's {DRIVER_USER} is {uid}:{gid}: {opens}"
+    fix = f"to match, build with user: {{name: {user.name}, uid: {uid}, gid: {gid}}}"
+    return Check("image user", "warn", detail, fix)
+
+
 def kernel_headers_check(root: Path) -> Check:
     release = os.uname().release
     if (root / "lib" / "modules" / release / "build").exists():
@@ -263,6 +282,7 @@ def host_checks(root: Path, stack: Certified | None) -> list[Check]:
         driver_check(root, stack),
         firmware_check(root, stack),
         driver_user_check(root),
+        *([run_user_check(root, stack.user)] if stack and stack.user else []),  # root's images: nothing to match
         kernel_headers_check(root),
         cdi_check(root),
     ]

@@ -1,6 +1,7 @@
 """An image handed to a Kubernetes cluster: the Pod (and the smoke's Job) `stackbuild run TAG --print
 --format k8s` writes, asking the Ascend device plugin for the NPUs as its resource and mounting the
-host's driver paths read-only, as `run` does on one host."""
+host's driver paths read-only, as `run` does on one host; an image that runs as a user runs as it
+(its numeric IDs: runAsNonRoot can check them), with the host's NPU group, as `run` adds it."""
 
 from __future__ import annotations
 
@@ -47,24 +48,31 @@ def _volume(path: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", path.lower()).strip("-")
 
 
-def _spec(container: dict[str, Any]) -> dict[str, Any]:
+def _spec(contents: Contents, container: dict[str, Any], groups: tuple[int, ...]) -> dict[str, Any]:
+    """groups: the NPU group of this host (verify.host.npu_group), the nodes' alike: supplementary groups
+    of an image that runs as a user and is given NPUs."""
     spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
+    if user := contents.run_user():
+        context: dict[str, Any] = {"runAsUser": user.uid, "runAsGroup": user.gid, "runAsNonRoot": True}
+        if groups and "resources" in container:
+            context["supplementalGroups"] = list(groups)
+        spec["securityContext"] = context
     if "volumeMounts" in container:
         spec["volumes"] = [{"name": _volume(p), "hostPath": {"path": p.rstrip("/")}} for p in DRIVER_MOUNTS]
     return spec
 
 
-def pod(contents: Contents, command: list[str], npus: int = 1) -> dict[str, Any]:
+def pod(contents: Contents, command: list[str], npus: int = 1, groups: tuple[int, ...] = ()) -> dict[str, Any]:
     """A Pod running command (none: the image's own) in the image with npus NPUs from the device plugin."""
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": _name(contents, "run"), "labels": {"app.kubernetes.io/managed-by": "stackbuild"}},
-        "spec": _spec(_container(contents, command, npus)),
+        "spec": _spec(contents, _container(contents, command, npus), groups),
     }
 
 
-def smoke_job(contents: Contents) -> dict[str, Any] | None:
+def smoke_job(contents: Contents, groups: tuple[int, ...] = ()) -> dict[str, Any] | None:
     """A Job running the smoke command the image carries (None: it carries none)."""
     smoke = contents.smoke()
     if smoke is None:
@@ -79,11 +87,12 @@ def smoke_job(contents: Contents) -> dict[str, Any] | None:
             # What its log must match to pass, as `stackbuild smoke` checks it.
             "annotations": {"stackbuild/smoke-expect": smoke.expect},
         },
-        "spec": {"backoffLimit": 0, "template": {"spec": _spec(container)}},
+        "spec": {"backoffLimit": 0, "template": {"spec": _spec(contents, container, groups)}},
     }
 
 
-def manifests(contents: Contents, command: list[str], npus: int = 1) -> str:
-    """The Pod, then the smoke's Job, as one YAML stream for `kubectl apply -f -`."""
-    documents = [pod(contents, command, npus), *filter(None, [smoke_job(contents)])]
+def manifests(contents: Contents, command: list[str], npus: int = 1, groups: tuple[int, ...] = ()) -> str:
+    """The Pod, then the smoke's Job, as one YAML stream for `kubectl apply -f -`; each runs as the image's
+    user (if not root), with groups added where it is given NPUs."""
+    documents = [pod(contents, command, npus, groups), *filter(None, [smoke_job(contents, groups)])]
     return yaml.safe_dump_all(documents, sort_keys=False)

@@ -105,6 +105,8 @@ def _message(item: ErrorDetails, loc: Loc, schema_version: int) -> str:
         return f"{_short(item['input'])} is not valid: {hint}"
     if kind == "string_type":
         return f"expected a string, got {_short(item['input'])}: quote the value in YAML"
+    if kind == "int_type":
+        return f"expected a whole number, got {_short(item['input'])}: write it without quotes"
     if kind == "value_error":
         return message.removeprefix("Value error, ")
     if kind == "union_tag_invalid" and isinstance(item["input"], dict):

@@ -8,15 +8,24 @@ made of the kinds found (builder.model.plugins): a plug-in's kind is a member li
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Field, Tag, field_validator
+from pydantic import ConfigDict, Discriminator, Field, StrictInt, Tag, field_validator
 
 from builder.manifest.basemodel import Model, by_key, one_of
 from builder.manifest.bases import AptRepository
 from builder.manifest.components import Component
 from builder.manifest.toolkit import Toolkit
-from builder.manifest.types import NAME_PATTERN, DebPackage, Line, PythonIndex, Regex, Script
+from builder.manifest.types import (
+    MAX_ID,
+    NAME_PATTERN,
+    USER_NAME,
+    DebPackage,
+    Line,
+    PythonIndex,
+    Regex,
+    Script,
+)
 from builder.model import plugins
 from builder.model.arch import Arch
 
@@ -70,6 +79,56 @@ class Smoke(Model):
     needs_device: bool = Field(default=False, description="the command launches on an NPU")
 
 
+ROOT: Literal["root"] = "root"
+
+
+class RunUser(Model):
+    """The user the final images run as: a passwd entry, its group of the same name and a home, made
+    in each final image with fixed IDs (the host's driver user's, so files and devices agree)."""
+
+    # Checked by the validators below (their messages say the fix); the schema says the same for editors.
+    name: str = Field(
+        description="the user and its group, e.g. HwHiAiUser (the NPU driver's run user)",
+        json_schema_extra={"pattern": f"^{USER_NAME.pattern}$"},
+    )
+    uid: StrictInt = Field(
+        description=f"its UID, 1 to {MAX_ID}: the host's `id -u HwHiAiUser`, often 1000",
+        json_schema_extra={"minimum": 1, "maximum": MAX_ID},
+    )
+    gid: StrictInt = Field(
+        description=f"its group's GID, 1 to {MAX_ID}: the host's `id -g HwHiAiUser`",
+        json_schema_extra={"minimum": 1, "maximum": MAX_ID},
+    )
+
+    @field_validator("name")
+    @classmethod
+    def user_name(cls, value: str) -> str:
+        if value == ROOT:
+            raise ValueError("root is not a user to make: write `user: root` for images that run as root")
+        if not USER_NAME.fullmatch(value):
+            raise ValueError(
+                f"{value[:40]!r} is not a user name useradd takes: a letter or '_', then letters, digits, '_' "
+                "or '-', at most 32 in all (e.g. HwHiAiUser)"
+            )
+        return value
+
+    @field_validator("uid", "gid")
+    @classmethod
+    def in_range(cls, value: int) -> int:
+        if not 1 <= value <= MAX_ID:
+            raise ValueError(
+                f"{value} is out of range: give 1 to {MAX_ID} (0 is root's: write `user: root`; 65534 is nobody's)"
+            )
+        return value
+
+
+def _user_form(data: Any) -> str | None:
+    """`root`, or a mapping (a user to make); anything else is neither (None: the error below)."""
+    if data == ROOT:
+        return ROOT
+    return "user" if isinstance(data, dict | RunUser) else None
+
+
 class Manifest(Model):
     schema_: Literal[1] = Field(alias="schema")
     name: str = Field(pattern=NAME_PATTERN)
@@ -105,9 +164,27 @@ class Manifest(Model):
         "of the tool, its .deb closure locked like the system packages and never installed in an image); none: "
         "every component compiles from nothing when its stage is built",
     )
+    user: Annotated[
+        Annotated[Literal["root"], Tag(ROOT)] | Annotated[RunUser, Tag("user")],
+        Discriminator(
+            _user_form,
+            custom_error_type="user_form",
+            custom_error_message="give `root`, or the user to make as {name: HwHiAiUser, uid: 1000, gid: 1000}",
+        ),
+    ] = Field(
+        default=ROOT,
+        description="who the final images run as: root (the default, as the official CANN images do), or a user "
+        "made in them with fixed IDs, e.g. {name: HwHiAiUser, uid: 1000, gid: 1000}, the NPU driver's run user "
+        "(`run` and the smoke add the host's NPU group, so the devices open for it)",
+    )
     smoke: Smoke
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @property
+    def run_user(self) -> RunUser | None:
+        """The user the final images run as; None: root."""
+        return self.user if isinstance(self.user, RunUser) else None
 
     def component(self, component_id: str) -> Component:
         return next(c for c in self.components if c.id == component_id)

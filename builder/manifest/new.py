@@ -12,8 +12,10 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+from pydantic import ValidationError
 
 from builder.manifest import catalog
+from builder.manifest.model import ROOT, RunUser
 from builder.manifest.upstream import upstream_of
 from builder.model.arch import ARCHITECTURES
 from builder.model.errors import InputError, StackbuildError
@@ -111,6 +113,21 @@ def new_manifest(template: dict[str, Any], version: str, chip: str, name: str) -
         "host": {"driver": release.driver} if release.driver else {"driver": "unknown"},
     }
     return head | {k: v for k, v in data.items() if k not in head}
+
+
+def user_entry(given: str) -> str | dict[str, Any]:
+    """--user NAME:UID:GID (or root) as the manifest's `user`, checked as the manifest checks it."""
+    if given == ROOT:
+        return ROOT
+    name, _, ids = given.partition(":")
+    uid, _, gid = ids.partition(":")
+    if not (uid.isdigit() and gid.isdigit()):
+        raise InputError(f"--user {given[:60]!r}: give NAME:UID:GID, e.g. HwHiAiUser:1000:1000 (`id HwHiAiUser`)")
+    try:
+        user = RunUser(name=name, uid=int(uid), gid=int(gid))
+    except ValidationError as err:
+        raise InputError(f"--user {given[:60]!r}: {err.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+    return user.model_dump()
 
 
 def write_manifest(data: dict[str, Any], path: Path, source_note: str) -> None:

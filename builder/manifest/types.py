@@ -40,6 +40,12 @@ CHIP_PATTERN = rf"^({'|'.join(CHIPS)})$"
 IMAGE_PATTERN = r"^[^@\s]+@sha256:[0-9a-f]{64}$"
 MODULE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 
+# A run user's name: what useradd takes on Debian, Ubuntu and openEuler alike (their relaxed rules let
+# HwHiAiUser's capitals through; a '.', '@' or leading digit not everywhere), at most 32 characters.
+USER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,31}")
+# A run user's UID and GID: 0 is root's (`user: root`), 65534 nobody's and 65535 the 16-bit -1.
+MAX_ID = 65533
+
 # What bootstrapped bases are dated to, and the stages built on any base normalised to unless a lock
 # says otherwise; any fixed value works.
 SOURCE_DATE_EPOCH = 1704067200  # 2024-01-01T00:00:00Z

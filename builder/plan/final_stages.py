@@ -32,7 +32,12 @@ class DevelImage:
         manifest, debs = inputs.request.manifest, inputs.debs
         about = _about(planning, devel=True)
         dockerfile = render.devel(
-            manifest, graph.image("toolkit"), _built(planning, graph), files_of(debs.get("devel-image")), about
+            manifest,
+            graph.image("toolkit"),
+            _built(planning, graph),
+            lock.base.source_date_epoch,
+            files_of(debs.get("devel-image")),
+            about,
         )
         every_module = [m for cid in lock.order for m in manifest.component(cid).imports]
         scripts = render.component_scripts(manifest, lock.order)

@@ -19,6 +19,9 @@ COMPONENT_LABEL = "org.stackbuild.component."
 SMOKE_COMMAND = "org.stackbuild.smoke.command"
 SMOKE_EXPECT = "org.stackbuild.smoke.expect"
 SMOKE_NEEDS_DEVICE = "org.stackbuild.smoke.needs-device"
+# The user the image runs as (none: root), for `doctor` and the Kubernetes manifests: its config's USER
+# gives only the IDs.
+USER_NAME, USER_UID, USER_GID = "org.stackbuild.user", "org.stackbuild.user.uid", "org.stackbuild.user.gid"
 
 
 def as_built(lock: Lock, trees: dict[str, str]) -> Lock:
@@ -69,6 +72,8 @@ def image_labels(manifest: Manifest, lock: Lock, arch: Arch, devel: bool) -> dic
     labels[SMOKE_COMMAND] = manifest.smoke.command
     labels[SMOKE_EXPECT] = manifest.smoke.expect
     labels[SMOKE_NEEDS_DEVICE] = "true" if manifest.smoke.needs_device else "false"
+    if user := manifest.run_user:
+        labels |= {USER_NAME: user.name, USER_UID: str(user.uid), USER_GID: str(user.gid)}
     # One label per component the image holds: the runtime image lacks those none of whose parts reach it.
     for component in lock.components:
         if not devel and not manifest.component(component.id).reaches_runtime:

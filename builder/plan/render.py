@@ -281,9 +281,11 @@ def devel(
     manifest: Manifest,
     toolkit_image: str,
     components: Sequence[tuple[str, str]],
+    source_date_epoch: int,
     debs: Sequence[str] = (),
     about: str = "",
 ) -> str:
+    """source_date_epoch: the lock's, what the run user's shadow entry is dated (user.j2)."""
     return render(
         "devel",
         about=about,
@@ -291,6 +293,8 @@ def devel(
         toolkit_image=toolkit_image,
         components=copies(manifest, components),
         env=env_block(component_env(manifest, [c for c, _ in components])),
+        user=manifest.run_user,
+        source_date_epoch=source_date_epoch,
     )
 
 
@@ -341,6 +345,7 @@ def runtime(
         source_date_epoch=lock.base.source_date_epoch,
         artifacts=artifacts,
         about=about,
+        user=manifest.run_user,
     )
 
 

@@ -16,7 +16,7 @@ import yaml
 
 from builder.engine import DeviceAccess
 from builder.model.errors import InputError
-from builder.verify.host import NPU_DEVICE
+from builder.verify.host import NPU_DEVICE, npu_group
 
 # CDI SPEC.md, "CDI JSON Specification": the static and the dynamic spec directory.
 SPEC_DIRS = ("etc/cdi", "var/run/cdi")
@@ -77,7 +77,8 @@ def npu_devices(root: Path) -> list[NpuDevice]:
 
 def cdi_access(root: Path, picked: Sequence[int] = ()) -> DeviceAccess:
     """The CDI devices giving the picked NPUs (none picked: every device giving one NPU alone, so a
-    device that gives all of them is not added twice; every device where none gives one alone)."""
+    device that gives all of them is not added twice; every device where none gives one alone), with the
+    host's NPU group, as the other forms add it."""
     devices = npu_devices(root)
     if not devices:
         where = " or ".join(f"/{d}" for d in SPEC_DIRS)
@@ -87,4 +88,4 @@ def cdi_access(root: Path, picked: Sequence[int] = ()) -> DeviceAccess:
         have = ", ".join(str(n) for n in single) or "none"
         raise InputError(f"--device {missing[0]}: no CDI device gives NPU {missing[0]} alone (they give: {have})")
     chosen = [single[n] for n in picked] if picked else list(single.values()) or devices
-    return DeviceAccess(tuple(d.qualified for d in chosen))
+    return DeviceAccess(tuple(d.qualified for d in chosen), groups=npu_group(root))

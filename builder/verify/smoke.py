@@ -24,11 +24,12 @@ def npu_devices(root: Path) -> tuple[str, ...]:
     return tuple(npus(root).values())
 
 
-def device_access(devices: Sequence[str]) -> DeviceAccess:
-    """What a container needs to use these NPUs: the device nodes, the control nodes, the host driver."""
+def device_access(devices: Sequence[str], groups: tuple[int, ...] = ()) -> DeviceAccess:
+    """What a container needs to use these NPUs: the device nodes, the control nodes, the host driver,
+    and the host's NPU group (verify.host.npu_group), which an image running as a user needs to open them."""
     if not devices:
         return NO_DEVICES
-    return DeviceAccess(devices=(*devices, *CONTROL_DEVICES), read_only_mounts=DRIVER_MOUNTS)
+    return DeviceAccess(devices=(*devices, *CONTROL_DEVICES), read_only_mounts=DRIVER_MOUNTS, groups=groups)
 
 
 @dataclass(frozen=True)
@@ -51,13 +52,15 @@ STATIC_CHECK = (
 )
 
 
-def run_smoke(engine: Engine, image: str, smoke: Smoke, devices: Sequence[str]) -> SmokeResult:
-    """devices: the host's NPU device nodes (npu_devices)."""
+def run_smoke(
+    engine: Engine, image: str, smoke: Smoke, devices: Sequence[str], groups: tuple[int, ...] = ()
+) -> SmokeResult:
+    """devices: the host's NPU device nodes (npu_devices); groups: its NPU group (npu_group)."""
     if smoke.needs_device and not devices:
         static = engine.run(image, ["bash", "-c", STATIC_CHECK])
         verdict = "static checks passed" if static.exit_code == 0 else "static checks FAILED"
         return SmokeResult(False, False, f"launch: skipped (no NPU device on this host); {verdict}", static.output)
-    access = device_access(devices)
+    access = device_access(devices, groups)
     result = engine.run(image, ["bash", "-c", smoke.command], access=access)
     matched = re.search(smoke.expect, result.output) is not None
     passed = result.exit_code == 0 and matched

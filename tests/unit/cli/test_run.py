@@ -5,6 +5,7 @@ every host path read-only (issue 48: CANN's line mounts the driver writable into
 from __future__ import annotations
 
 import itertools
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -154,5 +155,33 @@ def test_where_a_cdi_spec_names_the_npus_print_offers_the_cdi_form(
     )
     assert code == 0 and out.strip() == f"docker run --rm -i --device {CDI_KIND}=1 {IMAGE} npu-smi info"
     assert "this line needs Docker 25 or later with CDI enabled" in err
+    (root / "etc" / "group").write_text("HwHiAiUser:x:1234:\n")  # a user image opens the nodes through it
+    line = run_cli(capsys, "run", "--print", "--format", "cdi", "--device", "0", IMAGE)[1].strip()
+    assert line == f"docker run --rm -i --device {CDI_KIND}=0 --group-add 1234 {IMAGE}"
     code, _, err = run_cli(capsys, "run", "--format", "cdi", IMAGE)
     assert code == 2 and "--format cdi is a line for Docker 25 or later" in err
+
+
+def test_run_adds_the_hosts_npu_group_so_an_image_running_as_a_user_opens_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The driver makes the nodes HwHiAiUser:HwHiAiUser 0660 (vllm-ascend#9490), whose GID is the host's
+    own: the nodes' group, else (nodes root's) the host's HwHiAiUser group, given with --group-add."""
+    host = ascend_host(tmp_path)
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(host))
+    (host / "etc" / "group").write_text("root:x:0:\nHwHiAiUser:x:\u00b2:\n")  # not a GID: never on the line
+    assert "--group-add" not in run_cli(capsys, "run", "--print", "--device", "0", IMAGE)[1]
+    (host / "etc" / "group").write_text("root:x:0:\nHwHiAiUser:x:1234:\n")
+    line = run_cli(capsys, "run", "--print", "--device", "0", IMAGE)[1].strip()
+    assert line == f"docker run --rm -i {CANONICAL} --group-add 1234 {IMAGE}"
+    if os.geteuid() == 0:  # the nodes' own group, where it is not root's, wins
+        for node in (host / "dev").iterdir():
+            os.chown(node, -1, 1235)
+        assert " --group-add 1235 " in run_cli(capsys, "run", "--print", IMAGE)[1]
+    engine = FakeEngine(runtimes=("ascend",))  # the Ascend Docker Runtime makes the same nodes
+    monkeypatch.setattr(Context, "engine", lambda *_: engine)
+    assert " -e ASCEND_VISIBLE_DEVICES=0,1 --group-add " in run_cli(capsys, "run", "--print", IMAGE)[1]
+    no_npu = ascend_host(tmp_path / "no-npu", npus=0)
+    (no_npu / "etc" / "group").write_text("HwHiAiUser:x:1234:\n")
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(no_npu))
+    assert "--group-add" not in run_cli(capsys, "run", "--print", IMAGE)[1]  # nothing to open

@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import docker
 import pytest
@@ -138,3 +140,26 @@ def test_a_daemon_reports_its_architecture_as_stackbuild_names_it(
 ) -> None:
     monkeypatch.setattr(docker, "from_env", lambda **_: _Answering(machine))
     assert DockerDaemon().facts("BuildKit").arch == arch
+
+
+def test_a_container_given_npus_gets_the_hosts_npu_group() -> None:
+    """The smoke's and probes' containers (docker-py) add the groups as `docker run --group-add` does."""
+    from builder.engine.docker_containers import container
+
+    created: dict[str, Any] = {}
+
+    class Made:
+        def remove(self, force: bool) -> None: ...
+
+    class Containers:
+        def create(self, image: str, command: list[str], **options: Any) -> Made:
+            created.update(options)
+            return Made()
+
+    client: Any = SimpleNamespace(containers=Containers())
+    with container(client, "img", ["true"], None, DeviceAccess(devices=("/dev/davinci0",), groups=(1234,))):
+        pass
+    assert created["group_add"] == ["1234"] and created["devices"] == ["/dev/davinci0:/dev/davinci0"]
+    with container(client, "img", ["true"], None, DeviceAccess()):
+        pass
+    assert created["group_add"] is None

@@ -68,3 +68,24 @@ def test_the_devel_image_with_this_hosts_npus_is_what_the_devcontainers_cli_read
         in (read["mounts"])
     )
     assert read["workspaceFolder"] == "/opt/stack" and read["remoteUser"] == "root"
+
+
+def test_the_devel_image_of_a_stack_with_a_run_user_is_used_as_that_user(
+    devcontainer_cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """containerUser and remoteUser are the image's user, and the host's NPU group is added for it."""
+    host = ascend_host(tmp_path / "host")
+    (host / "etc" / "group").write_text("HwHiAiUser:x:1234:\n")
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(host))
+    monkeypatch.setattr(Context, "engine", lambda *_: FakeEngine())
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "stacks", project / "stacks", ignore=shutil.ignore_patterns("reference"))
+    shutil.copytree(ROOT / "lockfiles", project / "lockfiles")
+    stack = project / "stacks" / "8.5.0.yaml"
+    stack.write_text(stack.read_text().replace("\nsmoke:", "\nuser: {name: HwHiAiUser, uid: 1000, gid: 1000}\nsmoke:"))
+    folder = tmp_path / "work"
+    code, _, err = run_cli(capsys, "--root", str(project), "devcontainer", "8.5.0", "-o", str(folder))
+    assert code == 0, err
+    read = read_configuration(devcontainer_cli, folder, tmp_path)
+    assert (read["containerUser"], read["remoteUser"]) == ("HwHiAiUser", "HwHiAiUser")
+    assert read["runArgs"][-2:] == ["--group-add", "1234"]

@@ -11,6 +11,7 @@ import pytest
 
 from builder.cli.context import Context
 from builder.engine import EngineError, EngineFacts
+from builder.handoff.contents import read_contents
 from builder.handoff.doctor import (
     Certified,
     binfmt_checks,
@@ -19,9 +20,13 @@ from builder.handoff.doctor import (
     firmware_check,
     host_checks,
     registry_check,
+    run_user_check,
     runtime_check,
 )
 from builder.manifest import load
+from builder.manifest.model import RunUser
+from builder.model.arch import Arch
+from builder.model.errors import StackbuildError
 from builder.plan.labels import LOCK_IN_IMAGE
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
@@ -172,3 +177,35 @@ def test_doctor_says_whether_run_goes_through_the_ascend_docker_runtime() -> Non
     without = dataclasses.replace(with_it, runtimes=("runc",))
     assert runtime_check(without).detail == "runc: run gives device nodes and paths"
     assert runtime_check(None).verdict == "skip"
+
+
+def test_doctor_compares_the_hosts_driver_user_with_the_images_run_user(tmp_path: Path) -> None:
+    """The same IDs: ok; others: a warning naming both, what `run` adds and the manifest line that matches
+    this host; a root stack is not compared (no line)."""
+    host = certified_host(tmp_path)  # HwHiAiUser 1000:1000
+    user = RunUser(name="HwHiAiUser", uid=1000, gid=1000)
+    stack = dataclasses.replace(REAL, user=user)
+    assert {c.name: c.verdict for c in host_checks(host, stack)}["image user"] == "ok"
+    assert "image user" not in {c.name for c in host_checks(host, REAL)}
+    (host / "etc/passwd").write_text("HwHiAiUser:x:1001:1002::/home/HwHiAiUser:/bin/bash\n")
+    (host / "etc/group").write_text("HwHiAiUser:x:1002:\n")
+    check = run_user_check(host, user)
+    assert check.verdict == "warn"
+    assert check.detail == (
+        "the images run as HwHiAiUser 1000:1000, this host's HwHiAiUser is 1001:1002: `run` adds group 1002 so "
+        "the NPUs open"
+    )
+    assert check.remedy == "to match, build with user: {name: HwHiAiUser, uid: 1001, gid: 1002}"
+    (host / "etc/passwd").write_text("root:x:0:0::/root:/bin/bash\n")
+    assert run_user_check(host, user).verdict == "warn"  # no driver user to compare with
+
+
+def test_doctor_of_a_tag_reads_the_images_run_user_from_its_labels() -> None:
+    engine = FakeEngine(image_labels={"img": {"org.stackbuild.user": "HwHiAiUser", "org.stackbuild.user.uid": "1000",
+                                              "org.stackbuild.user.gid": "1000"}})  # fmt: skip
+    engine.image_files["img"] = {LOCK_IN_IMAGE: (ROOT / "lockfiles" / "8.5.0.lock.json").read_bytes()}
+    contents = read_contents(engine, "img", Arch.X86_64)
+    assert Certified.of_image(contents).user == RunUser(name="HwHiAiUser", uid=1000, gid=1000)
+    engine.image_labels["img"]["org.stackbuild.user.uid"] = "0"
+    with pytest.raises(StackbuildError, match="its user labels are not a user"):
+        read_contents(engine, "img", Arch.X86_64).run_user()

@@ -14,10 +14,18 @@ from kubernetes.client import ApiClient
 
 from builder.cli.context import Context
 from builder.lock import io as lock_io
-from builder.plan.labels import LOCK_IN_IMAGE, SMOKE_COMMAND, SMOKE_EXPECT, SMOKE_NEEDS_DEVICE
+from builder.plan.labels import (
+    LOCK_IN_IMAGE,
+    SMOKE_COMMAND,
+    SMOKE_EXPECT,
+    SMOKE_NEEDS_DEVICE,
+    USER_GID,
+    USER_NAME,
+    USER_UID,
+)
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
-from tests.helpers import run_cli
+from tests.helpers import ascend_host, run_cli
 
 IMAGE = "registry.example.com/team/8.5.0:8.5.0-910b-ubuntu22.04-py3.11-runtime-x86_64"
 LABELS = {
@@ -72,3 +80,26 @@ def test_the_pod_and_the_smoke_job_are_what_the_kubernetes_client_reads(
 def test_k8s_goes_with_print(k8s: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(capsys, "run", "--format", "k8s", IMAGE)
     assert code == 2 and "give --print with it" in err
+
+
+def test_an_image_that_runs_as_a_user_runs_as_it_with_the_hosts_npu_group(
+    k8s: FakeEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """By number (runAsNonRoot checks it), with this host's NPU group where the Pod is given NPUs; a root
+    image gets no securityContext, as before."""
+    host = ascend_host(tmp_path / "host")
+    (host / "etc" / "group").write_text("HwHiAiUser:x:1234:\n")
+    monkeypatch.setenv("STACKBUILD_HOST_ROOT", str(host))
+    assert all("securityContext" not in d["spec"].get("template", d)["spec"] for d in documents(capsys))
+    k8s.image_labels[IMAGE] |= {USER_NAME: "HwHiAiUser", USER_UID: "1000", USER_GID: "1001"}
+    pod, job = documents(capsys)
+    assert read_back(pod, "V1Pod") == pod and read_back(job, "V1Job") == job
+    expected = {"runAsUser": 1000, "runAsGroup": 1001, "runAsNonRoot": True, "supplementalGroups": [1234]}
+    assert pod["spec"]["securityContext"] == expected
+    assert job["spec"]["template"]["spec"]["securityContext"] == expected
+
+
+def documents(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    code, out, err = run_cli(capsys, "run", "--print", "--format", "k8s", IMAGE)
+    assert code == 0, err
+    return list(yaml.safe_load_all(out))

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from builder import manifest
+from builder.manifest.model import RunUser
 from tests.conftest import ROOT
 from tests.helpers import run_cli
 
@@ -178,11 +179,12 @@ def test_new_pins_torch_npu_to_the_catalogs_newest_pairing_that_fits_a_pinned_to
 def test_the_shipped_9_0_0_stack_is_what_new_writes_for_9_0_0_on_either_chip(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], chip: str
 ) -> None:
-    """stacks/9.0.0.yaml (910b) is `new 9.0.0` as written, but for its name and description; on a3 only
-    the ops packages (the catalog's A3 files) differ: the components, their refs, the torch-npu pin
-    (2.10.0, the catalog's newest pairing), the driver (26.0.RC1) and the rest are the same."""
+    """stacks/9.0.0.yaml (910b) is `new 9.0.0 --user root` as written, but for its name and description
+    (the shipped stacks' images keep running as root); on a3 only the ops packages (the catalog's A3
+    files) differ: the components, their refs, the torch-npu pin (2.10.0, the catalog's newest pairing),
+    the driver (26.0.RC1) and the rest are the same."""
     out = tmp_path / "new.yaml"
-    code, _, err = run_cli(capsys, "new", "9.0.0", "--chip", chip, "--name", "9.0.0", "-o", str(out))
+    code, _, err = run_cli(capsys, "new", "9.0.0", "--chip", chip, "--name", "9.0.0", "--user", "root", "-o", str(out))
     assert code == 0, err
     written = manifest.load(out).model_dump(mode="json", exclude={"description"})
     shipped = manifest.load(ROOT / "stacks" / "9.0.0.yaml").model_dump(mode="json", exclude={"description"})
@@ -230,3 +232,31 @@ def test_new_for_an_unknown_version_and_bad_outputs(tmp_path: Path, capsys: pyte
     )
     assert code == 2 and "--name 'bad name'" in err
     assert not (tmp_path / "stacks").exists()
+
+
+def test_new_writes_canns_driver_user_and_takes_another_or_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The images of a new stack run as HwHiAiUser 1000:1000 (the IDs hosts give it for AscendHub's
+    images); --user gives this host's IDs, or root (the official images' user); a bad one is one line."""
+
+    def written(*user: str) -> object:
+        out = tmp_path / f"{len(list(tmp_path.iterdir()))}.yaml"
+        code, _, err = run_cli(capsys, "new", "8.5.0", "--chip", "910b", *user, "-o", str(out))
+        assert code == 0, err
+        return manifest.load(out).user
+
+    assert written() == RunUser(name="HwHiAiUser", uid=1000, gid=1000)
+    assert written("--user", "HwHiAiUser:1001:1002") == RunUser(name="HwHiAiUser", uid=1001, gid=1002)
+    assert written("--user", "root") == "root"
+    for bad, says in [
+        ("HwHiAiUser", "give NAME:UID:GID"),
+        ("HwHiAiUser:1000:-1", "give NAME:UID:GID"),
+        ("HwHiAiUser:70000:1000", "70000 is out of range"),
+        ("Hw;rm:1000:1000", "'Hw;rm' is not a user name useradd takes"),
+    ]:
+        code, out, err = run_cli(
+            capsys, "new", "8.5.0", "--chip", "910b", "--user", bad, "-o", str(tmp_path / "x.yaml")
+        )
+        assert (code, out) == (2, "") and len(err.splitlines()) == 1 and says in err, err
+    assert not (tmp_path / "x.yaml").exists()

@@ -57,3 +57,12 @@ def test_a_smoke_that_ran_but_printed_no_match_names_what_it_expected_and_keeps_
     log = tmp_path / "logs" / "smoke.log"
     lines = smoke_report(outcome, "img", spec.command, log)
     assert lines[-1] == f"[stackbuild] its whole output: {log}" and log.read_text() == "Kernel launch: done\n"
+
+
+def test_the_smoke_adds_the_hosts_npu_group_with_the_npus() -> None:
+    """An image running as a user opens the NPUs through the host's group (verify.host.npu_group)."""
+    engine = FakeEngine()
+    spec = Smoke(command="launch", expect="success", needs_device=True)
+    outcome = run_smoke(engine, "img", spec, devices=["/dev/davinci0"], groups=(1234,))
+    assert engine.runs[-1][2].groups == (1234,)
+    assert launcher().launch_line("img", [], access=outcome.access)[-3:] == ["--group-add", "1234", "img"]
