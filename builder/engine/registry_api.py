@@ -145,7 +145,8 @@ class RegistryClient:
         wanted = _platform(arch)
         for entry in entries if isinstance(entries, list) else []:
             platform = entry.get("platform") if isinstance(entry, dict) else None
-            if isinstance(platform, dict) and all(platform.get(k) == v for k, v in wanted.items()):
+            # os and architecture: an arm64 image an index lists without Docker's variant is still arm64
+            if isinstance(platform, dict) and all(platform.get(k) == wanted[k] for k in ("os", "architecture")):
                 image = self.manifest(
                     repository, named_digest(entry.get("digest"), self.registry, f"{repository}:{reference}")
                 )

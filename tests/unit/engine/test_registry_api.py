@@ -293,3 +293,6 @@ def test_the_manifest_of_an_architecture_is_found_through_its_index() -> None:
         assert [d.media_type for d in client.platform_manifest("team/x", "amd64-only", Arch.AARCH64)] == [OCI_INDEX]
         assert client.platform_manifest("team/x", "arm64", Arch.X86_64) == (arm64,)  # a manifest is itself
         assert client.platform_manifest("team/x", "absent", Arch.X86_64) == ()
+        plain = {**arm64.entry(Arch.AARCH64), "platform": {"architecture": "arm64", "os": "linux"}}  # no variant
+        client.put_manifest("team/x", "plain", index_body([plain]), OCI_INDEX)
+        assert client.platform_manifest("team/x", "plain", Arch.AARCH64)[0] == arm64
