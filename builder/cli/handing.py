@@ -1,9 +1,10 @@
-"""`stackbuild inspect TAG` and `stackbuild diff TAG_A TAG_B`: what images hold, from their labels and
-the lock they carry."""
+"""`stackbuild inspect TAG`, `stackbuild diff TAG_A TAG_B` and `stackbuild sbom TAG`: what images hold,
+from their labels and the lock they carry, and for a published image what its registry holds beside it."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from builder.cli.context import Context, say
 from builder.cli.image_commands import DiffArgs, InspectArgs, SbomArgs
@@ -11,8 +12,8 @@ from builder.cli.screen import show
 from builder.engine.protocol import EngineError
 from builder.handoff.compare import compare
 from builder.handoff.contents import handing_over, read_contents, summary
-from builder.handoff.published_provenance import provenance_lines, published_provenance
-from builder.handoff.sbom import debian_packages, make_sbom, os_id, python_packages
+from builder.handoff.published import beside, provenance_lines, sbom_lines
+from builder.handoff.sbom import image_sbom
 from builder.model.arch import Arch
 from builder.model.errors import InputError
 from builder.store.files import write_atomic
@@ -24,16 +25,21 @@ def _arch(args: InspectArgs | DiffArgs | SbomArgs) -> Arch:
 
 def cmd_inspect(ctx: Context, args: InspectArgs) -> int:
     contents = read_contents(ctx.engine(), args.image, _arch(args))
-    try:  # a published image: its provenance, attached beside it in the registry
-        statements, unread = published_provenance(args.image, ctx.settings.credentials), ""
+    statements: list[dict[str, Any]] = []
+    sbom: dict[str, Any] | None = None
+    try:  # a published image: its provenance and SBOM, attached beside it in the registry
+        if (published := beside(args.image, _arch(args), ctx.settings.credentials)) is not None:
+            statements, text = published.provenance(), published.sbom()
+            sbom = json.loads(text) if text is not None else None
+        unread = ""
     except EngineError as err:
-        statements, unread = [], str(err)
+        unread = str(err)
     if args.json:
-        unreadable = {"provenance_unreadable": unread} if unread else {}
-        print(json.dumps({**contents.describe(), "provenance": statements, **unreadable}, indent=2))
+        unreadable = {"attestations_unreadable": unread} if unread else {}
+        print(json.dumps({**contents.describe(), "provenance": statements, "sbom": sbom, **unreadable}, indent=2))
     else:
-        lines = summary(contents) + provenance_lines(statements)
-        lines += [f"provenance    cannot be read: {unread}"] if unread else []
+        lines = summary(contents) + provenance_lines(statements) + sbom_lines(sbom)
+        lines += [f"attestations  cannot be read: {unread}"] if unread else []
         show(lines + handing_over(contents))  # last: what whoever was given the tag does next
     return 0
 
@@ -51,16 +57,16 @@ def cmd_diff(ctx: Context, args: DiffArgs) -> int:
 
 
 def cmd_sbom(ctx: Context, args: SbomArgs) -> int:
-    engine = ctx.engine()
-    contents = read_contents(engine, args.image, _arch(args))
-    image_id = engine.image_id(args.image) or ""
-    text = make_sbom(
-        contents,
-        image_id,
-        debian_packages(engine, args.image),
-        python_packages(engine, args.image),
-        os_id(engine, args.image),
-    )
+    # A published image's SBOM is the one attached beside it (the same bytes the image gives, read
+    # without pulling it); made from the image when there is none.
+    try:
+        published = beside(args.image, _arch(args), ctx.settings.credentials)
+        text = published.sbom() if published is not None else None
+    except EngineError as err:  # an image named as a registry's may be here alone, or the registry down
+        say(f"[stackbuild] the SBOM published beside {args.image} cannot be read ({err}): made from the image")
+        text = None
+    if text is None:
+        text = image_sbom(ctx.engine(), args.image, _arch(args))
     if args.output is None:
         print(text)
         return 0

@@ -149,7 +149,8 @@ ContainerArgs: TypeAlias = RunArgs | ShellArgs
     summary="what a final image holds, and where it came from",
     help="what a final image holds, from its labels and the lock it carries: stack, toolkit and its packages "
     "(sha256), each component's repository and commit, the certified driver and firmware, the base, the lock "
-    "digest, system and Python packages",
+    "digest, system and Python packages; of a published image (REGISTRY/NAMESPACE/STACK:TAG) also the "
+    "provenance and SBOM attached beside it",
     example="stackbuild inspect registry.example.com/team/8.5.0:lock-1a2b3c4d5e6f",
     runs="handing.cmd_inspect",
 )
@@ -184,7 +185,8 @@ class DiffArgs:
     summary="a CycloneDX SBOM of a final image",
     help="a CycloneDX 1.6 JSON SBOM of a final image: the stack's components (repository and commit, or tree "
     "hash) and toolkit packages (sha256) from the lock it carries, every Debian and Python package in it "
-    "with its version; checked against the CycloneDX schema",
+    "with its version; checked against the CycloneDX schema. Of a published image (REGISTRY/NAMESPACE/"
+    "STACK:TAG) the one publish attached beside it, read from the registry (made from the image when none is)",
     example="stackbuild sbom stackbuild/reference:8.5.0-910b-debian12-py3.11-x86_64 -o sbom.json",
     runs="handing.cmd_sbom",
 )

@@ -8,6 +8,7 @@ from builder.cli.engines import build_options
 from builder.cli.image_commands import PublishArgs
 from builder.cli.screen import final_lines, show
 from builder.execute import chain
+from builder.handoff.sbom import image_sbom
 from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 
@@ -21,7 +22,7 @@ def cmd_publish(ctx: Context, args: PublishArgs) -> int:
         [ctx.request(args.stack, arch) for arch in arches], args.registry, args.alias, ctx.settings.credentials
     )
     engine, options = build_options(ctx, args)
-    published = chain.published(to, engine, options, ctx.root / ".stackbuild" / "provenance", say)
+    published = chain.published(to, engine, options, ctx.root / ".stackbuild" / "provenance", say, image_sbom)
     for built in published.built.values():
         show(final_lines(engine, built))
     for item in published.pushed:

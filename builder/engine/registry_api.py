@@ -1,8 +1,8 @@
-"""The distribution API, for what the Docker engine cannot do: read a manifest by tag, put an image
-index (docker-py and skopeo 1.9 cannot create one), and attach an artifact to it as an OCI 1.1
-referrer (blobs, the referrers API where the registry has it, else the referrers tag schema). Each
-answer is checked (a manifest or blob against the digest asked for); how requests reach the registry,
-retried and authenticated, is `registry_transport`.
+"""The distribution API, for what the Docker engine cannot do: read a manifest by tag (or the manifest of
+an architecture an index lists), put an image index (docker-py and skopeo 1.9 cannot create one), put
+and read blobs. Each answer is checked (a manifest or blob against the digest asked for, a digest read
+from the registry by its shape before it is asked for); how requests reach the registry, retried and
+authenticated, is `registry_transport`; OCI 1.1 referrers, `registry_referrers`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 ACCEPT = ", ".join((OCI_INDEX, DOCKER_LIST, OCI_MANIFEST, DOCKER_MANIFEST))
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")  # what a digest read from a registry may be before it goes into a path
 
 
 @dataclass(frozen=True)
@@ -38,11 +40,26 @@ class Descriptor:
 
     def entry(self, arch: Arch) -> dict[str, Any]:
         """This manifest as an index entry for arch."""
-        os_name, _, architecture = arch.platform.partition("/")
-        platform = {"architecture": architecture, "os": os_name}
-        if arch is Arch.AARCH64:
-            platform["variant"] = "v8"  # what Docker records for arm64 images
-        return {"mediaType": self.media_type, "digest": self.digest, "size": self.size, "platform": platform}
+        return {**self.subject(), "platform": _platform(arch)}
+
+    def subject(self) -> dict[str, Any]:
+        """This manifest as the subject a referrer names."""
+        return {"mediaType": self.media_type, "digest": self.digest, "size": self.size}
+
+
+def _platform(arch: Arch) -> dict[str, str]:
+    os_name, _, architecture = arch.platform.partition("/")
+    platform = {"architecture": architecture, "os": os_name}
+    if arch is Arch.AARCH64:
+        platform["variant"] = "v8"  # what Docker records for arm64 images
+    return platform
+
+
+def named_digest(value: object, registry: str, where: str) -> str:
+    """A digest registry named in what it answered for where, checked by its shape before it is asked for."""
+    if not isinstance(value, str) or not DIGEST.match(value):
+        raise EngineError(f"registry {registry} named {str(value)[:80]!r} in {where}, not a digest")
+    return value
 
 
 def index_body(entries: list[dict[str, Any]]) -> bytes:
@@ -118,25 +135,23 @@ class RegistryClient:
             raise EngineError(f"registry {self.registry} answered {repository}@{digest} with other bytes")
         return response.content
 
-    def referrers(self, repository: str, digest: str) -> list[dict[str, Any]]:
-        """The descriptors of what refers to digest: the referrers API's index, else the referrers tag's."""
-        response = self._referrers_api(repository, digest)
-        if response is not None:
-            found = json_object(response.content, self.registry).get("manifests", [])
-        else:
-            tagged = self.manifest(repository, digest.replace(":", "-"))
-            found = json_object(tagged.body, self.registry).get("manifests", []) if tagged is not None else []
-        return [entry for entry in found if isinstance(entry, dict)]
-
-    def has_referrers_api(self, repository: str, digest: str) -> bool:
-        """Whether the registry answers the OCI 1.1 referrers API (else: the referrers tag schema)."""
-        return self._referrers_api(repository, digest) is not None
-
-    def _referrers_api(self, repository: str, digest: str) -> requests.Response | None:
-        """The referrers API's answer for digest, or None where the registry has no such API."""
-        response = self.transport.send("GET", repository, f"referrers/{digest}", {"Accept": OCI_INDEX})
-        ok = response.status_code == 200 and response.headers.get("Content-Type", "").startswith(OCI_INDEX)
-        return response if ok else None
+    def platform_manifest(self, repository: str, reference: str, arch: Arch) -> tuple[Descriptor, ...]:
+        """What reference names for arch: the manifest itself, or the index's manifest of arch followed by
+        the index (the index alone when it lists none of arch); () when reference names nothing."""
+        found = self.manifest(repository, reference)
+        if found is None or found.media_type not in (OCI_INDEX, DOCKER_LIST):
+            return () if found is None else (found,)
+        entries = json_object(found.body, self.registry).get("manifests", [])
+        wanted = _platform(arch)
+        for entry in entries if isinstance(entries, list) else []:
+            platform = entry.get("platform") if isinstance(entry, dict) else None
+            # os and architecture: an arm64 image an index lists without Docker's variant is still arm64
+            if isinstance(platform, dict) and all(platform.get(k) == wanted[k] for k in ("os", "architecture")):
+                image = self.manifest(
+                    repository, named_digest(entry.get("digest"), self.registry, f"{repository}:{reference}")
+                )
+                return (found,) if image is None else (image, found)
+        return (found,)
 
     def _check(self, response: requests.Response, repository: str, reference: str) -> None:
         if response.status_code >= 400:

@@ -1,10 +1,12 @@
-"""Provenance beside the image, not in it: an in-toto statement with an SLSA provenance v1 predicate
-for one published image index, built and checked with the in-toto-attestation bindings.
+"""What goes beside a published image, not in it, each an OCI 1.1 referrer of the image's manifest
+(`Referrers.attach`), so the image's bytes stay what the lock decides: its provenance and its SBOM.
 
-Its subjects are the index's platform manifests; the build definition is the lock (its digest) and
-the resolved dependencies are each git source at its commit and the checkout the stack's
-definition came from; the run details name the builder and when it ran. It is attached to the
-index as an OCI 1.1 referrer (`referrer_manifest`), so the index bytes stay what the lock decides.
+The provenance is an in-toto statement with an SLSA provenance v1 predicate, built and checked with
+the in-toto-attestation bindings. Its subject is the image's manifest; the build definition is the
+lock (its digest) and the resolved dependencies are each git source at its commit and the checkout
+the stack's definition came from; the run details name the builder and when it ran.
+
+The SBOM is the image's CycloneDX JSON document as `stackbuild sbom` makes it (handoff.sbom), as is.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor
 from in_toto_attestation.v1.statement import Statement
 
 from builder import __version__
+from builder.engine.registry_referrers import ArtifactKind
 from builder.inputs.project import Origin
 from builder.inputs.source_kinds import kind_of
 from builder.lock.locked import Lock
@@ -31,11 +34,12 @@ BUILD_TYPE = "https://stackbuild.dev/build-type/lock/v1"  # a stackbuild build f
 BUILDER_ID = "https://stackbuild.dev/builder/publish"
 IN_TOTO = "application/vnd.in-toto+json"  # the layer's and the referrer's artifact type
 PREDICATE_ANNOTATION = "in-toto.io/predicate-type"
-EMPTY_CONFIG = {  # the OCI 1.1 empty descriptor: an artifact manifest with no config of its own
-    "mediaType": "application/vnd.oci.empty.v1+json",
-    "digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
-    "size": 2,
-}
+PROVENANCE = ArtifactKind(IN_TOTO, {PREDICATE_ANNOTATION: SLSA_PROVENANCE})
+# CycloneDX's own media type (IANA-registered), as the layer and the artifactType, as Trivy's referrer
+# plugin attaches a CycloneDX SBOM (aquasecurity/trivy-plugin-referrer) and `oras attach --artifact-type`
+# does; BuildKit keeps its SBOMs (SPDX, in in-toto statements) per platform manifest too, but inside the
+# index (docs.docker.com/build/metadata/attestations/attestation-storage), which would change its digest.
+SBOM = ArtifactKind("application/vnd.cyclonedx+json", {})
 
 
 class BadStatement(StackbuildError):
@@ -102,17 +106,3 @@ def read_statement(body: bytes) -> dict[str, Any]:
         raise BadStatement(f"not an in-toto provenance statement: {str(err)[:200]}") from err
     parsed: dict[str, Any] = pb_json.MessageToDict(proto)
     return parsed
-
-
-def referrer_manifest(layer_digest: str, layer_size: int, subject: dict[str, Any]) -> bytes:
-    """An OCI 1.1 artifact manifest holding the statement (one layer) whose subject is the index."""
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "artifactType": IN_TOTO,
-        "config": EMPTY_CONFIG,
-        "layers": [{"mediaType": IN_TOTO, "digest": layer_digest, "size": layer_size}],
-        "subject": subject,
-        "annotations": {PREDICATE_ANNOTATION: SLSA_PROVENANCE},
-    }
-    return json.dumps(manifest, indent=2).encode()

@@ -44,7 +44,7 @@ from builder.verify.smoke import SmokeResult, smoke_log, smoke_report
 if TYPE_CHECKING:  # publishing's modules are imported when a publish runs: the provenance's protobufs cost
     # every plan, render and build a quarter of a second
     from builder.engine.registry_api import RegistryClient
-    from builder.execute.publish import Pushed
+    from builder.execute.publish import Pushed, SbomOf
 
 __all__ = [
     "BuildOptions",
@@ -171,9 +171,11 @@ class Published:
     pushed: list[Pushed]
 
 
-def published(to: Destination, engine: BuildEngine, options: BuildOptions, provenance_dir: Path, say: Say) -> Published:
+def published(
+    to: Destination, engine: BuildEngine, options: BuildOptions, provenance_dir: Path, say: Say, sbom_of: SbomOf
+) -> Published:
     """Publish's chain: each architecture built and smoked; only when every smoke passed, the images
-    pushed and one image index put per tag, each with the build's provenance."""
+    pushed, each with the build's provenance and its SBOM (sbom_of makes it), and one image index put per tag."""
     from builder.execute.publish import BuildRecord, publish
 
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -193,5 +195,5 @@ def published(to: Destination, engine: BuildEngine, options: BuildOptions, prove
     images = {arch: done.tagged.tags for arch, done in built.items()}
     record = BuildRecord(origin_of(last.manifest_dir), started)
     release = release_name(last.manifest)
-    pushed = publish(images, last.lock, release, to.target, to.aliases, engine, to.client, record)
+    pushed = publish(images, last.lock, release, to.target, to.aliases, engine, to.client, record, sbom_of)
     return Published(built, pushed)

@@ -5,22 +5,23 @@ Tags, as the official CANN images name theirs: `<ver>-<chip>-<os><osver>-py<x.y>
 the official full image) and `...-runtime`; an immutable `lock-<digest>` (and `-runtime`) from the
 lock's digest, refused when it already names another index; optional aliases (`latest`, and
 `latest-runtime`). The same lock gives the same images wherever it is built, so a second publish
-of it finds each tag already naming its index and moves none. Each index newly put gets its
-provenance (execute.attestation) as an OCI 1.1 referrer: through the referrers API where the
-registry has one, else the referrers tag schema (`sha256-<index digest>`, an index of referrers).
+of it finds each tag already naming its index and moves none. Each image's manifest gets its
+provenance and its SBOM (execute.attestation) as OCI 1.1 referrers, once: through the referrers API
+where the registry has one, else the referrers tag schema (`sha256-<manifest digest>`, an index of
+referrers).
 """
 
 from __future__ import annotations
 
 import datetime
 import hashlib
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
 from builder.engine import Engine
-from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient, index_body
+from builder.engine.registry_api import OCI_INDEX, Descriptor, RegistryClient, index_body
+from builder.engine.registry_referrers import ArtifactKind, Referrers
 from builder.execute import attestation
 from builder.inputs.project import Origin
 from builder.lock.locked import Lock
@@ -48,6 +49,20 @@ class BuildRecord:
     started: datetime.datetime
 
 
+# The CycloneDX JSON SBOM of a final image the engine holds, for the architecture it was built for:
+# handoff.sbom.image_sbom, given by the caller (the SBOM reads the image as `stackbuild sbom` does).
+SbomOf = Callable[[Engine, str, Arch], str]
+
+
+@dataclass(frozen=True)
+class Image:
+    """A final image pushed: its manifest in the registry, and the local image it was pushed from."""
+
+    manifest: Descriptor
+    local: str
+    arch: Arch
+
+
 def publish(
     images: Mapping[Arch, Mapping[str, str]],
     lock: Lock,
@@ -57,6 +72,7 @@ def publish(
     engine: Engine,
     client: RegistryClient,
     built: BuildRecord,
+    sbom_of: SbomOf,
 ) -> list[Pushed]:
     """Push images (per architecture: final stage -> local tag) to target (REGISTRY/NAMESPACE) as
     <target>/<stack>; what was pushed, with digests."""
@@ -64,6 +80,7 @@ def publish(
     repository = f"{namespace}/{lock.stack.lower()}"
     pushed: list[Pushed] = []
     indexes: dict[str, bytes] = {}
+    finals: list[Image] = []
     for final, suffix in FINAL_SUFFIXES.items():
         entries = []
         for arch in sorted(images, key=lambda a: a.value):
@@ -73,6 +90,7 @@ def publish(
             if descriptor is None:
                 raise StackbuildError(f"registry {registry} lost {ref} ({digest}) right after it was pushed")
             entries.append(descriptor.entry(arch))
+            finals.append(Image(descriptor, images[arch][final], arch))
             pushed.append(Pushed(ref, digest, f"{final} for {arch}"))
         indexes[suffix] = index_body(entries)
     immutable = immutable_tag(lock)
@@ -87,14 +105,16 @@ def publish(
                 f"index {ours}: an immutable tag is never moved (the same lock gave other images here: "
                 "`stackbuild verify-reproducible` names what differs)"
             )
+    # Each image's provenance and SBOM before any index is put: a publish that fails in between leaves
+    # no index tag naming an image without them, and the next one attaches what is missing.
+    for image in finals:
+        pushed += beside(
+            client, f"{registry}/{repository}", image, lock, built, partial(sbom_of, engine, image.local, image.arch)
+        )
     platforms = ", ".join(a.value for a in sorted(images, key=lambda a: a.value))
     for suffix, body in indexes.items():
         ours = f"sha256:{hashlib.sha256(body).hexdigest()}"
-        # The index by digest, then its provenance, then the tags: a publish that fails in between
-        # leaves no tag naming an index without provenance, and the next one attaches it.
         client.put_manifest(repository, ours, body, OCI_INDEX)
-        if not _attested(client, repository, ours):
-            pushed.append(attest(client, f"{registry}/{repository}", body, lock, built))
         for tag in (release + suffix, immutable + suffix, *(alias + suffix for alias in aliases)):
             existing = client.manifest(repository, tag)
             if existing is not None and existing.digest == ours:  # published before, from this lock: not moved
@@ -105,43 +125,23 @@ def publish(
     return pushed
 
 
-def _attested(client: RegistryClient, repository: str, index: str) -> bool:
-    """Whether the index already has a provenance referrer (published before, from this lock)."""
-    return any(_is_provenance(entry) for entry in client.referrers(repository, index))
-
-
-def _is_provenance(entry: dict[str, Any]) -> bool:
-    annotations = entry.get("annotations")
-    predicate = annotations.get(attestation.PREDICATE_ANNOTATION) if isinstance(annotations, dict) else None
-    return entry.get("artifactType") == attestation.IN_TOTO and predicate == attestation.SLSA_PROVENANCE
-
-
-def attest(client: RegistryClient, where: str, index: bytes, lock: Lock, built: BuildRecord) -> Pushed:
-    """The index's provenance statement pushed as a referrer whose subject is the index."""
+def beside(
+    client: RegistryClient, where: str, image: Image, lock: Lock, built: BuildRecord, sbom: Callable[[], str]
+) -> list[Pushed]:
+    """The image's provenance statement and its SBOM, each attached to its manifest unless one is already
+    (published before, from this lock: the SBOM is not made again)."""
     repository = where.partition("/")[2]
-    digest = f"sha256:{hashlib.sha256(index).hexdigest()}"
-    manifests = [entry["digest"] for entry in json.loads(index)["manifests"]]
-    now = datetime.datetime.now(datetime.timezone.utc)
-    document = attestation.statement(where, manifests, lock, built.origin, built.started, now)
-    layer = client.put_blob(repository, document)
-    client.put_blob(repository, b"{}")  # the empty config every artifact manifest names
-    subject = {"mediaType": OCI_INDEX, "digest": digest, "size": len(index)}
-    body = attestation.referrer_manifest(layer, len(document), subject)
-    referrer = client.put_manifest(repository, f"sha256:{hashlib.sha256(body).hexdigest()}", body, OCI_MANIFEST)
-    if not client.has_referrers_api(repository, digest):
-        _add_to_referrers_tag(client, repository, digest, {"digest": referrer, "size": len(body)})
-    return Pushed(f"{where}@{referrer}", referrer, f"provenance of {digest[:19]}")
+    present = Referrers(client).of(repository, image.manifest.digest)
+    attached = []
+    if not any(map(attestation.PROVENANCE.names, present)):
+        now = datetime.datetime.now(datetime.timezone.utc)
+        document = attestation.statement(where, [image.manifest.digest], lock, built.origin, built.started, now)
+        attached.append(_attach(client, where, image, attestation.PROVENANCE, document, "provenance"))
+    if not any(map(attestation.SBOM.names, present)):
+        attached.append(_attach(client, where, image, attestation.SBOM, sbom().encode(), "SBOM"))
+    return attached
 
 
-def _add_to_referrers_tag(client: RegistryClient, repository: str, subject: str, referrer: dict[str, Any]) -> None:
-    """The referrers tag schema (OCI distribution 1.1, for registries without the API): the tag
-    sha256-<subject hex> names an index of the subject's referrers; this one added to it."""
-    tag = subject.replace(":", "-")
-    entries = [e for e in client.referrers(repository, subject) if e.get("digest") != referrer["digest"]]
-    entry = {
-        "mediaType": OCI_MANIFEST,
-        **referrer,
-        "artifactType": attestation.IN_TOTO,
-        "annotations": {attestation.PREDICATE_ANNOTATION: attestation.SLSA_PROVENANCE},
-    }
-    client.put_manifest(repository, tag, index_body([*entries, entry]), OCI_INDEX)
+def _attach(client: RegistryClient, where: str, image: Image, kind: ArtifactKind, document: bytes, what: str) -> Pushed:
+    referrer = Referrers(client).attach(where.partition("/")[2], image.manifest, kind, document)
+    return Pushed(f"{where}@{referrer}", referrer, f"{what} of {image.manifest.digest[:19]} ({image.arch})")

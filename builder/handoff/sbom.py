@@ -3,7 +3,8 @@ the stack's components with their repositories and commits (or tree hashes) and 
 packages with their sha256, from the lock the image carries; every Debian and Python package with
 its version, asked of the image itself (dpkg-query, and Python's own distribution metadata over the
 image's sys.path, as pip list reads it). The same image gives the same SBOM: its serial number and
-date follow from the image and the lock, not from the clock."""
+date follow from the image and the lock, not from the clock, so `publish` attaches the same SBOM to
+an image wherever it is published from (execute.attestation)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from packageurl import PackageURL
 
 from builder import __version__
 from builder.engine import Engine
-from builder.handoff.contents import Contents
+from builder.handoff.contents import Contents, read_contents
 from builder.inputs.source_kinds import kind_of
+from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 
 # Installed packages only: a package removed but not purged is still listed, with another status.
@@ -103,10 +105,6 @@ def _toolkit_packages(contents: Contents) -> list[Component]:
     ]
 
 
-def _arch(arch: str) -> dict[str, str] | None:
-    return {"arch": arch} if arch else None
-
-
 def _package(name: str, version: str, purl: PackageURL) -> Component:
     return Component(type=ComponentType.LIBRARY, name=name, version=version, purl=purl, bom_ref=str(purl))
 
@@ -135,20 +133,33 @@ def make_sbom(
     for package in _toolkit_packages(contents):
         bom.components.add(package)
     for name, (version, arch) in debs.items():
-        purl = PackageURL("deb", os_name, name, version, qualifiers={"arch": arch} if arch else None)
         bom.components.add(
-            Component(type=ComponentType.LIBRARY, name=name, version=version, purl=purl, bom_ref=str(purl))
+            _package(
+                name, version, PackageURL("deb", os_name, name, version, qualifiers={"arch": arch} if arch else None)
+            )
         )
     for name, version in python.items():
-        purl = PackageURL(type="pypi", name=canonical(name), version=version)
-        bom.components.add(
-            Component(type=ComponentType.LIBRARY, name=name, version=version, purl=purl, bom_ref=str(purl))
-        )
+        bom.components.add(_package(name, version, PackageURL(type="pypi", name=canonical(name), version=version)))
     bom.register_dependency(bom.metadata.component, list(bom.components))  # the image holds each of them
-    text = JsonV1Dot6(bom).output_as_string(indent=2)
+    return validated(JsonV1Dot6(bom).output_as_string(indent=2), f"the SBOM of {contents.image}")
+
+
+def validated(text: str, what: str) -> str:
+    """text, a CycloneDX 1.6 JSON document; StackbuildError naming what when the schema refuses it."""
     # Imported here: the validator's schema machinery takes seconds to import, and only an SBOM needs it.
     from cyclonedx.validation.json import JsonStrictValidator
 
     if (errors := JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)) is not None:
-        raise StackbuildError(f"the SBOM of {contents.image} does not validate against CycloneDX 1.6: {errors}")
+        raise StackbuildError(f"{what} does not validate against CycloneDX 1.6: {errors}")
     return text
+
+
+def image_sbom(engine: Engine, image: str, arch: Arch) -> str:
+    """The SBOM of a final image, read from the image itself (pulled for arch when it is not here)."""
+    return make_sbom(
+        read_contents(engine, image, arch),
+        engine.image_id(image) or "",
+        debian_packages(engine, image),
+        python_packages(engine, image),
+        os_id(engine, image),
+    )

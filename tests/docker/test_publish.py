@@ -1,6 +1,6 @@
 """Publishing to a real registry (Debian's docker-registry on loopback, htpasswd auth): the tags, one
-image index per tag, the labels and the embedded lock, read back with skopeo and the Docker engine,
-not only with stackbuild's own code."""
+image index per tag, each image's provenance and SBOM beside it, the labels and the embedded lock, read
+back with skopeo, the registry's HTTP API and the Docker engine, not only with stackbuild's own code."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import os
 import re
 import shutil
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,12 +20,14 @@ import pytest
 
 from builder import lock
 from builder.engine import connect
-from builder.engine.registry_api import OCI_INDEX, RegistryClient, index_body
+from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient, index_body
+from builder.handoff.sbom import canonical
 from builder.model.arch import Arch
-from tests.docker.conftest import stackbuild, touch
+from tests.docker.conftest import plan_of, stackbuild, touch
 from tests.helpers import registry
 
 RELEASE = "8.5.0-910b-debian12-py3.11"
+IN_TOTO, CYCLONEDX = "application/vnd.in-toto+json", "application/vnd.cyclonedx+json"
 USER, PASSWORD = "ci", "publish-" + os.urandom(6).hex()
 
 
@@ -36,6 +40,27 @@ def published_to(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
         (config / "config.json").write_text(json.dumps({"auths": {address: {"auth": token}}}))
         yield address, {"DOCKER_CONFIG": str(config)}
+
+
+def api(address: str, path: str, accept: str = OCI_INDEX) -> bytes | None:
+    """GET /v2/<path> of the registry's HTTP API, logged in, as any client reads it; None for a 404."""
+    token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    request = urllib.request.Request(
+        f"http://{address}/v2/{path}", headers={"Accept": accept, "Authorization": f"Basic {token}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            body: bytes = answer.read()
+            return body
+    except urllib.error.HTTPError as err:
+        if err.code == 404:
+            return None
+        raise
+
+
+def sha256_tag(body: bytes) -> str:
+    """The referrers tag schema's tag for the manifest of these bytes."""
+    return f"sha256-{hashlib.sha256(body).hexdigest()}"
 
 
 def skopeo(*args: str) -> str:
@@ -75,17 +100,69 @@ def test_publish_pushes_one_index_per_tag_with_labels_and_the_lock(
     printed = re.search(rf"^{re.escape(repository)}:{immutable}  (sha256:\w+)", run.stdout, re.M)
     assert printed and printed.group(1) == "sha256:" + hashlib.sha256(raw[immutable].encode()).hexdigest()
 
-    # The build's provenance is beside the index (a referrer, through the referrers tag schema: this
-    # registry has no referrers API), never in it: the index lists the images only.
-    referrers = json.loads(skopeo("inspect", "--raw", f"docker://{repository}:{printed.group(1).replace(':', '-')}"))
-    (referrer,) = referrers["manifests"]
-    assert referrer["artifactType"] == "application/vnd.in-toto+json"
-    assert all("artifactType" not in m for m in index["manifests"])
-    assert re.search(rf"^{re.escape(repository)}@{referrer['digest']}  \S+  \(provenance of", run.stdout, re.M)
+    # Beside each image of each index, as referrers of its manifest (through the referrers tag schema:
+    # this registry has no referrers API), its provenance and its SBOM, read through the registry's
+    # HTTP API; the indexes list the images only and have no referrers of their own.
+    sboms: dict[str, bytes] = {}
+    for tag in (RELEASE, f"{RELEASE}-runtime"):
+        body = api(address, f"team/reftest/manifests/{tag}")
+        assert body is not None
+        listed = json.loads(body)
+        assert all("artifactType" not in m for m in listed["manifests"])
+        assert api(address, f"team/reftest/manifests/{sha256_tag(body)}") is None
+        for image in listed["manifests"]:
+            found = api(address, f"team/reftest/manifests/{image['digest'].replace(':', '-')}")
+            assert found is not None, f"no referrers of {tag}'s {image['digest']}"
+            referrers = {r["artifactType"]: r for r in json.loads(found)["manifests"]}
+            assert sorted(referrers) == [CYCLONEDX, IN_TOTO]
+            for kind, referrer in referrers.items():
+                artifact = json.loads(api(address, f"team/reftest/manifests/{referrer['digest']}", OCI_MANIFEST) or b"")
+                assert artifact["subject"]["digest"] == image["digest"] and artifact["artifactType"] == kind
+                blob = api(address, f"team/reftest/blobs/{artifact['layers'][0]['digest']}")
+                assert blob is not None
+                what = "provenance" if kind == IN_TOTO else "SBOM"
+                assert re.search(
+                    rf"^{re.escape(repository)}@{referrer['digest']}  \S+  \({what} of {image['digest'][:19]}",
+                    run.stdout,
+                    re.M,
+                )
+                if kind == IN_TOTO:
+                    subjects = [s["digest"]["sha256"] for s in json.loads(blob)["subject"]]
+                    assert subjects == [image["digest"].removeprefix("sha256:")]
+                else:
+                    sboms[tag] = blob
+
+    # The SBOM lists what `inspect` lists of the image (which shows it beside its provenance), and
+    # `stackbuild sbom TAG` reads it back: the same bytes as the SBOM made from the image here.
+    final_tags = plan_of(workspace, "reftest").final_tags
+    for tag, final in ((RELEASE, "devel-image"), (f"{RELEASE}-runtime", "runtime-image")):
+        shown = stackbuild(workspace, "inspect", f"{repository}:{tag}", "--json", env=env)
+        assert shown.returncode == 0, shown.stderr[-2000:]
+        about = json.loads(shown.stdout)
+        assert about["sbom"] == json.loads(sboms[tag]) and len(about["provenance"]) == 1
+        listed = {c["bom-ref"]: c for c in about["sbom"]["components"]}
+        assert {ref for ref in listed if ref.startswith("component:")} == {
+            f"component:{c}" for c in about["components"]
+        }
+        for cid, source in about["components"].items():
+            assert listed[f"component:{cid}"]["version"] in (source.get("commit"), source.get("tree_sha256"))
+        for role, package in about["toolkit"]["packages"].items():
+            assert listed[f"toolkit:{role}"]["hashes"] == [{"alg": "SHA-256", "content": package["sha256"]}]
+        debs = {c["name"]: c["version"] for c in listed.values() if c.get("purl", "").startswith("pkg:deb/")}
+        assert about["system_packages"] and about["system_packages"].items() <= debs.items()
+        wheels = {
+            canonical(c["name"]): c["version"] for c in listed.values() if c.get("purl", "").startswith("pkg:pypi/")
+        }
+        assert {canonical(name): v for name, v in about["python_packages"].items()}.items() <= wheels.items()
+        read = stackbuild(workspace, "sbom", f"{repository}:{tag}", env=env)
+        assert read.returncode == 0 and read.stdout == sboms[tag].decode() + "\n", read.stderr[-2000:]
+        made = stackbuild(workspace, "sbom", final_tags[final], env=env)
+        assert made.returncode == 0 and made.stdout == read.stdout, made.stderr[-2000:]
 
     shown = stackbuild(workspace, "inspect", f"{repository}:{RELEASE}", env=env)
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert re.search(r"^provenance    stackbuild \S+, from ", shown.stdout, re.M), shown.stdout
+    assert re.search(r"^sbom          CycloneDX 1\.6, \d+ components ", shown.stdout, re.M), shown.stdout
 
     # The release's own tag is the devel image's, as the official full image's; the runtime's is -runtime.
     devel = json.loads(skopeo("inspect", f"docker://{repository}:{RELEASE}"))["Labels"]
@@ -106,7 +183,7 @@ def test_publish_pushes_one_index_per_tag_with_labels_and_the_lock(
     assert pulled[runtime] and pulled[runtime] == pulled[immutable_runtime]
     embedded = engine.run(f"{repository}:{runtime}", ["cat", "/etc/stackbuild/stack.lock.json"]).output
     assert embedded == (workspace / "lockfiles" / "reftest.lock.json").read_text()
-    for tag in (runtime, immutable_runtime):
+    for tag in (runtime, immutable_runtime, RELEASE):  # RELEASE: pulled by inspect
         engine.remove(f"{repository}:{tag}")
 
 

@@ -16,8 +16,8 @@ from builder.cli.context import Context
 from builder.model.settings import RegistryCredentials, Settings
 from tests.conftest import ROOT
 from tests.fake_engine import FakeEngine
+from tests.fake_registry import server
 from tests.helpers import run_cli
-from tests.unit.engine.test_registry_api import server
 
 BUILDER = ROOT / "builder"
 RESOLVER = BUILDER / "cli" / "configuration.py"

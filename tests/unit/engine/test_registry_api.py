@@ -9,9 +9,6 @@ import hashlib
 import http.server
 import json
 import os
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,48 +17,20 @@ from builder.cli import publishing as cli_publishing
 from builder.cli.configuration import resolve
 from builder.cli.context import Context
 from builder.engine.protocol import EngineError
-from builder.engine.registry_api import OCI_INDEX, Descriptor, RegistryClient, index_body
+from builder.engine.registry_api import (
+    OCI_INDEX,
+    OCI_MANIFEST,
+    Descriptor,
+    RegistryClient,
+    index_body,
+)
 from builder.model.arch import Arch
 from builder.model.errors import InputError
 from builder.model.registry import registry_of
 from builder.model.retry import RetryPolicy
 from builder.model.settings import RegistryCredentials, login_for
+from tests.fake_registry import Answer, Store, server
 from tests.helpers import run_cli
-
-Answer = tuple[int, dict[str, str], bytes]
-
-
-@contextmanager
-def server(
-    answer: Callable[[http.server.BaseHTTPRequestHandler], Answer], host: str = "127.0.0.1"
-) -> Iterator[tuple[str, list[str]]]:
-    """An HTTP server on a loopback address; its host:port and the requests it saw ("METHOD path Authorization")."""
-    seen: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def handle_one(self) -> None:
-            seen.append(f"{self.command} {self.path} {self.headers.get('Authorization', '-')}")
-            length = int(self.headers.get("Content-Length") or 0)
-            self.body = self.rfile.read(length) if length else b""
-            status, headers, body = answer(self)
-            self.send_response(status)
-            for key, value in {**headers, "Content-Length": str(len(body))}.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_PUT = do_HEAD = do_POST = handle_one
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer((host, 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"{host}:{httpd.server_address[1]}", seen
-    finally:
-        httpd.shutdown()
 
 
 def basic(user: str, password: str) -> str:
@@ -296,3 +265,34 @@ def test_a_blob_upload_follows_the_registrys_location_with_the_digest() -> None:
         where["address"] = address
         assert RegistryClient(address, {}).put_blob("team/x", data) == digest
     assert [line.split()[0] for line in seen] == ["HEAD", "POST", "PUT"]
+
+
+def _image(client: RegistryClient, marker: str) -> Descriptor:
+    """A stand-in image manifest put into team/x; its descriptor as the registry gives it."""
+    body = json.dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST, "marker": marker}).encode()
+    found = client.manifest("team/x", client.put_manifest("team/x", marker, body, OCI_MANIFEST))
+    assert found is not None
+    return found
+
+
+def test_the_manifest_of_an_architecture_is_found_through_its_index() -> None:
+    store = Store()
+    with server(store.answer) as (address, _):
+        client = RegistryClient(address, {}, RetryPolicy(attempts=1))
+        amd64, arm64 = _image(client, "amd64"), _image(client, "arm64")
+        index_digest = client.put_manifest(
+            "team/x", "both", index_body([arm64.entry(Arch.AARCH64), amd64.entry(Arch.X86_64)]), OCI_INDEX
+        )
+        client.put_manifest("team/x", "amd64-only", index_body([amd64.entry(Arch.X86_64)]), OCI_INDEX)
+        found = client.platform_manifest("team/x", "both", Arch.X86_64)
+        assert [d.digest for d in found] == [amd64.digest, index_digest]
+        assert [d.digest for d in client.platform_manifest("team/x", "both", Arch.AARCH64)] == [
+            arm64.digest,
+            index_digest,
+        ]
+        assert [d.media_type for d in client.platform_manifest("team/x", "amd64-only", Arch.AARCH64)] == [OCI_INDEX]
+        assert client.platform_manifest("team/x", "arm64", Arch.X86_64) == (arm64,)  # a manifest is itself
+        assert client.platform_manifest("team/x", "absent", Arch.X86_64) == ()
+        plain = {**arm64.entry(Arch.AARCH64), "platform": {"architecture": "arm64", "os": "linux"}}  # no variant
+        client.put_manifest("team/x", "plain", index_body([plain]), OCI_INDEX)
+        assert client.platform_manifest("team/x", "plain", Arch.AARCH64)[0] == arm64

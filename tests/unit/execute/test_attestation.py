@@ -59,21 +59,3 @@ def test_a_malformed_statement_is_refused_by_the_bindings(edit: object, why: str
     edit(document)  # type: ignore[operator]
     with pytest.raises(attestation.BadStatement, match=why):
         attestation.read_statement(json.dumps(document).encode())
-
-
-def test_the_referrer_is_an_artifact_manifest_whose_subject_is_the_index() -> None:
-    subject = {"mediaType": "application/vnd.oci.image.index.v1+json", "digest": "sha256:" + "3" * 64, "size": 10}
-    manifest = json.loads(attestation.referrer_manifest("sha256:" + "4" * 64, 99, subject))
-    assert manifest["artifactType"] == attestation.IN_TOTO and manifest["subject"] == subject
-    assert manifest["config"] == attestation.EMPTY_CONFIG
-    assert manifest["layers"] == [{"mediaType": attestation.IN_TOTO, "digest": "sha256:" + "4" * 64, "size": 99}]
-
-
-def test_only_a_reference_that_names_a_registry_is_asked_for_its_provenance() -> None:
-    from builder.handoff.published_provenance import registry_ref
-
-    assert registry_ref("127.0.0.1:5000/team/reftest:lock-0123") == ("127.0.0.1:5000", "team/reftest", "lock-0123")
-    assert registry_ref("registry.example/team/x:8.5.0-910b") == ("registry.example", "team/x", "8.5.0-910b")
-    assert registry_ref("localhost/team/x:latest") == ("localhost", "team/x", "latest")
-    for local in ("stackbuild/stage/toolkit:abc", "ubuntu:22.04", "team/x", "registry.example/team/x"):
-        assert registry_ref(local) is None, local

@@ -1,20 +1,19 @@
 """publish's core on the fake engine and an in-memory registry on loopback that answers the distribution
 API as Debian's docker-registry does (no referrers API): what it pushes and puts, that a second publish
-of the same lock moves nothing, that an immutable tag is never moved, and the provenance referrer.
+of the same lock moves nothing, that an immutable tag is never moved, and each image's provenance and
+SBOM referrers.
 (The real registry and engine: tests/docker/test_publish.py and test_attestation.py.)"""
 
 from __future__ import annotations
 
 import datetime
 import hashlib
-import http.server
 import json
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import pytest
 
+from builder.engine import Engine
 from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient
 from builder.execute import attestation
 from builder.execute.publish import BuildRecord, Pushed, immutable_tag, publish
@@ -24,44 +23,8 @@ from builder.model.arch import Arch
 from builder.model.errors import StackbuildError
 from builder.model.retry import RetryPolicy
 from tests.fake_engine import FakeEngine
+from tests.fake_registry import Store, server
 from tests.golden_plan import golden_lock, golden_request
-from tests.unit.engine.test_registry_api import Answer, server
-
-ROUTE = re.compile(r"^/v2/(?P<repository>.+)/(?P<kind>manifests|blobs|referrers)/(?P<rest>[^?]*)(\?digest=(?P<d>.+))?$")
-
-
-@dataclass
-class Store:
-    """What the registry holds: manifests by repository and reference (tag or digest), blobs by digest."""
-
-    manifests: dict[tuple[str, str], tuple[str, bytes]] = field(default_factory=dict)
-    blobs: dict[str, bytes] = field(default_factory=dict)
-    puts: list[str] = field(default_factory=list)  # "repository:reference" of every manifest put
-
-    def put(self, repository: str, reference: str, media_type: str, body: bytes) -> str:
-        digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
-        self.manifests[(repository, reference)] = self.manifests[(repository, digest)] = (media_type, body)
-        return digest
-
-    def answer(self, request: http.server.BaseHTTPRequestHandler) -> Answer:
-        if request.path == "/v2/" or (route := ROUTE.match(request.path)) is None:
-            return 200, {}, b"{}"
-        repository, kind, rest = route["repository"], route["kind"], route["rest"]
-        if kind == "manifests" and request.command == "PUT":
-            self.puts.append(f"{repository}:{rest}")
-            digest = self.put(repository, rest, request.headers["Content-Type"], request.body)  # type: ignore[attr-defined]
-            return 201, {"Docker-Content-Digest": digest}, b""
-        if kind == "manifests" and (repository, rest) in self.manifests:
-            media_type, body = self.manifests[(repository, rest)]
-            return 200, {"Content-Type": media_type}, body
-        if kind == "blobs" and request.command == "POST":
-            return 202, {"Location": f"/v2/{repository}/blobs/uploads/1"}, b""
-        if kind == "blobs" and rest.startswith("uploads/"):
-            self.blobs[route["d"].replace("%3A", ":")] = request.body  # type: ignore[attr-defined]
-            return 201, {}, b""
-        if kind == "blobs" and rest in self.blobs:
-            return 200, {}, self.blobs[rest]
-        return 404, {}, b'{"errors": [{"code": "MANIFEST_UNKNOWN"}]}'
 
 
 class PushingEngine(FakeEngine):
@@ -96,12 +59,19 @@ IMAGES = {
 BUILT = BuildRecord(Origin(), datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc))
 
 
-def published(address: str, lock: Lock, engine: PushingEngine) -> list[Pushed]:
+def published(address: str, lock: Lock, engine: PushingEngine, made: list[str] | None = None) -> list[Pushed]:
+    """publish, the SBOMs it makes recorded in made (a stand-in for handoff.sbom.image_sbom's)."""
+
+    def sbom_of(given: Engine, image: str, arch: Arch) -> str:
+        assert given is engine
+        (made if made is not None else []).append(image)
+        return json.dumps({"bomFormat": "CycloneDX", "image": image, "arch": arch.value})
+
     client = RegistryClient(address, credentials={}, retry=RetryPolicy(attempts=1))
-    return publish(IMAGES, lock, "1.0", f"{address}/team", ["latest"], engine, client, BUILT)
+    return publish(IMAGES, lock, "1.0", f"{address}/team", ["latest"], engine, client, BUILT, sbom_of)
 
 
-def test_each_tag_names_an_index_of_both_architectures_with_its_provenance_and_a_second_publish_moves_none(
+def test_each_tag_names_an_index_of_both_architectures_and_a_second_publish_moves_none(
     registry: tuple[str, Store, PushingEngine], lock: Lock
 ) -> None:
     address, store, engine = registry
@@ -120,24 +90,53 @@ def test_each_tag_names_an_index_of_both_architectures_with_its_provenance_and_a
         ("arm64", "v8"),
         ("amd64", None),
     ]
-    # The provenance of each index, through the referrers tag (no referrers API here).
+    puts = len(store.puts)
+    made: list[str] = []
+    second = published(address, lock, engine, made)
+    assert {p.what for p in second if p.ref.rsplit(":", 1)[1] in tags} == {"index of aarch64, x86_64, already there"}
+    assert [put for put in store.puts[puts:] if put.rsplit(":", 1)[1] in tags] == []
+    assert not [p for p in second if p.what.startswith(("provenance", "SBOM"))] and made == []  # attached once
+
+
+def referrers(store: Store, repository: str, digest: str) -> list[dict[str, object]]:
+    """The entries of digest's referrers tag (the referrers tag schema: no referrers API here)."""
+    entries: list[dict[str, object]] = json.loads(store.manifests[(repository, digest.replace(":", "-"))][1])[
+        "manifests"
+    ]
+    return entries
+
+
+def test_each_image_manifest_has_its_provenance_and_its_sbom_as_referrers_and_the_index_none(
+    registry: tuple[str, Store, PushingEngine], lock: Lock
+) -> None:
+    address, store, engine = registry
+    repository = f"team/{lock.stack.lower()}"
+    made: list[str] = []
+    pushed = published(address, lock, engine, made)
+    assert sorted(made) == sorted(image for finals in IMAGES.values() for image in finals.values())
     for suffix in ("", "-runtime"):
         index_digest = "sha256:" + hashlib.sha256(store.manifests[(repository, f"1.0{suffix}")][1]).hexdigest()
-        referrers = json.loads(store.manifests[(repository, index_digest.replace(":", "-"))][1])["manifests"]
-        (entry,) = referrers
-        assert entry["artifactType"] == attestation.IN_TOTO
-        artifact = json.loads(store.manifests[(repository, entry["digest"])][1])
-        assert artifact["subject"]["digest"] == index_digest
-        statement = json.loads(store.blobs[artifact["layers"][0]["digest"]])
-        subjects = {f"sha256:{s['digest']['sha256']}" for s in statement["subject"]}
-        assert subjects == {
-            m["digest"] for m in json.loads(store.manifests[(repository, index_digest)][1])["manifests"]
-        }
-    puts = len(store.puts)
-    second = published(address, lock, engine)
-    assert {p.what for p in second if p.ref.rsplit(":", 1)[1] in tags} == {"index of aarch64, x86_64, already there"}
-    assert not [p for p in second if p.what.startswith("provenance")]  # attested once
-    assert [put for put in store.puts[puts:] if put.rsplit(":", 1)[1] in tags] == []
+        assert (repository, index_digest.replace(":", "-")) not in store.manifests  # the index: nothing beside it
+        for entry in json.loads(store.manifests[(repository, index_digest)][1])["manifests"]:
+            image = entry["digest"]
+            provenance, sbom = referrers(store, repository, image)
+            assert provenance["artifactType"] == attestation.IN_TOTO
+            assert provenance["annotations"] == {attestation.PREDICATE_ANNOTATION: attestation.SLSA_PROVENANCE}
+            assert sbom["artifactType"] == "application/vnd.cyclonedx+json" and "annotations" not in sbom
+            documents = {}
+            for referrer in (provenance, sbom):
+                artifact = json.loads(store.manifests[(repository, str(referrer["digest"]))][1])
+                assert artifact["subject"] == {"mediaType": OCI_MANIFEST, "digest": image, "size": entry["size"]}
+                assert artifact["artifactType"] == referrer["artifactType"]
+                (layer,) = artifact["layers"]
+                assert layer["mediaType"] == referrer["artifactType"]
+                documents[referrer["artifactType"]] = json.loads(store.blobs[layer["digest"]])
+                assert any(p.digest == referrer["digest"] for p in pushed)
+            statement = documents[attestation.IN_TOTO]
+            assert [f"sha256:{s['digest']['sha256']}" for s in statement["subject"]] == [image]
+            arch = "aarch64" if entry["platform"]["architecture"] == "arm64" else "x86_64"
+            final = "runtime-image" if suffix else "devel-image"
+            assert documents["application/vnd.cyclonedx+json"]["image"] == IMAGES[Arch(arch)][final]
 
 
 def test_an_immutable_tag_naming_another_index_is_refused_before_any_index_tag_moves(
