@@ -117,19 +117,8 @@ Engines = Annotated[
         type=engine_option,
         help="a Docker engine to build on (repeatable: independent stages are spread over those that report "
         "the build's architecture, else over all under emulation, sharing images through the registry cache, "
-        "so --cache-to is needed; the first holds the results; default DOCKER_HOST or the local engine)",
-    ),
-]
-PlannedEngines = Annotated[
-    list[str],
-    option(
-        "--engine",
-        action="append",
-        default=[],
-        type=engine_option,
-        help="a Docker engine the build would use (repeatable, as build takes them): say which build the "
-        "stages, natively or under emulation; the first is asked what is cached (default DOCKER_HOST or the "
-        "local engine)",
+        "so --cache-to is needed; the first holds the results; default DOCKER_HOST or the local engine; plan "
+        "says which build the stages, natively or under emulation)",
     ),
 ]
 CacheFrom = Annotated[

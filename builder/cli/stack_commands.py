@@ -19,7 +19,6 @@ from builder.cli.arguments import (
     Jobs,
     Json,
     NoCompileCache,
-    PlannedEngines,
     PrintOnly,
     Stack,
     StageArch,
@@ -158,7 +157,7 @@ class PlanArgs:
     stack: DefaultStack
     arch: StageArch
     json: Json
-    engine: PlannedEngines
+    engine: Engines
 
 
 @DECLARED.command(
