@@ -39,6 +39,7 @@ def recipe(plan: Plan, use: CompileCache, base_image: str) -> ToolRecipe:
     # ccache reads a size with a suffix ("5G" is 5 * 10^9 bytes; a plain number is gigabytes): kibibytes.
     config = "# stackbuild's compile cache (builder/plan/compile_cache.py)\n"
     config += f"max_size = {max(1, use.max_size // 1024)}Ki\ncompiler_check = content\nhash_dir = true\n"
+    config += "depend_mode = true\n"  # no preprocessor run on a miss (templates/compile-cache-run.sh.j2)
     run = templates.get_template("compile-cache-run.sh.j2").render(loader=plan.arch.loader, cache_dir=cache_dir(prefix))
     values = {"cache_dir": cache_dir(prefix), "cache_name": cache_dir(prefix).removeprefix(f"{TOOL_MOUNT}/")}
     dockerfile = templates.get_template("compile-cache-tool.Dockerfile.j2").render(base_image=base_image, **values)

@@ -9,8 +9,10 @@ flags added to its build step when it is built (builder.execute.compile_mounts),
 records in no image: its history keeps the command, not the mounts.
 
 ccache makes a cached object the compiler's own output for the same input: its hash covers the
-compiler's content (compiler_check = content), the command line, the preprocessed input or every
-included file, and the working directory where debug information names it (hash_dir). Each
+compiler's content (compiler_check = content), the command line, the source and every file the
+compiler's dependency list names (depend_mode: no preprocessor run on a miss; an edit that changes
+no preprocessed byte, a comment, is then a miss, not a hit), and the working directory where debug
+information names it (hash_dir). Each
 cache is also keyed by the toolkit stage (the base and CANN below every component's compiler), the
 stage's own .debs (a compiler a component installs) and SOURCE_DATE_EPOCH (what __DATE__ gives)."""
 

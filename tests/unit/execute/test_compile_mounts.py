@@ -158,3 +158,35 @@ def test_the_tool_travels_in_a_vendor_bundle_and_counts_as_used_by_a_build(tmp_p
     assert f"blobs/{use.tool[0].sha256}" in files["files"]
     system = locked.section(Arch.X86_64).system
     assert {d.sha256 for d in system.compile_cache} <= {d.sha256 for d in every_deb(system)}
+
+
+def test_the_tool_asks_the_compiler_for_a_dependency_list_where_the_build_asks_for_none(tmp_path: Path) -> None:
+    """ccache's depend mode needs one (no preprocessor run on a miss); it is written on the cache's mount
+    and gone after the compile, and a command line that already asks for a list, or compiles nothing,
+    reaches ccache as the build wrote it. The Docker tier shows the real ccache running no preprocessor."""
+    plan = reference_plan(tmp_path)
+    use = plan.stages["runtime"].compile_cache
+    assert isinstance(use, CompileCache)
+    made = compile_mounts.recipe(plan, use, "parent-toolkit")
+    assert "depend_mode = true\n" in made.config
+    ccache = tmp_path / "ccache"  # prints its arguments and whether the list it is given exists yet
+    ccache.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n[ "$7" = -MF ] && : > "$8"\nexit 3\n')
+    ccache.chmod(0o755)
+    prefix = f"{plan.arch.loader} --library-path @LIBRARIES@ /mnt/root/usr/bin/ccache"
+    assert made.run.count(prefix) == 2
+    run = tmp_path / "run.sh"
+    run.write_text(made.run.replace(prefix, str(ccache)).replace(cache_dir("stackbuild"), str(tmp_path / "cache")))
+
+    def called(*args: str) -> list[str]:
+        ran = subprocess.run(["sh", str(run), *args], capture_output=True, text=True, cwd=tmp_path)
+        assert ran.returncode == 3, ran.stderr  # the compiler's exit status, passed on
+        return ran.stdout.splitlines()
+
+    listed = called("/usr/bin/cc", "-c", "a.c", "-o", "a.o")
+    assert listed[:4] == ["/usr/bin/cc", "-c", "a.c", "-o"] and listed[4:6] == ["a.o", "-MD"]
+    temp = re.escape(str(tmp_path / "cache" / "tmp"))
+    assert listed[6] == "-MF" and re.fullmatch(temp + r"/depend\.\d+\.d", listed[7])
+    assert not os.listdir(tmp_path / "cache" / "tmp")  # removed after the compile
+    own_lists = (["-c", "a.c", "-MMD", "-MF", "a.d"], ["-c", "a.c", "-Wp,-MD,a.d"])
+    for own in (*own_lists, ["a.o", "-o", "a"], ["--zero-stats"]):
+        assert called("/usr/bin/cc", *own) == ["/usr/bin/cc", *own]
