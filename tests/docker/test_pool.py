@@ -1,10 +1,12 @@
-"""A pool of engines: two Docker daemons share one build through a registry on loopback. Each
-builds some of the stages, none is built twice, and the result is the one-engine build's. Routed by
-architecture, as each daemon reports it: the stages of a plan land on the daemon of its
-architecture alone, and the final images are again the one-engine build's."""
+"""A pool of engines: two Docker daemons share one publish through a registry on loopback. Each
+builds some of the stages, none is built twice, and the result is the one-engine publish's: the same
+final images and the same image index in the registry. Routed by architecture, as each daemon reports
+it: the stages of a plan land on the daemon of its architecture alone, and the index is again the
+one-engine publish's."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -12,12 +14,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from builder.engine import connect
 from builder.engine.docker_engine import DockerEngine
+from builder.engine.registry_api import OCI_INDEX
 from builder.model.arch import Arch
 from tests.conftest import ROOT
 from tests.docker.conftest import SecondDaemon, plan_of, stackbuild, touch
@@ -28,6 +32,7 @@ pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="starting a second Docker daemon needs root"),
 ]
 LOCAL = "unix:///var/run/docker.sock"
+RELEASE = "8.5.0-910b-debian12-py3.11"
 # This machine runs one architecture: what each daemon reports is substituted where the daemon's
 # answer is read (DockerDaemon.facts); everything above it, the routing and the builds, is stackbuild's.
 REPORTING = """
@@ -42,35 +47,42 @@ entry()
 TREE = "cd /opt/stack && find . -type f ! -name '*.pyc' ! -path '*/CMakeFiles/*' -print0 | sort -z | xargs -0 sha256sum"
 
 
-def test_two_engines_share_a_build_routed_by_architecture_and_give_the_one_engine_result(
+def test_two_engines_share_a_publish_routed_by_architecture_and_give_the_one_engine_index(
     workspace: Path, tmp_path: Path, engine: DockerEngine
 ) -> None:
     edited = [workspace / "stacks" / "reference" / c / "README.md" for c in ("tilelang", "runtime")]
     old = [touch(path) for path in edited]
+    lockfile = workspace / "lockfiles" / "reftest.lock.json"
+    locked = lockfile.read_text()
     try:
-        alone = stackbuild(workspace, "build", "reftest", "--no-smoke")
-        assert alone.returncode == 0, alone.stderr[-3000:]
-        alone_ids = final_ids(engine, workspace)
-        plan = plan_of(workspace, "reftest")
-        devel = plan.final_tags["devel-image"]
-        one_engine = engine.run(devel, ["sh", "-c", TREE]).output
-        rebuilt = set(re.findall(r"^\[stackbuild\] ([\w-]+): built", alone.stderr, re.M))
-        changed = [s for s in plan.order() if s.name in rebuilt]
-        assert len(changed) >= 5, alone.stderr  # the two components, what depends on them, the finals
-        for stage in changed:  # this engine loses them: the pool builds them again
-            engine.remove(stage.tag())
+        stackbuild(workspace, "lock", "reftest", check=True)  # publish builds only what the lock pins
+        with registry(tmp_path / "registry") as address:
+            alone = stackbuild(workspace, "publish", "reftest", *to(address, "alone"))
+            assert alone.returncode == 0, alone.stderr[-3000:]
+            assert "smoke: launch: passed" in alone.stderr
+            alone_ids, alone_index = final_ids(engine, workspace), indexes(address, "alone")
+            plan = plan_of(workspace, "reftest")
+            devel = plan.final_tags["devel-image"]
+            one_engine = engine.run(devel, ["sh", "-c", TREE]).output
+            rebuilt = set(re.findall(r"^\[stackbuild\] ([\w-]+): built", alone.stderr, re.M))
+            changed = [s for s in plan.order() if s.name in rebuilt]
+            assert len(changed) >= 5, alone.stderr  # the two components, what depends on them, the finals
+            for stage in changed:  # this engine loses them: the pool builds them again
+                engine.remove(stage.tag())
 
-        daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-p-", dir="/tmp")))
-        daemon.start()
-        try:
-            with registry(tmp_path / "registry") as address:
+            daemon = SecondDaemon(Path(tempfile.mkdtemp(prefix="sb-p-", dir="/tmp")))
+            daemon.start()
+            try:
                 pool = ["--engine", LOCAL, "--engine", daemon.host]
-                run = stackbuild(workspace, "build", "reftest", *pool, "--cache-to", f"{address}/team/cache")
+                run = stackbuild(
+                    workspace, "publish", "reftest", *to(address, "pool"), *pool, "--cache-to", f"{address}/team/cache"
+                )
                 assert run.returncode == 0, run.stderr[-3000:]
                 placed = re.findall(r"^\[stackbuild\] ([\w-]+): building - on (\S+) \(native\)$", run.stderr, re.M)
                 assert sorted(name for name, _ in placed) == sorted(s.name for s in changed)  # each built once
                 assert {where for _, where in placed} == {LOCAL, daemon.host}  # both engines built
                 assert "smoke: launch: passed" in run.stderr
+                assert indexes(address, "pool") == alone_index
                 assert engine.run(devel, ["sh", "-c", TREE]).output == one_engine
                 assert final_ids(engine, workspace) == alone_ids
 
@@ -86,8 +98,9 @@ def test_two_engines_share_a_build_routed_by_architecture_and_give_the_one_engin
                 line = f"engines: x86_64 stages build natively on {daemon.host}; none on {LOCAL} (aarch64)"
                 assert planned.returncode == 0 and line in planned.stdout, planned.stderr[-3000:]
                 routed = reporting(
-                    workspace, reported, "build", "reftest", *pool, "--cache-to", f"{address}/team/routed"
-                )
+                    workspace, reported, "publish", "reftest", *to(address, "routed"), *pool,
+                    "--cache-to", f"{address}/team/routed",
+                )  # fmt: skip
                 assert routed.returncode == 0, routed.stderr[-3000:]
                 assert line in routed.stdout + routed.stderr
                 placed = re.findall(r"^\[stackbuild\] ([\w-]+): building - on (\S+) \((\w+)\)$", routed.stderr, re.M)
@@ -95,14 +108,37 @@ def test_two_engines_share_a_build_routed_by_architecture_and_give_the_one_engin
                 assert {(where, how) for _, where, how in placed} == {(daemon.host, "native")}
                 built = re.findall(r"^\[stackbuild\] ([\w-]+): built ", routed.stderr, re.M)
                 assert sorted(built) == sorted(s.name for s in changed)  # built there, not pulled
-            assert engine.run(devel, ["sh", "-c", TREE]).output == one_engine
-            assert final_ids(engine, workspace) == alone_ids  # the finals, gathered here, are the one engine's
-        finally:
-            daemon.remove()
-            shutil.rmtree(daemon.base, ignore_errors=True)
+                assert indexes(address, "routed") == alone_index
+            finally:
+                daemon.remove()
+                shutil.rmtree(daemon.base, ignore_errors=True)
+        assert engine.run(devel, ["sh", "-c", TREE]).output == one_engine
+        assert final_ids(engine, workspace) == alone_ids  # the finals, gathered here, are the one engine's
     finally:
         for path, text in zip(edited, old, strict=True):
             path.write_text(text)
+        lockfile.write_text(locked)
+
+
+def to(address: str, namespace: str) -> list[str]:
+    """publish's arguments for this host's architecture (the one the workspace is locked for) to namespace."""
+    return ["--registry", f"{address}/{namespace}", "--arch", str(Arch.host())]
+
+
+def indexes(address: str, namespace: str) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """Each release tag publish put in namespace, read through the registry's HTTP API: the digest of its
+    index and each image manifest it lists (platform, digest)."""
+    found = {}
+    for tag in (RELEASE, f"{RELEASE}-runtime"):
+        request = urllib.request.Request(
+            f"http://{address}/v2/{namespace}/reftest/manifests/{tag}", headers={"Accept": OCI_INDEX}
+        )
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            body: bytes = answer.read()
+        listed = [(m["platform"]["architecture"], m["digest"]) for m in json.loads(body)["manifests"]]
+        assert listed, f"{namespace}/reftest:{tag} lists no image"
+        found[tag] = (f"sha256:{hashlib.sha256(body).hexdigest()}", listed)
+    return found
 
 
 def final_ids(engine: DockerEngine, workspace: Path) -> dict[str, str | None]:
