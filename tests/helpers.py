@@ -279,6 +279,23 @@ def hadolint(files: list[Path]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([found, "--config", str(config), *map(str, files)], capture_output=True, text=True)
 
 
+def registry_get(address: str, path: str, accept: str, login: tuple[str, str] | None = None) -> bytes | None:
+    """GET /v2/<path> of a registry's HTTP API (logged in when login is given), as any client reads it;
+    None for a 404."""
+    headers = {"Accept": accept}
+    if login:
+        headers["Authorization"] = "Basic " + base64.b64encode(":".join(login).encode()).decode()
+    request = urllib.request.Request(f"http://{address}/v2/{path}", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            body: bytes = answer.read()
+            return body
+    except urllib.error.HTTPError as err:
+        if err.code == 404:
+            return None
+        raise
+
+
 @contextmanager
 def registry(storage: Path, users: dict[str, str] | None = None) -> Iterator[str]:
     """Debian's docker-registry (the distribution registry) on loopback; its host:port. Engines

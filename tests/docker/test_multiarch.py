@@ -15,9 +15,10 @@ import pytest
 
 from builder import lock
 from builder.engine.docker_engine import DockerEngine
+from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST
 from builder.model.arch import Arch
 from tests.docker.conftest import emu_workspace, stackbuild
-from tests.helpers import registry
+from tests.helpers import registry, registry_get
 
 EMULATION = subprocess.run(["sh", "-c", "command -v arch-test && arch-test arm64"], capture_output=True).returncode == 0
 pytestmark = [
@@ -28,6 +29,13 @@ pytestmark = [
     ),
 ]
 RELEASE = "8.3.rc1-910b-debian12-py3.11"
+IN_TOTO, CYCLONEDX = "application/vnd.in-toto+json", "application/vnd.cyclonedx+json"
+
+
+def skopeo_raw(reference: str) -> str:
+    """The manifest (or index) at reference, as skopeo reads it from the registry."""
+    command = ["skopeo", "inspect", "--tls-verify=false", "--raw", f"docker://{reference}"]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
 
 
 def test_a_two_architecture_publish_is_one_index_and_the_aarch64_image_runs(
@@ -42,17 +50,32 @@ def test_a_two_architecture_publish_is_one_index_and_the_aarch64_image_runs(
         # Each architecture smoke-tested on itself: the aarch64 image under emulation.
         assert "launch: passed" in run.stderr and run.stderr.count("smoke: launch: passed") == 2, run.stderr[-3000:]
         repository = f"{address}/team/emu"
-        raw = subprocess.run(
-            ["skopeo", "inspect", "--tls-verify=false", "--raw", f"docker://{repository}:{RELEASE}"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+        raw = skopeo_raw(f"{repository}:{RELEASE}")
         platforms = sorted((m["platform"] for m in json.loads(raw)["manifests"]), key=lambda p: p["architecture"])
         assert platforms == [
             {"architecture": "amd64", "os": "linux"},
             {"architecture": "arm64", "os": "linux", "variant": "v8"},
         ]
+        # Each image manifest of each index has its SBOM and its provenance as referrers; the aarch64
+        # image's SBOM was read from that image (dpkg-query under emulation): arm64 packages.
+        for tag in (RELEASE, f"{RELEASE}-runtime"):
+            for image in json.loads(skopeo_raw(f"{repository}:{tag}"))["manifests"]:
+                found = registry_get(address, f"team/emu/manifests/{image['digest'].replace(':', '-')}", OCI_INDEX)
+                assert found is not None, f"no referrers of {tag}'s {image['platform']['architecture']} image"
+                referrers = {r["artifactType"]: r["digest"] for r in json.loads(found)["manifests"]}
+                assert sorted(referrers) == [CYCLONEDX, IN_TOTO]
+                artifact = json.loads(
+                    registry_get(address, f"team/emu/manifests/{referrers[CYCLONEDX]}", OCI_MANIFEST) or b""
+                )
+                sbom = json.loads(
+                    registry_get(address, f"team/emu/blobs/{artifact['layers'][0]['digest']}", "*/*") or b""
+                )
+                arch = {"amd64": "x86_64", "arm64": "aarch64"}[image["platform"]["architecture"]]
+                about = {p["name"]: p["value"] for p in sbom["metadata"]["component"]["properties"]}
+                assert about["stackbuild:arch"] == arch
+                debs = [c["purl"] for c in sbom["components"] if c.get("purl", "").startswith("pkg:deb/")]
+                wanted = "arch=" + image["platform"]["architecture"]
+                assert debs and all(wanted in purl or "arch=all" in purl for purl in debs), debs[:5]
         runtime = f"{repository}:{RELEASE}-runtime"
         pulled = engine.pull(runtime, Arch.AARCH64)
         assert pulled is not None

@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from builder.model.arch import Arch
 from builder.store.cache import Cache
 from tests.conftest import ROOT
 from tests.docker.conftest import SecondDaemon, plan_of, stackbuild, touch
-from tests.helpers import registry
+from tests.helpers import registry, registry_get
 
 pytestmark = [
     pytest.mark.docker,
@@ -135,11 +134,8 @@ def indexes(address: str, namespace: str) -> dict[str, tuple[str, list[tuple[str
     index and each image manifest it lists (platform, digest)."""
     found = {}
     for tag in (RELEASE, f"{RELEASE}-runtime"):
-        request = urllib.request.Request(
-            f"http://{address}/v2/{namespace}/reftest/manifests/{tag}", headers={"Accept": OCI_INDEX}
-        )
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            body: bytes = answer.read()
+        body = registry_get(address, f"{namespace}/reftest/manifests/{tag}", OCI_INDEX)
+        assert body is not None, f"{namespace}/reftest:{tag} is not there"
         listed = [(m["platform"]["architecture"], m["digest"]) for m in json.loads(body)["manifests"]]
         assert listed, f"{namespace}/reftest:{tag} lists no image"
         found[tag] = (f"sha256:{hashlib.sha256(body).hexdigest()}", listed)

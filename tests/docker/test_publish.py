@@ -11,8 +11,6 @@ import os
 import re
 import shutil
 import subprocess
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +22,7 @@ from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient,
 from builder.handoff.sbom import canonical
 from builder.model.arch import Arch
 from tests.docker.conftest import plan_of, stackbuild, touch
-from tests.helpers import registry
+from tests.helpers import registry, registry_get
 
 RELEASE = "8.5.0-910b-debian12-py3.11"
 IN_TOTO, CYCLONEDX = "application/vnd.in-toto+json", "application/vnd.cyclonedx+json"
@@ -43,19 +41,8 @@ def published_to(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
 
 
 def api(address: str, path: str, accept: str = OCI_INDEX) -> bytes | None:
-    """GET /v2/<path> of the registry's HTTP API, logged in, as any client reads it; None for a 404."""
-    token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-    request = urllib.request.Request(
-        f"http://{address}/v2/{path}", headers={"Accept": accept, "Authorization": f"Basic {token}"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            body: bytes = answer.read()
-            return body
-    except urllib.error.HTTPError as err:
-        if err.code == 404:
-            return None
-        raise
+    """GET /v2/<path> of the registry's HTTP API, logged in; None for a 404."""
+    return registry_get(address, path, accept, (USER, PASSWORD))
 
 
 def sha256_tag(body: bytes) -> str:
