@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:06f3c6368e4ae9bd95b284cef76a5e4024ae7cf0b1f0a2b5dc8f5f07ee58f757
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:0924c610ca9ffd0502f27f9afe6df0e5ec84e931314aba0d46b48b42e72cfb74
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:d9aa9e9670e42c017898b6d30e957ce1c2f60bd02c5f47d8c688e25d9468de14
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:fb4bb62d04f068cd7c9d1c3d10bba9f29da6bdc870a367ae319ef6845acab608
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:daa647149f04c41a7a8c6ada24a85fa330442008334fa576dc79344bb97acccd
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:7c2134c12530c40337ede2f602b98c6375e347d84a1e62fe8510403dcadbc719
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
 FROM ${CATLASS_IMAGE} AS catlass
@@ -29,7 +29,7 @@ COPY ["stack.lock.json", "/etc/stackbuild/stack.lock.json"]
 LABEL org.opencontainers.image.title="8.5.0 devel image" \
       org.opencontainers.image.version="8.5.0-910b-ubuntu22.04-py3.10" \
       org.opencontainers.image.created="2024-01-01T00:00:00Z" \
-      org.stackbuild.lock.sha256="36f7e3ff97e13fb59eb2b05542db653a394655e84d85b177c64abee8681ea6b8" \
+      org.stackbuild.lock.sha256="a4039cfa2d6785e2fcb1c43fbc7eab9b1f587a2dba11029d2f74a7ba6c6232e3" \
       org.stackbuild.toolkit.version="8.5.0" \
       org.stackbuild.arch="x86_64" \
       org.stackbuild.host.driver="25.5.0" \

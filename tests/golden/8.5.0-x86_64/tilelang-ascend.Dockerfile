@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:06f3c6368e4ae9bd95b284cef76a5e4024ae7cf0b1f0a2b5dc8f5f07ee58f757
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:fb4bb62d04f068cd7c9d1c3d10bba9f29da6bdc870a367ae319ef6845acab608
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component tilelang-ascend (git ascendc_pto 95acbd7f7283f57f228aa4d016742ea165c03b84).
 FROM toolkit

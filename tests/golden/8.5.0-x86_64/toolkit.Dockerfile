@@ -31,6 +31,15 @@ RUN --mount=type=bind,source=packages,target=/mnt \
  && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
       -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
     | xargs -0r touch -h -d "@1704067200"
+# The compilers component builds call by name, through the compile cache when a build mounts it
+# (builder/plan/compile_cache.py): the same files whether it does or not. Copied from a mount and
+# dated as the installers' steps date what they change, so this layer too is canonical as built.
+RUN --mount=type=bind,source=compilers,target=/mnt \
+    started=$(( $(date +%s%N) - 100000000 )) \
+ && mkdir -p /opt/stackbuild/compilers && cp /mnt/* /opt/stackbuild/compilers/ \
+ && find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /mnt -o -path /etc/hosts -o -path /etc/hostname \
+      -o -path /etc/resolv.conf \) -prune -o -newerct "@${started::-9}.${started: -9}" -newermt "@1704067200" -print0 \
+    | xargs -0r touch -h -d "@1704067200"
 WORKDIR /
 # The installed version as ascend-deployer finds an installed toolkit (library/install_cann.py l.150-156:
 # <home>/*/ascend_toolkit_install.info, `cann/` from 8.5.0, `ascend-toolkit/latest/` before), read from

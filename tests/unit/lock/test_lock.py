@@ -363,7 +363,8 @@ def upstream_8_5_0(tmp_path: Path) -> Path:
 
 
 def without_system_packages(manifest_text: str) -> str:
-    return re.sub(r"(?m)^ *(runtime_)?system_packages: .*\n", "", manifest_text)
+    """The manifest without what apt resolves against its base: system packages and the compile cache's tool."""
+    return re.sub(r"(?m)^ *((runtime_)?system_packages|compile_cache): .*\n", "", manifest_text)
 
 
 UBUNTU_IMAGE = "ubuntu@sha256:0bced47fffa3361afa981854fcabcd4577cd43cebbb808cea2b1f33a3dd7f508"  # docker.io 22.04

@@ -147,11 +147,13 @@ def test_torch_npu_is_checked_against_the_catalogs_pairing(pin: str, error: str 
 
 
 def _paired_stack(text: str, indexes: str) -> str:
-    """The 8.5.0 manifest on an image base, with no system packages and one path component pinning
-    the catalog's pairing (torch 2.9.0, torch-npu 2.9.0) from these indexes."""
+    """The 8.5.0 manifest on an image base, with no system packages (nor the compile cache's tool: apt
+    resolves both against the image) and one path component pinning the catalog's pairing (torch 2.9.0,
+    torch-npu 2.9.0) from these indexes."""
     start, end = text.index("\nbase:") + 1, text.index("\n", text.index("keyring:")) + 1
     text = text[:start] + f"base:\n  image: ubuntu@sha256:{'0' * 64}\n" + text[end:]
-    text = re.sub(r"(?m)^ *(runtime_)?system_packages: .*\n", "", text).replace("name: 8.5.0", "name: paired")
+    text = re.sub(r"(?m)^ *((runtime_)?system_packages|compile_cache): .*\n", "", text)
+    text = text.replace("name: 8.5.0", "name: paired")
     text = re.sub(r"(?m)^python_index: .*$", f"python_index: {indexes}", text)
     components = (
         "components:\n  - id: app\n    source: {path: app}\n    python_packages: [torch==2.9.0, torch-npu==2.9.0]\n"

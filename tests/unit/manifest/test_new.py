@@ -117,6 +117,7 @@ def test_new_in_an_empty_directory_for_every_release_and_chip(
             assert catlass.depends_on == []  # built on the toolkit's Ascend C
         expect = "Compare success." if "catlass" in components else "toolkit ready"
         assert loaded.smoke.expect == expect
+        assert loaded.compile_cache == ("ccache" if components else None)  # a toolkit-only stack compiles nothing
 
 
 # asc-devkit built from source over the toolkit's, as a stack of one's own may (not the template's).

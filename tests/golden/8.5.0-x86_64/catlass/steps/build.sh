@@ -5,8 +5,18 @@
 # artifact checks after them.
 set -o pipefail
 cd /opt/stack/catlass || exit 1
+# Compilers called by name go through the toolkit's wrappers, which use the compile cache when this
+# build mounts it (builder/plan/compile_cache.py); its statistics count this build's compilations.
+export PATH=/opt/stackbuild/compilers:"$PATH"
+# A compiler's temporary files change its temporary directory, an object taken from the cache does not:
+# the directory is changed either way, so the layer holds it either way.
+touch -c -- "${TMPDIR:-/tmp}" || exit 1
+if [ -x /mnt/stackbuild-compile-cache ]; then /mnt/stackbuild-compile-cache --zero-stats >/dev/null || exit 1; fi
 echo 'stackbuild: catlass: step 1/1: bash scripts/build.sh 00_basic_matmul'
 bash -eo pipefail /opt/stackbuild/steps/catlass/step-1.sh || { code=$?; echo 'stackbuild: catlass: build step 1/1: bash scripts/build.sh 00_basic_matmul failed'" (exit code $code)" >&2; exit "$code"; }
+if [ -x /mnt/stackbuild-compile-cache ]; then
+    /mnt/stackbuild-compile-cache --print-stats | awk -F '\t' '{ n[$1] = $2 } END { printf "stackbuild: catlass: compile cache: %d hits, %d misses, %d preprocessor runs\n", n["direct_cache_hit"] + n["preprocessed_cache_hit"], n["cache_miss"], n["preprocessed_cache_hit"] + n["preprocessed_cache_miss"] }'
+fi
 test -e output/bin/00_basic_matmul || { echo 'stackbuild: catlass did not produce the artifact output/bin/00_basic_matmul' >&2; exit 1; }
 # Python byte code the steps made, made again reproducibly: checked-hash .pyc (valid whatever the
 # sources' mtimes), compiled in path order with a fixed hash seed (set constants in one order).

@@ -5,8 +5,18 @@
 # artifact checks after them.
 set -o pipefail
 cd /opt/stack/tilelang-ascend || exit 1
+# Compilers called by name go through the toolkit's wrappers, which use the compile cache when this
+# build mounts it (builder/plan/compile_cache.py); its statistics count this build's compilations.
+export PATH=/opt/stackbuild/compilers:"$PATH"
+# A compiler's temporary files change its temporary directory, an object taken from the cache does not:
+# the directory is changed either way, so the layer holds it either way.
+touch -c -- "${TMPDIR:-/tmp}" || exit 1
+if [ -x /mnt/stackbuild-compile-cache ]; then /mnt/stackbuild-compile-cache --zero-stats >/dev/null || exit 1; fi
 echo 'stackbuild: tilelang-ascend: step 1/1: bash install_ascend.sh'
 bash -eo pipefail /opt/stackbuild/steps/tilelang-ascend/step-1.sh || { code=$?; echo 'stackbuild: tilelang-ascend: build step 1/1: bash install_ascend.sh failed'" (exit code $code)" >&2; exit "$code"; }
+if [ -x /mnt/stackbuild-compile-cache ]; then
+    /mnt/stackbuild-compile-cache --print-stats | awk -F '\t' '{ n[$1] = $2 } END { printf "stackbuild: tilelang-ascend: compile cache: %d hits, %d misses, %d preprocessor runs\n", n["direct_cache_hit"] + n["preprocessed_cache_hit"], n["cache_miss"], n["preprocessed_cache_hit"] + n["preprocessed_cache_miss"] }'
+fi
 test -e set_env.sh || { echo 'stackbuild: tilelang-ascend did not produce the artifact set_env.sh' >&2; exit 1; }
 test -e tilelang || { echo 'stackbuild: tilelang-ascend did not produce the artifact tilelang' >&2; exit 1; }
 test -e build || { echo 'stackbuild: tilelang-ascend did not produce the artifact build' >&2; exit 1; }
