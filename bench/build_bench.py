@@ -636,7 +636,7 @@ def touch_toolkit(bench: Bench, stack: str, size: float, sides: dict[str, tuple[
 
 
 def sweep_point(bench: Bench, size: float, repeat: int) -> None:
-    """Cold, touch-toolkit and touch-harness at one toolkit size, stackbuild and both peers."""
+    """Cold, touch-harness, then touch-toolkit at one toolkit size, stackbuild and both peers."""
     stack, results = stack_name(size), bench.results
     say(f"{size:g} GiB: locking (packs the padded toolkit, not timed)")
     bench.lock(stack)

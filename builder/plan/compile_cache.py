@@ -10,11 +10,17 @@ records in no image: its history keeps the command, not the mounts.
 
 ccache makes a cached object the compiler's own output for the same input: its hash covers the
 compiler's content (compiler_check = content), the command line, the source and every file the
-compiler's dependency list names (depend_mode: no preprocessor run on a miss; an edit that changes
-no preprocessed byte, a comment, is then a miss, not a hit), and the working directory where debug
-information names it (hash_dir). Each
-cache is also keyed by the toolkit stage (the base and CANN below every component's compiler), the
-stage's own .debs (a compiler a component installs) and SOURCE_DATE_EPOCH (what __DATE__ gives)."""
+compiler's dependency list names (depend_mode: no preprocessor run on a miss), and the working
+directory where debug information names it (hash_dir). Compiles whose list would leave headers out
+(-MMD: -isystem ones) or cannot be seen (response files) hash the preprocessed input instead
+(templates/compile-cache-run.sh.j2). Each cache is also keyed by the toolkit stage (the base and
+CANN below every component's compiler), the stage's own .debs (a compiler a component installs) and
+SOURCE_DATE_EPOCH (what __DATE__ gives). What depend mode costs, never a wrong object: an edit that
+changes no preprocessed byte (a comment) misses; a file using __TIME__ always compiles (__DATE__:
+each day); with ccache before 4.7 (Ubuntu 22.04's 4.5.1), a file changed in the second its compile
+starts is not recorded, so it compiles next time too. What it shares with ccache's direct mode (ccache's manual,
+"Caveats"): a header newly created earlier on the include path than the one a cached object was
+compiled with is not noticed; `verify-reproducible` builds its second build without the cache."""
 
 from __future__ import annotations
 

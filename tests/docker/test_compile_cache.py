@@ -21,7 +21,7 @@ from tests.docker.conftest import plan_of, stackbuild, write_variant
 pytestmark = pytest.mark.docker
 
 SOURCES = 8  # translation units of the generated component, each including one shared header
-STATS = re.compile(r"stackbuild: many: compile cache: (\d+) hits, (\d+) misses, (\d+) preprocessor runs")
+STATS = re.compile(r"stackbuild: many: compile cache: (\d+) hits, (\d+) misses, (\d+) preprocessor-mode lookups")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def cctest(workspace: Path) -> str:
 
 
 def _stats(log: Path) -> tuple[int, int, int]:
-    """The build's (hits, misses, preprocessor runs): ccache's depend mode runs the preprocessor never."""
+    """The build's (hits, misses, preprocessor-mode lookups): in depend mode none, so no preprocessor run."""
     found = STATS.findall(log.read_text())
     assert len(found) == 1, log.read_text()[-3000:]
     return int(found[0][0]), int(found[0][1]), int(found[0][2])

@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:fb4bb62d04f068cd7c9d1c3d10bba9f29da6bdc870a367ae319ef6845acab608
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:daa647149f04c41a7a8c6ada24a85fa330442008334fa576dc79344bb97acccd
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:7c2134c12530c40337ede2f602b98c6375e347d84a1e62fe8510403dcadbc719
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:3fcc1f3ef015ddea55aaaf2d1543081344391d29d118355fc776bdc694d07140
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:d3d62810186eb3aba422e442b1cc06133c044e83e8ea984dd4dbfc5b8f80c721
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
 FROM ${CATLASS_IMAGE} AS catlass

@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:3adee7b07e74dcbe6cb213c08ef2afc86f95660528a28f01ac56d8dfc5863252
 ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:695a84c15c015f6e1ba6d5dc3a9ee656195123936821cd3842ef579b9c5d2cda
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:daa647149f04c41a7a8c6ada24a85fa330442008334fa576dc79344bb97acccd
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:7c2134c12530c40337ede2f602b98c6375e347d84a1e62fe8510403dcadbc719
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:3fcc1f3ef015ddea55aaaf2d1543081344391d29d118355fc776bdc694d07140
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:d3d62810186eb3aba422e442b1cc06133c044e83e8ea984dd4dbfc5b8f80c721
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend

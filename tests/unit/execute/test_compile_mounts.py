@@ -162,15 +162,19 @@ def test_the_tool_travels_in_a_vendor_bundle_and_counts_as_used_by_a_build(tmp_p
 
 def test_the_tool_asks_the_compiler_for_a_dependency_list_where_the_build_asks_for_none(tmp_path: Path) -> None:
     """ccache's depend mode needs one (no preprocessor run on a miss); it is written on the cache's mount
-    and gone after the compile, and a command line that already asks for a list, or compiles nothing,
-    reaches ccache as the build wrote it. The Docker tier shows the real ccache running no preprocessor."""
+    and gone after the compile. A command line that asks for a full list, or compiles nothing, reaches
+    ccache as the build wrote it; one whose list leaves out system headers (-MMD), or that may ask for
+    one unseen (a response file), too, with depend mode off: its -isystem headers would go unhashed.
+    The Docker tier shows the real ccache running no preprocessor."""
     plan = reference_plan(tmp_path)
     use = plan.stages["runtime"].compile_cache
     assert isinstance(use, CompileCache)
     made = compile_mounts.recipe(plan, use, "parent-toolkit")
     assert "depend_mode = true\n" in made.config
-    ccache = tmp_path / "ccache"  # prints its arguments and whether the list it is given exists yet
-    ccache.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n[ "$7" = -MF ] && : > "$8"\nexit 3\n')
+    # Prints whether depend mode is left on, then its arguments; makes the list it is given.
+    ccache = tmp_path / "ccache"
+    fake = '#!/bin/sh\necho "depend ${CCACHE_NODEPEND:-on}"\nfor a in "$@"; do echo "$a"; done\n'
+    ccache.write_text(fake + '[ "$7" = -MF ] && : > "$8"\nexit 3\n')
     ccache.chmod(0o755)
     prefix = f"{plan.arch.loader} --library-path @LIBRARIES@ /mnt/root/usr/bin/ccache"
     assert made.run.count(prefix) == 2
@@ -183,10 +187,13 @@ def test_the_tool_asks_the_compiler_for_a_dependency_list_where_the_build_asks_f
         return ran.stdout.splitlines()
 
     listed = called("/usr/bin/cc", "-c", "a.c", "-o", "a.o")
-    assert listed[:4] == ["/usr/bin/cc", "-c", "a.c", "-o"] and listed[4:6] == ["a.o", "-MD"]
+    assert listed[:5] == ["depend on", "/usr/bin/cc", "-c", "a.c", "-o"] and listed[5:7] == ["a.o", "-MD"]
     temp = re.escape(str(tmp_path / "cache" / "tmp"))
-    assert listed[6] == "-MF" and re.fullmatch(temp + r"/depend\.\d+\.d", listed[7])
+    assert listed[7] == "-MF" and re.fullmatch(temp + r"/depend\.\d+\.d", listed[8])
     assert not os.listdir(tmp_path / "cache" / "tmp")  # removed after the compile
-    own_lists = (["-c", "a.c", "-MMD", "-MF", "a.d"], ["-c", "a.c", "-Wp,-MD,a.d"])
-    for own in (*own_lists, ["a.o", "-o", "a"], ["--zero-stats"]):
-        assert called("/usr/bin/cc", *own) == ["/usr/bin/cc", *own]
+    full = (["-c", "a.c", "-MD", "-MF", "a.d"], ["-c", "a.c", "-Wp,-MD,a.d"], ["-c", "a.c", "--write-dependencies"])
+    for own in (*full, ["a.o", "-o", "a"], ["--zero-stats"]):
+        assert called("/usr/bin/cc", *own) == ["depend on", "/usr/bin/cc", *own]
+    partial = (["-c", "a.c", "-MMD", "-MF", "a.d"], ["-c", "a.c", "-Wp,-MMD,a.d"], ["-c", "a.c", "@flags.rsp"])
+    for own in partial:
+        assert called("/usr/bin/cc", *own) == ["depend 1", "/usr/bin/cc", *own]

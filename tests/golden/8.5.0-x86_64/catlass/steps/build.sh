@@ -15,7 +15,7 @@ if [ -x /mnt/stackbuild-compile-cache ]; then /mnt/stackbuild-compile-cache --ze
 echo 'stackbuild: catlass: step 1/1: bash scripts/build.sh 00_basic_matmul'
 bash -eo pipefail /opt/stackbuild/steps/catlass/step-1.sh || { code=$?; echo 'stackbuild: catlass: build step 1/1: bash scripts/build.sh 00_basic_matmul failed'" (exit code $code)" >&2; exit "$code"; }
 if [ -x /mnt/stackbuild-compile-cache ]; then
-    /mnt/stackbuild-compile-cache --print-stats | awk -F '\t' '{ n[$1] = $2 } END { printf "stackbuild: catlass: compile cache: %d hits, %d misses, %d preprocessor runs\n", n["direct_cache_hit"] + n["preprocessed_cache_hit"], n["cache_miss"], n["preprocessed_cache_hit"] + n["preprocessed_cache_miss"] }'
+    /mnt/stackbuild-compile-cache --print-stats | awk -F '\t' '{ n[$1] = $2 } END { printf "stackbuild: catlass: compile cache: %d hits, %d misses, %d preprocessor-mode lookups\n", n["direct_cache_hit"] + n["preprocessed_cache_hit"], n["cache_miss"], n["preprocessed_cache_hit"] + n["preprocessed_cache_miss"] }'
 fi
 test -e output/bin/00_basic_matmul || { echo 'stackbuild: catlass did not produce the artifact output/bin/00_basic_matmul' >&2; exit 1; }
 # Python byte code the steps made, made again reproducibly: checked-hash .pyc (valid whatever the

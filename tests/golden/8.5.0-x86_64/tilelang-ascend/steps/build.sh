@@ -15,7 +15,7 @@ if [ -x /mnt/stackbuild-compile-cache ]; then /mnt/stackbuild-compile-cache --ze
 echo 'stackbuild: tilelang-ascend: step 1/1: bash install_ascend.sh'
 bash -eo pipefail /opt/stackbuild/steps/tilelang-ascend/step-1.sh || { code=$?; echo 'stackbuild: tilelang-ascend: build step 1/1: bash install_ascend.sh failed'" (exit code $code)" >&2; exit "$code"; }
 if [ -x /mnt/stackbuild-compile-cache ]; then
-    /mnt/stackbuild-compile-cache --print-stats | awk -F '\t' '{ n[$1] = $2 } END { printf "stackbuild: tilelang-ascend: compile cache: %d hits, %d misses, %d preprocessor runs\n", n["direct_cache_hit"] + n["preprocessed_cache_hit"], n["cache_miss"], n["preprocessed_cache_hit"] + n["preprocessed_cache_miss"] }'
+    /mnt/stackbuild-compile-cache --print-stats | awk -F '\t' '{ n[$1] = $2 } END { printf "stackbuild: tilelang-ascend: compile cache: %d hits, %d misses, %d preprocessor-mode lookups\n", n["direct_cache_hit"] + n["preprocessed_cache_hit"], n["cache_miss"], n["preprocessed_cache_hit"] + n["preprocessed_cache_miss"] }'
 fi
 test -e set_env.sh || { echo 'stackbuild: tilelang-ascend did not produce the artifact set_env.sh' >&2; exit 1; }
 test -e tilelang || { echo 'stackbuild: tilelang-ascend did not produce the artifact tilelang' >&2; exit 1; }
