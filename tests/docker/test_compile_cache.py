@@ -93,3 +93,35 @@ def test_the_images_are_the_same_with_the_cache_cold_warm_and_off(
     off = built("--no-compile-cache")
     assert "# compile cache: off (--no-compile-cache)" in log.read_text() and not STATS.search(log.read_text())
     assert cold == warm == off and None not in cold
+
+
+def test_a_header_an_mmd_list_leaves_out_is_hashed_all_the_same(workspace: Path, engine: DockerEngine) -> None:
+    """A build whose dependency list leaves system headers out (-MMD) and that includes one through
+    -isystem: after that header's edit its unit is compiled again, through ccache's preprocessor mode.
+    In depend mode ccache would hash no -isystem header and hand back the object of the old one."""
+    source = workspace / "stacks" / "isys"
+    (source / "sys").mkdir(parents=True, exist_ok=True)
+    header = source / "sys" / "value.h"
+    header.write_text("#define VALUE 1\n")
+    (source / "main.c").write_text(
+        '#include <stdio.h>\n#include <value.h>\nint main(void) { printf("value %d\\n", VALUE); }\n'
+    )
+    (source / "Makefile").write_text(
+        "isys: main.o\n\t$(CC) -o $@ $^\nmain.o: main.c\n\t$(CC) -isystem sys -MMD -O2 -c main.c -o $@\n"
+    )
+    component = (
+        "components:\n  - id: isys\n    source: {path: isys}\n    build: [make]\n    artifacts:\n      - {path: isys}\n"
+    )
+    name = write_variant(workspace, "ccsys", [("components:\n", component)])
+    log = workspace / ".stackbuild" / "logs" / name / "x86_64" / "isys.log"
+    stats = re.compile(r"stackbuild: isys: compile cache: (\d+) hits, (\d+) misses, (\d+) preprocessor-mode lookups")
+
+    def printed() -> str:
+        stackbuild(workspace, "lock", name, check=True)
+        stackbuild(workspace, "build", name, "--no-smoke", check=True)
+        return engine.run(plan_of(workspace, name).stages["isys"].tag(), ["/opt/stack/isys/isys"]).output
+
+    assert printed() == "value 1\n"
+    header.write_text("#define VALUE 2\n")
+    assert printed() == "value 2\n"
+    assert [tuple(map(int, found)) for found in stats.findall(log.read_text())] == [(0, 1, 1)]
