@@ -279,6 +279,11 @@ def hadolint(files: list[Path]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([found, "--config", str(config), *map(str, files)], capture_output=True, text=True)
 
 
+# What the OCI referrers of a published image are (the in-toto statement, the CycloneDX SBOM), spelt
+# out here rather than taken from builder.execute.attestation, so the tests read them independently.
+IN_TOTO, CYCLONEDX = "application/vnd.in-toto+json", "application/vnd.cyclonedx+json"
+
+
 def registry_get(address: str, path: str, accept: str, login: tuple[str, str] | None = None) -> bytes | None:
     """GET /v2/<path> of a registry's HTTP API (logged in when login is given), as any client reads it;
     None for a 404."""

@@ -18,9 +18,10 @@ CANN below every component's compiler), the stage's own .debs (a compiler a comp
 SOURCE_DATE_EPOCH (what __DATE__ gives). What depend mode costs, never a wrong object: an edit that
 changes no preprocessed byte (a comment) misses; a file using __TIME__ always compiles (__DATE__:
 each day); with ccache before 4.7 (Ubuntu 22.04's 4.5.1), a file changed in the second its compile
-starts is not recorded, so it compiles next time too. What it shares with ccache's direct mode (ccache's manual,
-"Caveats"): a header newly created earlier on the include path than the one a cached object was
-compiled with is not noticed; `verify-reproducible` builds its second build without the cache."""
+starts is not recorded, so it compiles next time too. What it shares with ccache's direct mode
+(ccache's manual, "Caveats"): a header newly created earlier on the include path than the one a
+cached object was compiled with is not noticed; `verify-reproducible` builds its second build
+without the cache."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from builder.engine.docker_engine import DockerEngine
 from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST
 from builder.model.arch import Arch
 from tests.docker.conftest import emu_workspace, stackbuild
-from tests.helpers import registry, registry_get
+from tests.helpers import CYCLONEDX, IN_TOTO, registry, registry_get
 
 EMULATION = subprocess.run(["sh", "-c", "command -v arch-test && arch-test arm64"], capture_output=True).returncode == 0
 pytestmark = [
@@ -29,13 +29,6 @@ pytestmark = [
     ),
 ]
 RELEASE = "8.3.rc1-910b-debian12-py3.11"
-IN_TOTO, CYCLONEDX = "application/vnd.in-toto+json", "application/vnd.cyclonedx+json"
-
-
-def skopeo_raw(reference: str) -> str:
-    """The manifest (or index) at reference, as skopeo reads it from the registry."""
-    command = ["skopeo", "inspect", "--tls-verify=false", "--raw", f"docker://{reference}"]
-    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
 
 
 def test_a_two_architecture_publish_is_one_index_and_the_aarch64_image_runs(
@@ -50,7 +43,12 @@ def test_a_two_architecture_publish_is_one_index_and_the_aarch64_image_runs(
         # Each architecture smoke-tested on itself: the aarch64 image under emulation.
         assert "launch: passed" in run.stderr and run.stderr.count("smoke: launch: passed") == 2, run.stderr[-3000:]
         repository = f"{address}/team/emu"
-        raw = skopeo_raw(f"{repository}:{RELEASE}")
+        raw = subprocess.run(
+            ["skopeo", "inspect", "--tls-verify=false", "--raw", f"docker://{repository}:{RELEASE}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         platforms = sorted((m["platform"] for m in json.loads(raw)["manifests"]), key=lambda p: p["architecture"])
         assert platforms == [
             {"architecture": "amd64", "os": "linux"},
@@ -59,7 +57,8 @@ def test_a_two_architecture_publish_is_one_index_and_the_aarch64_image_runs(
         # Each image manifest of each index has its SBOM and its provenance as referrers; the aarch64
         # image's SBOM was read from that image (dpkg-query under emulation): arm64 packages.
         for tag in (RELEASE, f"{RELEASE}-runtime"):
-            for image in json.loads(skopeo_raw(f"{repository}:{tag}"))["manifests"]:
+            index = json.loads(registry_get(address, f"team/emu/manifests/{tag}", OCI_INDEX) or b"{}")
+            for image in index["manifests"]:
                 found = registry_get(address, f"team/emu/manifests/{image['digest'].replace(':', '-')}", OCI_INDEX)
                 assert found is not None, f"no referrers of {tag}'s {image['platform']['architecture']} image"
                 referrers = {r["artifactType"]: r["digest"] for r in json.loads(found)["manifests"]}

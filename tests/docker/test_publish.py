@@ -22,10 +22,9 @@ from builder.engine.registry_api import OCI_INDEX, OCI_MANIFEST, RegistryClient,
 from builder.handoff.sbom import canonical
 from builder.model.arch import Arch
 from tests.docker.conftest import plan_of, stackbuild, touch
-from tests.helpers import registry, registry_get
+from tests.helpers import CYCLONEDX, IN_TOTO, registry, registry_get
 
 RELEASE = "8.5.0-910b-debian12-py3.11"
-IN_TOTO, CYCLONEDX = "application/vnd.in-toto+json", "application/vnd.cyclonedx+json"
 USER, PASSWORD = "ci", "publish-" + os.urandom(6).hex()
 
 
