@@ -1,6 +1,7 @@
 """The compile cache on the real engine (issue 54): after a one-file edit a component's build compiles
-that file and takes every other object from ccache (its own statistics say so), and the component's
-image is the same built with the cache cold, warm and off."""
+that file and takes every other object from ccache (its own statistics say so) and its system packages'
+layer is not sent to the engine again, and the component's image is the same built with the cache
+cold, warm and off."""
 
 from __future__ import annotations
 
@@ -38,7 +39,10 @@ def cctest(workspace: Path) -> str:
     (source / "Makefile").write_text(
         f"libmany.a: {objects}\n\tar rcD $@ $^\n%.o: %.c many.h\n\t$(CC) -O2 -g -c $< -o $@\n"
     )
-    component = "components:\n  - id: many\n    source: {path: many}\n    build: [make -j2]\n"
+    # g++: system packages of more file data than FOLD_BELOW, a layer of the stage's own under the build's.
+    component = (
+        "components:\n  - id: many\n    source: {path: many}\n    system_packages: [g++]\n    build: [make -j2]\n"
+    )
     name = write_variant(workspace, "cctest", [("components:\n", component)])
     stackbuild(workspace, "lock", name, check=True)
     return name
@@ -62,7 +66,15 @@ def test_after_a_one_file_edit_every_other_translation_unit_is_a_cache_hit(works
     _edit(workspace / "stacks" / "many" / "part3.c")
     stackbuild(workspace, "lock", cctest, check=True)  # a path source edited: its lock follows
     stackbuild(workspace, "build", cctest, "--no-smoke", check=True)
-    assert _stats(workspace / ".stackbuild" / "logs" / cctest / "x86_64" / "many.log") == (SOURCES - 1, 1, 0)
+    logs = workspace / ".stackbuild" / "logs" / cctest / "x86_64"
+    assert _stats(logs / "many.log") == (SOURCES - 1, 1, 0)
+    # Nor is the system packages' layer under it sent to the engine again: it holds it from the first
+    # build, in the component's image and in the devel image (their small layers above it folded).
+    held = re.compile(
+        r"^# normalised to \S+ in \S+ from the data root, [1-9]\d* of \d+ own layer\(s\) held as rewritten before", re.M
+    )
+    for stage in ("many", "devel-image"):
+        assert held.search((logs / f"{stage}.log").read_text()), (logs / f"{stage}.log").read_text()[-2000:]
 
 
 def test_the_images_are_the_same_with_the_cache_cold_warm_and_off(
