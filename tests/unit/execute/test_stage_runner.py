@@ -8,7 +8,8 @@ The real engine runs the same code in tests/docker.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -234,14 +235,59 @@ def test_a_child_that_only_copies_from_a_stage_starts_before_its_environment_is_
     monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", lambda *args: nothing_changed)
     engine = _OnDisk()
     told: list[tuple[frozenset[str], int]] = []
+    copier_told = threading.Event()
+    configure = engine.configure
+
+    def configure_once_told(image: str, changes: Sequence[str]) -> str:
+        # The environment is read beside the layers: it is set only once the copier was told, which a
+        # runner telling it after the environment never does.
+        assert copier_told.wait(10), "the environment was to be set before the runtime image was told"
+        return configure(image, changes)
+
+    monkeypatch.setattr(engine, "configure", configure_once_told)
 
     class Told(TaggedParents):
         def built(self, stage: Stage, for_children: frozenset[str]) -> None:
             told.append((for_children, len(engine.configured)))
+            copier_told.set()
 
     StageRunner(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")(toolkit, ignore, Told())
     from_it = frozenset(c.name for c in plan.children("toolkit"))
     assert told == [(frozenset({"runtime-image"}), 0), (from_it, 1)]
+
+
+class _Configuring(_OnDisk):
+    """The environment, once set, is an image of its own (as the engine's config-only build makes)."""
+
+    def configure(self, image: str, changes: Sequence[str]) -> str:
+        super().configure(image, changes)
+        return f"{image}-configured"
+
+
+def test_layers_that_cannot_be_read_while_the_environment_is_added_leave_neither_image(
+    before_8_5: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layers are read from the data root while the environment is added: when they cannot be
+    read, the stage fails so, once the environment is set, and the image with it goes too. When the
+    environment failed as well (its failure removed the image being read), that is what it reports."""
+    plan = _without_contexts(before_8_5)
+    toolkit = plan.stages["toolkit"]
+
+    def unreadable(*args: object) -> None:
+        raise OSError("a layer went")
+
+    monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", unreadable)
+    engine = _Configuring()
+    with pytest.raises(StageFailed, match="cannot normalise its image: a layer went"):
+        StageRunner(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")(toolkit, ignore)
+    built = f"sha256:{toolkit.key}"
+    assert engine.configured and engine.removed[-2:] == [f"{built}-configured", built]
+    assert not engine.tagged
+
+    engine = _Configuring(script_env={"BROKEN": "one\ntwo"})
+    with pytest.raises(StageFailed, match="the environment scripts set BROKEN to several lines"):
+        StageRunner(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")(toolkit, ignore)
+    assert not engine.configured and not engine.tagged
 
 
 def test_a_stage_whose_children_started_fails_when_docker_save_changes_other_files_than_its_data_root(
