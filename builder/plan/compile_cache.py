@@ -18,13 +18,11 @@ CANN below every component's compiler), the stage's own .debs (a compiler a comp
 SOURCE_DATE_EPOCH (what __DATE__ gives). What depend mode costs, never a wrong object: an edit that
 changes no preprocessed byte (a comment) misses; a file using __TIME__ always compiles (__DATE__:
 each day); with ccache before 4.7 (Ubuntu 22.04's 4.5.1), a file changed in the second its compile
-starts is not recorded, so it compiles next time too. The device compiler goes through ccache as
-a compiler of its own kind ("other": ccache's guess_compiler, src/ccache.cpp), hashed like clang:
-asc-devkit's compile rule (`-c --asc-aicore-lang <source>`, since its commit 604f4596b "cmake support
-ccache"; before, `-c -x asc`) names a .cpp source and asks for its own dependency list (-MD -MT -MF),
-so its objects are cached; a language ccache has no entry for (`-x cce`, `-xasc`, an .asc source, as
-tilelang-ascend's JIT and older rules compile) makes ccache run the compiler itself, uncached. What
-it shares with ccache's direct mode
+starts is not recorded, so it compiles next time too. CANN's device compiler (bisheng, clang-based)
+is not wrapped, so device compiles are never cached: ccache has no entry for the Ascend C language
+(ccache PR #1739, "Support Ascend C language", open), and a clang compile for host and device writes
+its dependency list for the host side alone (llvm-project #176072), so depend mode could take a
+header only the device side includes for unchanged. What it shares with ccache's direct mode
 (ccache's manual, "Caveats"): a header newly created earlier on the include path than the one a
 cached object was compiled with is not noticed; `verify-reproducible` builds its second build
 without the cache."""
@@ -39,11 +37,7 @@ from builder.model.arch import Arch
 from builder.model.canonical import digest
 
 WRAPPERS = "/opt/stackbuild/compilers"  # in the toolkit stage, first on PATH in every component build
-# The names builds call compilers by: CMake's and make's defaults, and CANN's device compiler (bisheng,
-# in the toolkit's tools/ccec_compiler/bin): asc-devkit's CMake ASC language finds it by name on PATH
-# (cmake/asc/asc_modules/CMakeDetermineASCCompiler.cmake, find_program NAMES "bisheng"), which catlass
-# v1.6.3 builds its kernels with (find_package(ASC)); tilelang-ascend's JIT calls it by name too.
-COMPILERS = ("cc", "c++", "gcc", "g++", "bisheng")
+COMPILERS = ("cc", "c++", "gcc", "g++")  # the names builds call compilers by (CMake's and make's defaults)
 # Where the tool image is mounted: a directory every base has, so no mount point is made in a layer.
 TOOL_MOUNT = "/mnt"
 TOOL_ENTRY = f"{TOOL_MOUNT}/stackbuild-compile-cache"  # the wrappers use the cache when this is there

@@ -1,7 +1,7 @@
 """The compile cache on the real engine (issue 54): after a one-file edit a component's build compiles
-that file and takes every other object from ccache (its own statistics say so; the device compiler's,
-called by name, too) and its system packages' layer is not sent to the engine again, and the
-component's image is the same built with the cache cold, warm and off."""
+that file and takes every other object from ccache (its own statistics say so) and its system packages'
+layer is not sent to the engine again, and the component's image is the same built with the cache
+cold, warm and off."""
 
 from __future__ import annotations
 
@@ -22,35 +22,26 @@ from tests.docker.conftest import plan_of, stackbuild, write_variant
 
 pytestmark = pytest.mark.docker
 
-SOURCES = 8  # C translation units of the generated component, each including one shared header
-DEVICE = 2  # C++ ones compiled by `bisheng`, CANN's device compiler's name (a stand-in running g++)
+SOURCES = 8  # translation units of the generated component, each including one shared header
 STATS = re.compile(r"stackbuild: many: compile cache: (\d+) hits, (\d+) misses, (\d+) preprocessor-mode lookups")
 
 
 @pytest.fixture(scope="module")
 def cctest(workspace: Path) -> str:
-    """The reference stack with one more component: SOURCES C files built by make through `cc`, and
-    DEVICE C++ files through `bisheng`, which the component's own stand-in (after the wrappers on PATH) is."""
+    """The reference stack with one more component: SOURCES C files built by make through `cc`."""
     source = workspace / "stacks" / "many"
-    (source / "device").mkdir(parents=True, exist_ok=True)
+    source.mkdir(exist_ok=True)
     (source / "many.h").write_text("#define SCALE 3\nint scaled(int value);\n")
     for n in range(SOURCES):
         body = f'#include "many.h"\nint part{n}(int x) {{ return x * SCALE + {n}; }}\n'
         (source / f"part{n}.c").write_text(body)
-    for n in range(DEVICE):
-        body = f'#include "many.h"\nextern "C" int kernel{n}(int x) {{ return x * SCALE - {n}; }}\n'
-        (source / f"kernel{n}.cpp").write_text(body)
-    # By its path: by name it would be the wrapped g++ (the wrappers are first on PATH).
-    (source / "device" / "bisheng").write_text('#!/bin/sh\nexec /usr/bin/g++ "$@"\n')
-    objects = " ".join([*(f"part{n}.o" for n in range(SOURCES)), *(f"kernel{n}.o" for n in range(DEVICE))])
+    objects = " ".join(f"part{n}.o" for n in range(SOURCES))
     (source / "Makefile").write_text(
         f"libmany.a: {objects}\n\tar rcD $@ $^\n%.o: %.c many.h\n\t$(CC) -O2 -g -c $< -o $@\n"
-        "%.o: %.cpp many.h\n\tbisheng -O2 -g -c $< -o $@\n"
     )
     # g++: system packages of more file data than FOLD_BELOW, a layer of the stage's own under the build's.
-    build = 'chmod +x device/bisheng && PATH="$PATH:$PWD/device" make -j2'
     component = (
-        f"components:\n  - id: many\n    source: {{path: many}}\n    system_packages: [g++]\n    build: ['{build}']\n"
+        "components:\n  - id: many\n    source: {path: many}\n    system_packages: [g++]\n    build: [make -j2]\n"
     )
     name = write_variant(workspace, "cctest", [("components:\n", component)])
     stackbuild(workspace, "lock", name, check=True)
@@ -76,7 +67,7 @@ def test_after_a_one_file_edit_every_other_translation_unit_is_a_cache_hit(works
     stackbuild(workspace, "lock", cctest, check=True)  # a path source edited: its lock follows
     stackbuild(workspace, "build", cctest, "--no-smoke", check=True)
     logs = workspace / ".stackbuild" / "logs" / cctest / "x86_64"
-    assert _stats(logs / "many.log") == (SOURCES + DEVICE - 1, 1, 0)
+    assert _stats(logs / "many.log") == (SOURCES - 1, 1, 0)
     # Nor is the system packages' layer under it sent to the engine again: it holds it from the first
     # build, in the component's image and in the devel image (their small layers above it folded).
     held = re.compile(
@@ -109,9 +100,9 @@ def test_the_images_are_the_same_with_the_cache_cold_warm_and_off(
     for mount in compile_mounts.cache_mounts(engine, TEST_PREFIX).get("many", []):
         engine.remove_cache_mount(mount.id)
     cold = built()
-    assert _stats(log) == (0, SOURCES + DEVICE, 0)
+    assert _stats(log) == (0, SOURCES, 0)
     warm = built()
-    assert _stats(log) == (SOURCES + DEVICE, 0, 0)
+    assert _stats(log) == (SOURCES, 0, 0)
     off = built("--no-compile-cache")
     assert "# compile cache: off (--no-compile-cache)" in log.read_text() and not STATS.search(log.read_text())
     assert cold == warm == off and None not in cold

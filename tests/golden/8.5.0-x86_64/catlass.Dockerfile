@@ -1,5 +1,5 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f8642ab43f5aaa44d93e677deb925e2de7f875f6f9b499a80663326b6c2fc23e
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:fb4bb62d04f068cd7c9d1c3d10bba9f29da6bdc870a367ae319ef6845acab608
 FROM ${TOOLKIT_IMAGE} AS toolkit
 # stackbuild: component catlass (git v1.6.3 0c1b33a001cfaacefd1de2a1a94bfe540747c538).
 FROM toolkit

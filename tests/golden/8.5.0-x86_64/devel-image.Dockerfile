@@ -1,7 +1,7 @@
 # stackbuild: parent stages (each build argument names the parent's image).
-ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:f8642ab43f5aaa44d93e677deb925e2de7f875f6f9b499a80663326b6c2fc23e
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:908096f36f622eb10165221672515f4fb09d206c4f8d1fbd1db8d17058cc2272
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:f5cf7ee9e958b1a3c6ce5a21ca01bac53afa7d5b1307741e36c957be252c78f9
+ARG TOOLKIT_IMAGE=stackbuild/stage/toolkit:fb4bb62d04f068cd7c9d1c3d10bba9f29da6bdc870a367ae319ef6845acab608
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:3fcc1f3ef015ddea55aaaf2d1543081344391d29d118355fc776bdc694d07140
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:d3d62810186eb3aba422e442b1cc06133c044e83e8ea984dd4dbfc5b8f80c721
 FROM ${TOOLKIT_IMAGE} AS toolkit
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
 FROM ${CATLASS_IMAGE} AS catlass

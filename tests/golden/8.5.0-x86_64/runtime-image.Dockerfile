@@ -1,8 +1,8 @@
 # stackbuild: parent stages (each build argument names the parent's image).
 ARG BASE_RUNTIME_IMAGE=stackbuild/stage/base-runtime:3adee7b07e74dcbe6cb213c08ef2afc86f95660528a28f01ac56d8dfc5863252
 ARG BASE_DEVEL_IMAGE=stackbuild/stage/base-devel:695a84c15c015f6e1ba6d5dc3a9ee656195123936821cd3842ef579b9c5d2cda
-ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:908096f36f622eb10165221672515f4fb09d206c4f8d1fbd1db8d17058cc2272
-ARG CATLASS_IMAGE=stackbuild/stage/catlass:f5cf7ee9e958b1a3c6ce5a21ca01bac53afa7d5b1307741e36c957be252c78f9
+ARG TILELANG_ASCEND_IMAGE=stackbuild/stage/tilelang-ascend:3fcc1f3ef015ddea55aaaf2d1543081344391d29d118355fc776bdc694d07140
+ARG CATLASS_IMAGE=stackbuild/stage/catlass:d3d62810186eb3aba422e442b1cc06133c044e83e8ea984dd4dbfc5b8f80c721
 FROM ${BASE_RUNTIME_IMAGE} AS base-runtime
 FROM ${BASE_DEVEL_IMAGE} AS base-devel
 FROM ${TILELANG_ASCEND_IMAGE} AS tilelang-ascend
