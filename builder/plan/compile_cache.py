@@ -20,9 +20,9 @@ changes no preprocessed byte (a comment) misses; a file using __TIME__ always co
 each day); with ccache before 4.7 (Ubuntu 22.04's 4.5.1), a file changed in the second its compile
 starts is not recorded, so it compiles next time too. CANN's device compiler (bisheng, clang-based)
 is not wrapped, so device compiles are never cached: ccache has no entry for the Ascend C language
-(ccache PR #1739, "Support Ascend C language", open), and a clang compile for host and device writes
-its dependency list for the host side alone (llvm-project #176072), so depend mode could take a
-header only the device side includes for unchanged. What it shares with ccache's direct mode
+(ccache PR #1739, "Support Ascend C language", open), and clang writes the dependency list of a
+host-and-device compile for the host side alone (by design for HIP and CUDA, llvm-project #176072;
+inferred for bisheng), so depend mode could take a header only the device side includes for unchanged. What it shares with ccache's direct mode
 (ccache's manual, "Caveats"): a header newly created earlier on the include path than the one a
 cached object was compiled with is not noticed; `verify-reproducible` builds its second build
 without the cache."""
