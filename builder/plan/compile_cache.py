@@ -22,10 +22,10 @@ starts is not recorded, so it compiles next time too. CANN's device compiler (bi
 is not wrapped, so device compiles are never cached: ccache has no entry for the Ascend C language
 (ccache PR #1739, "Support Ascend C language", open), and clang writes the dependency list of a
 host-and-device compile for the host side alone (by design for HIP and CUDA, llvm-project #176072;
-inferred for bisheng), so depend mode could take a header only the device side includes for unchanged. What it shares with ccache's direct mode
-(ccache's manual, "Caveats"): a header newly created earlier on the include path than the one a
-cached object was compiled with is not noticed; `verify-reproducible` builds its second build
-without the cache."""
+inferred for bisheng), so depend mode could take a header only the device side includes for
+unchanged. What it shares with ccache's direct mode (ccache's manual, "Caveats"): a header newly
+created earlier on the include path than the one a cached object was compiled with is not noticed;
+`verify-reproducible` builds its second build without the cache."""
 
 from __future__ import annotations
 
