@@ -14,7 +14,7 @@ from builder.engine import EngineError
 from builder.execute.stage_checks import check_installs, drop, probe
 from builder.execute.stage_image import StageImages
 from builder.execute.stage_log import StageFailed, StageLog, StageSkipped, StateReport, line_writer
-from builder.execute.stage_normalise import Parent, PreparedLayers, normalised, prepare
+from builder.execute.stage_normalise import Parent, normalised, prepare
 from builder.execute.stage_registry import Answer, Pulling, RegistryCache, pulled, pushed
 from builder.plan.plan_model import Stage, parent_arg
 
@@ -132,19 +132,26 @@ class StageRunner(StageImages):
             # environment is added.
             with ThreadPoolExecutor(1, thread_name_prefix=f"environment-{stage.name}") as beside:
                 # Its environment is read (in a container) and set while its layers are read from the
-                # data root: neither changes what the other reads.
-                configured = beside.submit(self._environment, stage, image_id, log) if stage.env_capture else None
-                prepared = self._prepared(stage, image_id, list(built_on.values()), configured, log)
-                early = frozenset(
-                    child.name
-                    for child in self.plan.children(stage.name)
-                    if prepared.changed is not None and not child.sees(stage.name, prepared.changed, prepared.links)
-                )
-                if configured is not None and (
-                    copiers := {c for c in early if self.plan.stages[c].copies_only(stage.name)}
-                ):
-                    self._built_as(stage, image_id, frozenset(copiers), run, log, started)
-                image_id = configured.result() if configured is not None else image_id
+                # data root: neither changes what the other reads, and neither removes the image
+                # while the other reads it (_failed_beside does, once both ended).
+                configured = beside.submit(self._environment, stage, image_id, log, True) if stage.env_capture else None
+                try:
+                    prepared = prepare(
+                        self.engine, self.plan, stage, image_id, list(built_on.values()), log, configured is not None
+                    )
+                    early = frozenset(
+                        child.name
+                        for child in self.plan.children(stage.name)
+                        if prepared.changed is not None and not child.sees(stage.name, prepared.changed, prepared.links)
+                    )
+                    if configured is not None and (
+                        copiers := {c for c in early if self.plan.stages[c].copies_only(stage.name)}
+                    ):
+                        self._built_as(stage, image_id, frozenset(copiers), run, log, started)
+                    image_id = configured.result() if configured is not None else image_id
+                except BaseException:
+                    self._failed_beside(stage, configured, image_id)
+                    raise
             prepared = prepared.under(self.engine, image_id)
             log.write(f"# image built in {time.monotonic() - started:.2f}s")
             if early:
@@ -187,25 +194,19 @@ class StageRunner(StageImages):
         self.engine.tag(image_id, stage.tag())
         return image_id
 
-    def _prepared(
-        self, stage: Stage, built: str, built_on: list[str], configured: Future[str] | None, log: StageLog
-    ) -> PreparedLayers:
-        """built's layers read from the data root (stage_normalise.prepare) while configured adds its
-        environment. When they cannot be read, the environment's failure is the one reported if it
-        failed too (it removed the image being read); the image it made, and built, are removed."""
+    def _failed_beside(self, stage: Stage, configured: Future[str] | None, built: str) -> None:
+        """When reading its layers or adding its environment failed (the first to fail is reported, the
+        layers' first): once the environment ended, the image it made and built are removed."""
+        if configured is None:
+            return  # prepare removed built
         try:
-            return prepare(self.engine, self.plan, stage, built, built_on, log)
-        except StageFailed:
-            if configured is None:
-                raise
-            try:
-                made = configured.result()
-            except StageFailed as first:  # it removed the image being read
-                raise first from None
-            for image in dict.fromkeys((made, built)):  # prepare could not remove built while a container ran in it
-                with contextlib.suppress(EngineError):
-                    self.engine.remove(image)
-            raise
+            made = configured.result()
+        except Exception:  # it failed: it made no image
+            made = built
+        if made != built:
+            with contextlib.suppress(EngineError):
+                self.engine.remove(made)
+        drop(self.engine, stage, built)
 
     def _built_as(
         self, stage: Stage, image_id: str, children: frozenset[str], run: Run, log: StageLog, started: float

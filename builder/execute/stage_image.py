@@ -95,17 +95,20 @@ class StageImages:
                 debug = shell_hint(self.plan, stage)
             raise log.failed(reason, log_tail=tail[-15:], cause=diagnose(err.log_tail), debug=debug) from err
 
-    def _environment(self, stage: Stage, built: str, log: StageLog) -> str:
-        """The built image with the environment its scripts set (stages that have a EnvCapture)."""
+    def _environment(self, stage: Stage, built: str, log: StageLog, keep_failed: bool = False) -> str:
+        """The built image with the environment its scripts set (stages that have a EnvCapture); built
+        is dropped when that fails, unless keep_failed (another job still reads it)."""
         if stage.env_capture is None:
             return built
         try:
             return environment.add(self.engine, built, stage.env_capture, log.write)
         except environment.EnvironmentUnreadable as err:
-            drop(self.engine, stage, built)
+            if not keep_failed:
+                drop(self.engine, stage, built)
             raise log.failed(str(err), cause=diagnose([str(err)])) from err
         except EngineError as err:
-            drop(self.engine, stage, built)
+            if not keep_failed:
+                drop(self.engine, stage, built)
             raise log.failed(f"cannot add the environment the scripts set: {err}") from err
 
     def build_state(self, stage: Stage, log_file: Path) -> str:

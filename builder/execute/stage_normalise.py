@@ -87,9 +87,16 @@ def folds(stage: Stage) -> bool:
 
 
 def prepare(
-    engine: BuildEngine, plan: Plan, stage: Stage, built: str, built_on: list[str], log: StageLog
+    engine: BuildEngine,
+    plan: Plan,
+    stage: Stage,
+    built: str,
+    built_on: list[str],
+    log: StageLog,
+    keep_failed: bool = False,
 ) -> PreparedLayers:
-    """built's own layers read from the data root (as built on the images built_on), not yet sent."""
+    """built's own layers read from the data root (as built on the images built_on), not yet sent;
+    built is removed when they cannot be read, unless keep_failed (another job still reads it)."""
     started = time.monotonic()
     try:
         parent_layers = frozenset(d for image in built_on for d in engine.inspect(image).layers)
@@ -103,8 +110,9 @@ def prepare(
         epoch, fold = plan.source_date_epoch, folds(stage)
         normal = normalise_dirs(on_disk, parent_layers, epoch, own_from, fold) if on_disk else None
     except (EngineError, OSError, tarfile.TarError, ValueError, KeyError, IndexError) as err:
-        with contextlib.suppress(EngineError):  # the build's own image: nothing else names it yet
-            engine.remove(built)
+        if not keep_failed:
+            with contextlib.suppress(EngineError):  # the build's own image: nothing else names it yet
+                engine.remove(built)
         raise log.failed(f"cannot normalise its image: {err}") from err
     changed, links = (normal.changed, normal.links) if normal is not None else (None, [])
     from_image = found[0].built_on if found else None

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from builder.engine import EngineError
 from builder.engine.overlay import LayerDirs
 from builder.execute.image_load import Normalised, Sent
 from builder.execute.progress import Reporter
@@ -263,13 +265,19 @@ class _Configuring(_OnDisk):
         super().configure(image, changes)
         return f"{image}-configured"
 
+    def tag(self, image_id: str, ref: str) -> None:
+        if image_id in self.removed:
+            raise EngineError(f"No such image: {image_id}")
+        super().tag(image_id, ref)
+
 
 def test_layers_that_cannot_be_read_while_the_environment_is_added_leave_neither_image(
     before_8_5: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The layers are read from the data root while the environment is added: when they cannot be
-    read, the stage fails so, once the environment is set, and the image with it goes too. When the
-    environment failed as well (its failure removed the image being read), that is what it reports."""
+    """The layers are read from the data root while the environment is added, and neither removes
+    the image while the other reads it: when the layers cannot be read, the stage fails so once the
+    environment is set, and the image with it goes too; when the environment fails, that is what it
+    reports, and the image built goes."""
     plan = _without_contexts(before_8_5)
     toolkit = plan.stages["toolkit"]
 
@@ -284,10 +292,17 @@ def test_layers_that_cannot_be_read_while_the_environment_is_added_leave_neither
     assert engine.configured and engine.removed[-2:] == [f"{built}-configured", built]
     assert not engine.tagged
 
+    nothing_changed = Normalised({"rootfs": {"diff_ids": []}}, [], [], [], 0)
+
+    def read_slowly(*args: object) -> Normalised:  # the environment fails first; the copier is told after
+        time.sleep(0.5)
+        return nothing_changed
+
+    monkeypatch.setattr("builder.execute.stage_normalise.normalise_dirs", read_slowly)
     engine = _Configuring(script_env={"BROKEN": "one\ntwo"})
     with pytest.raises(StageFailed, match="the environment scripts set BROKEN to several lines"):
         StageRunner(plan, engine, Cache(tmp_path / "cache"), tmp_path / "logs")(toolkit, ignore)
-    assert not engine.configured and not engine.tagged
+    assert not engine.configured and engine.removed == [built]
 
 
 def test_a_stage_whose_children_started_fails_when_docker_save_changes_other_files_than_its_data_root(
