@@ -5,13 +5,14 @@ Not a test. The compile section of build_bench.py runs for 70 minutes; a change 
 does around a component's compile is measured here in minutes, against the code before it, in one
 run on the same machine state. The bench's compiling stack (bench/heavy_component.py) is built once
 with the stackbuild of this checkout, and the expert peer (dag_peer.expert) once. Then, in each
-repetition, each side in turn gets an edit of one source and builds it:
+repetition (after one untimed), each side in turn gets an edit of one source and builds it:
 - each `NAME=CHECKOUT` is stackbuild run from that checkout (its own `python -m builder`);
 - the expert builds the component alone, in one RUN with a BuildKit ccache mount.
 
 The checkouts must give the same stage keys as this one; otherwise a side's first build rebuilds
 what it differs in. Reported per side: the wall time, and for stackbuild also the heavy step's
-`make` time (its BuildKit step) and the wall minus it. Medians, min and max.
+`make` time (its BuildKit step) and the wall minus it: medians, min and max. Whatever stops it, the
+stage images and BuildKit's records it made are removed (build_bench.Bench.make_cold).
 
     python bench/touch_paired.py before=../old-checkout now=. [--units 224] [--repeat 5]
 """
@@ -64,6 +65,11 @@ def stackbuild_once(root: Path, checkout: str) -> tuple[float, float, str]:
     return wall, make_seconds(log), f"{cache[-1][0]} hits, {cache[-1][1]} misses" if cache else "no cache line"
 
 
+def spread(values: list[float]) -> str:
+    """Median, min and max, in seconds."""
+    return f"median {statistics.median(values):.2f} s (min {min(values):.2f}, max {max(values):.2f})"
+
+
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sides", nargs="+", metavar="NAME=CHECKOUT", help="a stackbuild checkout to time")
@@ -83,34 +89,42 @@ def main() -> int:
         bench_run.prepare(root, [])
         bench_run.prepare_compiling(root, args.units, heavy_component.SEED)
         bench = bench_run.Bench(root, cli)
-        bench.lock(bench_run.COMPILING)
-        bench_run.say(f"cold build, this checkout: {bench.build_stackbuild(bench_run.COMPILING, 0.0).wall:.2f} s")
-        plan = bench_run.plan_of(root, bench_run.COMPILING)
-        system = lock.read(root / "lockfiles" / f"{bench_run.COMPILING}.lock.json").architectures[Arch.host()].system
-        expert, source = root / "peers" / "expert", root / "stacks" / heavy_component.NAME
-        debs = [*system.components[heavy_component.NAME], *system.compile_cache]
-        dag_peer.expert(plan.stages["base-devel"].tag(), debs, bench.cache, source, heavy_component.BUILD, expert)
-        bench_run.say(f"cold build, expert: {bench.build_expert(expert)[0].wall:.2f} s")
-        touched = heavy_component.touched_source(args.units)
-        walls: dict[str, list[float]] = {name: [] for name in [*sides, "expert"]}
-        fixed: dict[str, list[float]] = {name: [] for name in sides}
-        for n in range(args.repeat):
-            for name, checkout in sides.items():
-                heavy_component.edit(source / touched)
-                wall, make, cache = stackbuild_once(root, checkout)
-                walls[name].append(wall)
-                fixed[name].append(wall - make)
-                bench_run.say(f"{n} {name}: {wall:.2f} s, make {make:.2f} s, {cache}")
-            heavy_component.edit(expert / heavy_component.NAME / touched)
-            took, stats = bench.build_expert(expert)
-            walls["expert"].append(took.wall)
-            bench_run.say(f"{n} expert: {took.wall:.2f} s, {stats}")
-        bench.make_cold()
+        try:
+            bench.lock(bench_run.COMPILING)
+            bench_run.say(f"cold build, this checkout: {bench.build_stackbuild(bench_run.COMPILING, 0.0).wall:.2f} s")
+            plan = bench_run.plan_of(root, bench_run.COMPILING)
+            system = (
+                lock.read(root / "lockfiles" / f"{bench_run.COMPILING}.lock.json").architectures[Arch.host()].system
+            )
+            expert, source = root / "peers" / "expert", root / "stacks" / heavy_component.NAME
+            debs = [*system.components[heavy_component.NAME], *system.compile_cache]
+            dag_peer.expert(plan.stages["base-devel"].tag(), debs, bench.cache, source, heavy_component.BUILD, expert)
+            bench_run.say(f"cold build, expert: {bench.build_expert(expert)[0].wall:.2f} s")
+            touched = heavy_component.touched_source(args.units)
+            walls: dict[str, list[float]] = {name: [] for name in [*sides, "expert"]}
+            makes: dict[str, list[float]] = {name: [] for name in sides}
+            # One untimed touch per side first: a checkout whose keys differ rebuilds there, and each
+            # side's stages hold what normalising rewrote for it.
+            for n in range(-1, args.repeat):
+                for name, checkout in sides.items():
+                    heavy_component.edit(source / touched)
+                    wall, make, cache = stackbuild_once(root, checkout)
+                    bench_run.say(f"{n if n >= 0 else 'warm-up'} {name}: {wall:.2f} s, make {make:.2f} s, {cache}")
+                    if n >= 0:
+                        walls[name].append(wall)
+                        makes[name].append(make)
+                heavy_component.edit(expert / heavy_component.NAME / touched)
+                took, stats = bench.build_expert(expert)
+                bench_run.say(f"{n if n >= 0 else 'warm-up'} expert: {took.wall:.2f} s, {stats}")
+                if n >= 0:
+                    walls["expert"].append(took.wall)
+        finally:
+            bench.make_cold()
     for name, found in walls.items():
-        line = f"{name}: median {statistics.median(found):.2f} s (min {min(found):.2f}, max {max(found):.2f})"
-        if name in fixed:
-            line += f"; wall minus make: median {statistics.median(fixed[name]):.2f} s"
-        print(line)
+        print(f"{name}: wall {spread(found)}")
+        if name in makes:
+            fixed = [wall - make for wall, make in zip(found, makes[name], strict=True)]
+            print(f"{name}: make {spread(makes[name])}; wall minus make {spread(fixed)}")
     return 0
 
 
