@@ -134,11 +134,14 @@ class StageRunner(StageImages):
                 # Its environment is read (in a container) and set while its layers are read from the
                 # data root: neither changes what the other reads, and neither removes the image
                 # while the other reads it (_failed_beside does, once both ended).
-                configured = beside.submit(self._environment, stage, image_id, log, True) if stage.env_capture else None
+                configured = (
+                    beside.submit(self._environment, stage, image_id, log, keep_failed=True)
+                    if stage.env_capture
+                    else None
+                )
                 try:
-                    prepared = prepare(
-                        self.engine, self.plan, stage, image_id, list(built_on.values()), log, configured is not None
-                    )
+                    below, keep_failed = list(built_on.values()), configured is not None
+                    prepared = prepare(self.engine, self.plan, stage, image_id, below, log, keep_failed=keep_failed)
                     early = frozenset(
                         child.name
                         for child in self.plan.children(stage.name)
