@@ -50,19 +50,19 @@ def make_seconds(log: str) -> float:
     return float(done[1])
 
 
-def stackbuild_once(root: Path, checkout: str) -> tuple[float, float, str]:
-    """A build of the compiling stack by the checkout's stackbuild: wall time, make time, cache line."""
+def stackbuild_once(root: Path, checkout: str) -> tuple[float, float, tuple[int, int] | None]:
+    """A build of the compiling stack by the checkout's stackbuild: wall time, make time, the compile
+    cache's (hits, misses)."""
     env = {**os.environ, "PYTHONPATH": checkout}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as a user runs it: byte code cached
     command = [sys.executable, "-m", "builder", "--root", str(root), "build", "--no-smoke", bench_run.COMPILING]
-    started = time.monotonic()
+    since, started = time.time(), time.monotonic()
     run = subprocess.run(command, env=env, cwd=checkout, capture_output=True, text=True)
     wall = time.monotonic() - started
     if run.returncode != 0:
         sys.exit(f"touch_paired: the build at {checkout} failed:\n{run.stderr[-2000:]}")
     log = (root / ".stackbuild" / "logs" / bench_run.COMPILING / Arch.host().value / "heavy.log").read_text()
-    cache = bench_run.CACHE_LINE.findall(log)
-    return wall, make_seconds(log), f"{cache[-1][0]} hits, {cache[-1][1]} misses" if cache else "no cache line"
+    return wall, make_seconds(log), bench_run.cache_line(root, bench_run.COMPILING, heavy_component.NAME, since)
 
 
 def spread(values: list[float]) -> str:
@@ -109,7 +109,9 @@ def main() -> int:
                 for name, checkout in sides.items():
                     heavy_component.edit(source / touched)
                     wall, make, cache = stackbuild_once(root, checkout)
-                    bench_run.say(f"{n if n >= 0 else 'warm-up'} {name}: {wall:.2f} s, make {make:.2f} s, {cache}")
+                    bench_run.say(
+                        f"{n if n >= 0 else 'warm-up'} {name}: {wall:.2f} s, make {make:.2f} s, {cache} (hits, misses)"
+                    )
                     if n >= 0:
                         walls[name].append(wall)
                         makes[name].append(make)
